@@ -1,0 +1,96 @@
+// Autocast policies (Note [Op table]) and the cast cache for fp32 leaves that require grad.
+#include "amp/autocast.h"
+#include <optional>
+#include <unordered_map>
+#include "autograd/grad_mode.h"
+#include "ops/ops.h"
+
+namespace ampgrad::amp {
+
+State& state() {
+  static thread_local State s;
+  return s;
+}
+
+bool is_eligible(const Tensor& t, DeviceType dev) {
+  return t.defined() && t.device().type == dev && is_floating(t.dtype()) && t.dtype() != ScalarType::Float64 &&
+         !t.impl()->wrapped_number;
+}
+
+namespace {
+// Note [Cast cache]: only casts of fp32 leaves that require grad are cached, and only when the
+// cast itself was recorded (grad mode on, not inference mode), so a cast made under no_grad can
+// never be reused later without its history (torch #158232).
+struct CacheEntry { std::weak_ptr<TensorImpl> src; Tensor cast; };
+std::unordered_map<const TensorImpl*, CacheEntry>& cache() {
+  static thread_local std::unordered_map<const TensorImpl*, CacheEntry> c;
+  return c;
+}
+}  // namespace
+
+void clear_cache() { cache().clear(); }
+
+Tensor cached_cast(const Tensor& t, ScalarType dtype) {
+  if (t.dtype() == dtype) return t;
+  bool cacheable = state().cache_enabled && t.is_leaf() && t.requires_grad() && t.dtype() == ScalarType::Float32 &&
+                   autograd::GradMode::is_enabled() && !autograd::InferenceMode::is_enabled();
+  if (!cacheable) return to_dtype(t, dtype);
+  auto& c = cache();
+  auto it = c.find(t.impl());
+  if (it != c.end() && !it->second.src.expired() && it->second.cast.dtype() == dtype) return it->second.cast;
+  Tensor r = to_dtype(t, dtype);
+  c[t.impl()] = {t.impl_ptr(), r};
+  return r;
+}
+
+static void apply_impl(Op op, Tensor** args, size_t n) {
+  auto& s = state();
+  for (int d = 0; d < kNumDeviceTypes; ++d) {
+    if (!s.enabled[d]) continue;
+    DeviceType dev = static_cast<DeviceType>(d);
+    AmpPolicy p = op_policy(op, d);
+    switch (p) {
+      case AmpPolicy::NONE: case AmpPolicy::FP32_SET_OPT: case AmpPolicy::FP32_APPEND: break;
+      case AmpPolicy::BANNED:
+        AG_THROW(RuntimeError, "torch.nn.functional.", op_name(op), " and torch.nn.", op_name(op),
+                 " are unsafe to autocast.\nMany models use a sigmoid layer right before the binary cross entropy "
+                 "layer.\nIn this case, combine the two layers using torch.nn.functional."
+                 "binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits "
+                 "and BCEWithLogits are\nsafe to autocast.");
+      case AmpPolicy::LOW: case AmpPolicy::FP32:
+        for (size_t i = 0; i < n; ++i)
+          if (args[i] && is_eligible(*args[i], dev))
+            *args[i] = cached_cast(*args[i], p == AmpPolicy::LOW ? s.dtype[d] : ScalarType::Float32);
+        break;
+      case AmpPolicy::PROMOTE: {
+        ScalarType widest = s.dtype[d];
+        for (size_t i = 0; i < n; ++i)
+          if (args[i] && is_eligible(*args[i], dev)) widest = promote_types(widest, args[i]->dtype());
+        for (size_t i = 0; i < n; ++i)
+          if (args[i] && is_eligible(*args[i], dev)) *args[i] = cached_cast(*args[i], widest);
+        break;
+      }
+    }
+  }
+}
+
+void apply(Op op, std::initializer_list<Tensor*> args) {
+  apply_impl(op, const_cast<Tensor**>(args.begin()), args.size());
+}
+
+void apply(Op op, std::vector<Tensor>& args) {
+  std::vector<Tensor*> ptrs;
+  for (auto& a : args) ptrs.push_back(&a);
+  apply_impl(op, ptrs.data(), ptrs.size());
+}
+
+std::optional<ScalarType> set_opt_dtype(Op op, const Tensor& a, std::optional<ScalarType> dtype) {
+  if (dtype || !any_enabled()) return dtype;
+  auto& s = state();
+  int d = static_cast<int>(a.device().type);
+  if (s.enabled[d] && op_policy(op, d) == AmpPolicy::FP32_SET_OPT && is_eligible(a, a.device().type))
+    return ScalarType::Float32;
+  return dtype;
+}
+
+}  // namespace ampgrad::amp

@@ -1,0 +1,195 @@
+// Nodes, saved variables, AccumulateGrad, and recording helpers.
+#include "autograd/node.h"
+#include <atomic>
+#include "autograd/grad_mode.h"
+#include "ops/ops.h"
+
+namespace ampgrad::autograd {
+
+uint64_t next_sequence_nr() {
+  static thread_local uint64_t counter = 0;
+  return counter++;
+}
+
+namespace {
+// Note [Deep graphs]: a node that dies hands its children to an explicit stack instead of
+// letting their destructors nest, so a 1e5-node chain is freed without recursion.
+void release_stack(std::vector<std::shared_ptr<Node>>& stack) {
+  while (!stack.empty()) {
+    std::shared_ptr<Node> n = std::move(stack.back());
+    stack.pop_back();
+    if (n && n.use_count() == 1) n->steal_children(stack);
+  }
+}
+void steal_tensor(Tensor& t, std::vector<std::shared_ptr<Node>>& out) {
+  if (t.defined() && t.impl_ptr().use_count() == 1 && t.autograd_meta()) {
+    auto* m = t.autograd_meta();
+    if (m->grad_fn) out.push_back(std::move(m->grad_fn));
+    if (m->base.defined()) steal_tensor(m->base, out);
+  }
+}
+}  // namespace
+
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> stack;
+  Node::steal_children(stack);
+  release_stack(stack);
+}
+
+void Node::steal_children(std::vector<std::shared_ptr<Node>>& out) {
+  for (auto& e : next_edges)
+    if (e.fn) out.push_back(std::move(e.fn));
+}
+
+void FunctionNode::steal_children(std::vector<std::shared_ptr<Node>>& out) {
+  Node::steal_children(out);
+  for (auto& s : saved) steal_tensor(s.data, out);
+}
+
+Tensor FunctionNode::grad_or_zeros(const variable_list& g, size_t i) const {
+  if (i < g.size() && g[i].defined()) return g[i];
+  const auto& m = input_meta[i];
+  return full(m.shape, Scalar(0.0), m.dtype, m.device);
+}
+
+SavedVariable::SavedVariable(const Tensor& t, bool output) {
+  if (!t.defined()) return;
+  was_defined = true;
+  saved_version = t.version();
+  requires_grad = t.requires_grad();
+  output_nr = t.output_nr();
+  if (output && t.grad_fn()) {
+    is_output = true;
+    weak_grad_fn = t.grad_fn();
+    data = detach(t);
+  } else {
+    data = t;
+  }
+}
+
+static const char* kBackwardTwice =
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward.";
+
+Tensor SavedVariable::unpack(const Node* saved_for) const {
+  if (released) AG_THROW(RuntimeError, kBackwardTwice);
+  if (!was_defined) return Tensor();
+  if (data.version() != saved_version) {
+    std::string which;
+    std::shared_ptr<Node> fn = is_output ? weak_grad_fn.lock() : data.grad_fn();
+    if (fn) which = detail::str_cat(", which is output ", output_nr, " of ", fn->name(), ",");
+    AG_THROW(RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace "
+             "operation: [torch.", legacy_type_name(data.dtype()), " ", shape_str(data.sizes()), "]", which,
+             " is at version ", data.version(), "; expected version ", saved_version,
+             " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+             "with torch.autograd.set_detect_anomaly(True).");
+  }
+  if (!is_output) return data;
+  Tensor t = detach(data);
+  auto& m = t.ensure_autograd_meta();
+  m.requires_grad = requires_grad;
+  m.grad_fn = weak_grad_fn.lock();
+  m.output_nr = output_nr;
+  return t;
+}
+
+AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
+  sequence_nr = UINT64_MAX;
+  input_meta.push_back({variable.sizes(), variable.dtype(), variable.device()});
+}
+
+void AccumulateGrad::steal_children(std::vector<std::shared_ptr<Node>>& out) {
+  Node::steal_children(out);
+}
+
+// The gradient layout contract: steal an unshared incoming gradient, add in place when .grad
+// exists, and build a differentiable sum under create_graph.
+void AccumulateGrad::accumulate(const Tensor& variable, Tensor grad) {
+  auto& meta = variable.ensure_autograd_meta();
+  Tensor& vg = meta.grad;
+  if (!vg.defined()) {
+    if (!GradMode::is_enabled() && grad.impl_ptr().use_count() == 1 && grad.is_contiguous() && !grad.impl()->autograd)
+      vg = std::move(grad);
+    else if (!GradMode::is_enabled())
+      vg = clone(detach(grad));
+    else
+      vg = clone(grad);
+  } else if (!GradMode::is_enabled()) {
+    binary_(Op::add, vg, grad);
+  } else {
+    vg = add(vg, grad);
+  }
+}
+
+variable_list AccumulateGrad::apply(variable_list&& grads) {
+  if (grads.empty() || !grads[0].defined()) return {};
+  accumulate(variable, std::move(grads[0]));
+  if (auto* m = variable.autograd_meta())
+    for (auto& h : m->post_accumulate_hooks) h.second(variable);
+  return {};
+}
+
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
+  auto& m = leaf.ensure_autograd_meta();
+  if (auto acc = m.grad_accumulator.lock()) return acc;
+  auto acc = std::make_shared<AccumulateGrad>(leaf);
+  m.grad_accumulator = acc;
+  return acc;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined()) return {};
+  if (auto& fn = t.grad_fn()) return {fn, t.output_nr()};
+  if (t.requires_grad()) return {grad_accumulator(t), 0};
+  return {};
+}
+
+bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
+  for (auto* t : ts)
+    if (t && t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tensor* const* ts, size_t n, BackwardFn fn) {
+  if (!GradMode::is_enabled()) return nullptr;
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) any |= ts[i] && ts[i]->defined() && ts[i]->requires_grad();
+  if (!any) return nullptr;
+  auto node = std::make_shared<FunctionNode>(name);
+  node->next_edges.reserve(n);
+  for (size_t i = 0; i < n; ++i) node->next_edges.push_back(ts[i] ? gradient_edge(*ts[i]) : Edge{});
+  node->fn = std::move(fn);
+  return node;
+}
+
+std::shared_ptr<FunctionNode> make_node(const char* name, std::initializer_list<const Tensor*> inputs, BackwardFn fn) {
+  return make_node_impl(name, inputs.begin(), inputs.size(), std::move(fn));
+}
+
+std::shared_ptr<FunctionNode> make_node(const char* name, const std::vector<Tensor>& inputs, BackwardFn fn) {
+  std::vector<const Tensor*> ptrs;
+  for (auto& t : inputs) ptrs.push_back(&t);
+  return make_node_impl(name, ptrs.data(), ptrs.size(), std::move(fn));
+}
+
+static void set_one(const std::shared_ptr<Node>& node, Tensor& t, uint32_t nr) {
+  auto& m = t.ensure_autograd_meta();
+  m.requires_grad = is_floating(t.dtype());
+  m.grad_fn = m.requires_grad ? node : nullptr;
+  m.output_nr = nr;
+  node->input_meta.push_back({t.sizes(), t.dtype(), t.device()});
+}
+
+void set_history(const std::shared_ptr<Node>& node, std::initializer_list<Tensor*> outputs) {
+  uint32_t nr = 0;
+  for (Tensor* t : outputs) set_one(node, *t, nr++);
+}
+
+void set_history(const std::shared_ptr<Node>& node, std::vector<Tensor>& outputs) {
+  uint32_t nr = 0;
+  for (Tensor& t : outputs) set_one(node, t, nr++);
+}
+
+}  // namespace ampgrad::autograd

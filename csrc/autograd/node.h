@@ -1,0 +1,111 @@
+// Graph nodes: Node{next_edges, saved tensors, sequence_nr}. FunctionNode runs a backward closure
+// written with ampgrad's own ops, so create_graph=True differentiates through it for free.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+#include "core/tensor.h"
+
+namespace ampgrad::autograd {
+
+struct Node;
+using variable_list = std::vector<Tensor>;
+
+struct Edge {
+  std::shared_ptr<Node> fn;
+  uint32_t input_nr = 0;
+  bool valid() const { return fn != nullptr; }
+};
+
+// What a node's incoming gradient must look like: the engine reduces broadcast gradients and
+// casts dtypes to this (Note [Gradient shape and dtype]).
+struct InputMeta {
+  Shape shape;
+  ScalarType dtype;
+  Device device;
+};
+
+uint64_t next_sequence_nr();
+
+struct Node : std::enable_shared_from_this<Node> {
+  std::vector<Edge> next_edges;
+  std::vector<InputMeta> input_meta;
+  uint64_t sequence_nr;
+  std::vector<std::pair<int, std::pair<int, TensorHook>>> tensor_pre_hooks;  // (id, (output_nr, hook))
+  std::vector<std::pair<int, std::weak_ptr<TensorImpl>>> retains_grad;      // (output_nr, tensor)
+  std::vector<std::pair<int, std::function<variable_list(const variable_list&)>>> pre_hooks;
+  std::vector<std::pair<int, std::function<variable_list(const variable_list&, const variable_list&)>>> post_hooks;
+  int next_hook_id = 0;
+  std::shared_ptr<void> anomaly_trace;  // Python traceback recorded at creation (anomaly mode)
+
+  Node() : sequence_nr(next_sequence_nr()) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  virtual ~Node();
+  virtual variable_list apply(variable_list&& grads) = 0;
+  virtual std::string name() const = 0;
+  virtual void release_variables() {}
+  // Hands over everything this node keeps alive so destruction can be iterative (Note [Deep graphs]).
+  virtual void steal_children(std::vector<std::shared_ptr<Node>>& out);
+  size_t num_outputs() const { return input_meta.size(); }
+  size_t num_inputs() const { return next_edges.size(); }
+  bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
+};
+
+// A tensor saved for backward: the version it had, and for outputs of the node itself a weak
+// reference to the node (a strong one would be a cycle).
+struct SavedVariable {
+  Tensor data;
+  uint32_t saved_version = 0;
+  bool is_output = false;
+  bool was_defined = false;
+  bool released = false;
+  bool requires_grad = false;
+  bool is_leaf = false;
+  uint32_t output_nr = 0;
+  std::weak_ptr<Node> weak_grad_fn;
+  std::shared_ptr<Node> grad_accumulator;  // leaves: keep .grad accumulation identity
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+  Tensor unpack(const Node* saved_for) const;
+  void reset() { data = Tensor(); released = true; }
+};
+
+struct FunctionNode;
+using BackwardFn = std::function<variable_list(FunctionNode&, const variable_list&)>;
+
+struct FunctionNode : Node {
+  const char* name_;
+  std::vector<SavedVariable> saved;
+  BackwardFn fn;
+  FunctionNode(const char* name) : name_(name) {}
+  variable_list apply(variable_list&& grads) override { return fn(*this, grads); }
+  std::string name() const override { return name_; }
+  void release_variables() override { for (auto& s : saved) s.reset(); }
+  void steal_children(std::vector<std::shared_ptr<Node>>& out) override;
+  void save(const Tensor& t, bool is_output = false) { saved.emplace_back(t, is_output); }
+  Tensor get(size_t i) const { return i < saved.size() ? saved[i].unpack(this) : Tensor(); }
+  // The gradient for output i, or zeros of its shape when it was not defined.
+  Tensor grad_or_zeros(const variable_list& g, size_t i) const;
+};
+
+struct AccumulateGrad : Node {
+  Tensor variable;
+  explicit AccumulateGrad(Tensor v);
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return "AccumulateGrad"; }
+  void steal_children(std::vector<std::shared_ptr<Node>>& out) override;
+  static void accumulate(const Tensor& variable, Tensor grad);
+};
+
+// Recording: make_node returns nullptr unless grad mode is on and some input requires grad.
+std::shared_ptr<FunctionNode> make_node(const char* name, std::initializer_list<const Tensor*> inputs, BackwardFn fn);
+std::shared_ptr<FunctionNode> make_node(const char* name, const std::vector<Tensor>& inputs, BackwardFn fn);
+void set_history(const std::shared_ptr<Node>& node, std::initializer_list<Tensor*> outputs);
+void set_history(const std::shared_ptr<Node>& node, std::vector<Tensor>& outputs);
+Edge gradient_edge(const Tensor& t);
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+bool any_requires_grad(std::initializer_list<const Tensor*> ts);
+
+}  // namespace ampgrad::autograd

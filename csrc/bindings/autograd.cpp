@@ -1,0 +1,163 @@
+// Autograd bindings: backward / grad, grad and inference modes, graph nodes, tensor hooks.
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "bindings/convert.h"
+#include "ops/internal.h"
+
+namespace ampgrad::bind {
+
+namespace {
+std::vector<Tensor> tensor_list(py::handle h) {
+  std::vector<Tensor> out;
+  if (is_tensor(h)) { out.push_back(h.cast<Tensor>()); return out; }
+  for (auto item : py::reinterpret_borrow<py::sequence>(h)) out.push_back(item.is_none() ? Tensor() : as_tensor(item));
+  return out;
+}
+
+// Seeds for roots: given gradients, or ones for scalar outputs (torch's error otherwise).
+std::vector<Tensor> make_seeds(const std::vector<Tensor>& roots, py::handle grads, bool is_grads_batched) {
+  std::vector<Tensor> seeds(roots.size());
+  std::vector<Tensor> given;
+  if (!grads.is_none()) given = tensor_list(grads);
+  AG_CHECK(given.empty() || given.size() == roots.size(), "grad can be implicitly created only for scalar outputs");
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (i < given.size() && given[i].defined()) {
+      const Tensor& g = given[i];
+      AG_CHECK(is_grads_batched || g.sizes() == roots[i].sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
+               shape_str(g.sizes()), " and output[", i, "] has a shape of ", shape_str(roots[i].sizes()), ".");
+      seeds[i] = g;
+      continue;
+    }
+    if (!roots[i].requires_grad()) continue;
+    AG_CHECK(roots[i].numel() == 1, "grad can be implicitly created only for scalar outputs");
+    AG_CHECK(is_floating(roots[i].dtype()), "grad can be implicitly created only for real scalar outputs but got ", dtype_name(roots[i].dtype()));
+    seeds[i] = full(roots[i].sizes(), Scalar(1.0), roots[i].dtype(), roots[i].device());
+  }
+  return seeds;
+}
+}  // namespace
+
+void init_autograd(py::module_& m) {
+  m.def("_run_backward", [](py::handle tensors, py::handle grad_tensors, std::optional<bool> retain_graph, bool create_graph,
+                            py::handle inputs) {
+    auto roots = tensor_list(tensors);
+    auto seeds = make_seeds(roots, grad_tensors, false);
+    std::vector<Tensor> ins = inputs.is_none() ? std::vector<Tensor>{} : tensor_list(inputs);
+    AG_CHECK(inputs.is_none() || !ins.empty(), "'inputs' argument to backward() cannot be empty.");
+    std::vector<Tensor> r, s;
+    for (size_t i = 0; i < roots.size(); ++i) {
+      if (!roots[i].requires_grad()) AG_THROW(RuntimeError, "element ", i, " of tensors does not require grad and does not have a grad_fn");
+      r.push_back(roots[i]); s.push_back(seeds[i]);
+    }
+    autograd::run_backward(r, s, retain_graph.value_or(create_graph), create_graph, ins, true, true);
+  });
+  m.def("_run_grad", [](py::handle outputs, py::handle inputs, py::handle grad_outputs, std::optional<bool> retain_graph,
+                        bool create_graph, bool allow_unused, bool materialize) {
+    auto outs = tensor_list(outputs);
+    auto ins = tensor_list(inputs);
+    AG_CHECK(!ins.empty(), "grad requires non-empty inputs.");
+    auto seeds = make_seeds(outs, grad_outputs, false);
+    std::vector<Tensor> r, s;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i].requires_grad()) AG_THROW(RuntimeError, "element ", i, " of tensors does not require grad and does not have a grad_fn");
+      r.push_back(outs[i]); s.push_back(seeds[i]);
+    }
+    auto res = autograd::run_backward(r, s, retain_graph.value_or(create_graph), create_graph, ins, allow_unused || materialize, false);
+    py::tuple t(res.size());
+    for (size_t i = 0; i < res.size(); ++i) {
+      if (!res[i].defined() && materialize) res[i] = full(ins[i].sizes(), Scalar(0.0), ins[i].dtype(), ins[i].device());
+      t[i] = py::cast(res[i]);
+    }
+    return t;
+  });
+  m.def("is_grad_enabled", [] { return autograd::GradMode::is_enabled(); });
+  m.def("_set_grad_enabled", [](bool on) { autograd::GradMode::set_enabled(on); });
+  m.def("is_inference_mode_enabled", [] { return autograd::InferenceMode::is_enabled(); });
+  m.def("_set_inference_mode", [](bool on) { autograd::InferenceMode::set_enabled(on); });
+
+  py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
+      .def("name", [](const autograd::Node& n) { return n.name(); })
+      .def_property_readonly("next_functions", [](const autograd::Node& n) {
+        py::tuple t(n.next_edges.size());
+        for (size_t i = 0; i < n.next_edges.size(); ++i)
+          t[i] = py::make_tuple(n.next_edges[i].fn ? py::cast(n.next_edges[i].fn) : py::none(), n.next_edges[i].input_nr);
+        return t;
+      })
+      .def_property_readonly("_sequence_nr", [](const autograd::Node& n) { return n.sequence_nr; })
+      .def("_input_metadata", [](const autograd::Node& n) {
+        py::list l;
+        for (auto& im : n.input_meta) l.append(py::make_tuple(py::tuple(py::cast(im.shape)), im.dtype));
+        return l;
+      })
+      .def_property_readonly("variable", [](const autograd::Node& n) -> py::object {
+        if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(&n)) return py::cast(acc->variable);
+        throw py::attribute_error("'" + n.name() + "' object has no attribute 'variable'");
+      })
+      .def("__repr__", [](const autograd::Node& n) { return "<" + n.name() + " object>"; })
+      .def("__call__", [](autograd::Node& n, py::args grads) {
+        autograd::variable_list g;
+        for (auto a : grads) g.push_back(a.is_none() ? Tensor() : as_tensor(a));
+        auto r = n.apply(std::move(g));
+        if (r.size() == 1) return py::cast(r[0]);
+        return py::object(py::cast(r));
+      });
+
+  // Tensor hooks: a leaf's run before accumulation, a non-leaf's on its grad_fn's output.
+  auto cls = py::reinterpret_borrow<py::class_<TensorImpl, std::shared_ptr<TensorImpl>>>(m.attr("Tensor"));
+  cls.def("_register_hook", [](const Tensor& t, py::function fn) {
+    AG_CHECK(t.requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
+    TensorHook hook = [fn](const Tensor& g) -> Tensor {
+      py::object r = fn(py::cast(g));
+      if (r.is_none()) return Tensor();
+      if (!is_tensor(r)) AG_THROW(TypeError, "expected Tensor or None (got ", std::string(py::str(py::type::of(r).attr("__name__"))), ")");
+      Tensor rt = r.cast<Tensor>();
+      AG_CHECK(rt.sizes() == g.sizes(), "hook 'hook' has changed the size of value");
+      return rt;
+    };
+    if (t.is_leaf()) {
+      auto& m = t.ensure_autograd_meta();
+      int id = m.next_hook_id++;
+      m.leaf_hooks.emplace_back(id, hook);
+      return py::make_tuple(0, id);
+    }
+    auto& n = *t.grad_fn();
+    int id = n.next_hook_id++;
+    n.tensor_pre_hooks.push_back({id, {static_cast<int>(t.output_nr()), hook}});
+    return py::make_tuple(1, id);
+  });
+  cls.def("_remove_hook", [](const Tensor& t, int kind, int id) {
+    if (kind == 0) {
+      if (auto* m = t.autograd_meta()) {
+        auto& v = m->leaf_hooks;
+        v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.first == id; }), v.end());
+      }
+    } else if (kind == 1 && t.grad_fn()) {
+      auto& v = t.grad_fn()->tensor_pre_hooks;
+      v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.first == id; }), v.end());
+    } else if (kind == 2) {
+      if (auto* m = t.autograd_meta()) {
+        auto& v = m->post_accumulate_hooks;
+        v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.first == id; }), v.end());
+      }
+    }
+  });
+  cls.def("_register_post_accumulate_grad_hook", [](py::object self, py::function fn) {
+    Tensor t = self.cast<Tensor>();
+    AG_CHECK(t.requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
+    AG_CHECK(t.is_leaf(), "post accumulate grad hooks cannot be registered on non-leaf tensors");
+    auto& m = t.ensure_autograd_meta();
+    int id = m.next_hook_id++;
+    m.post_accumulate_hooks.emplace_back(id, [fn](const Tensor& v) { fn(py::cast(v)); return Tensor(); });
+    return py::make_tuple(2, id);
+  });
+  cls.def("retain_grad", [](const Tensor& t) {
+    AG_CHECK(t.requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
+    if (t.is_leaf()) return;
+    auto& m = t.ensure_autograd_meta();
+    if (m.retains_grad) return;
+    m.retains_grad = true;
+    t.grad_fn()->retains_grad.push_back({static_cast<int>(t.output_nr()), t.impl_ptr()});
+  });
+}
+
+}  // namespace ampgrad::bind

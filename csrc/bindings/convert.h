@@ -1,0 +1,74 @@
+// pybind11 casters: Tensor <-> the Python Tensor object (identity kept: one Python object per
+// TensorImpl while it lives), ScalarType <-> ampgrad.dtype, Device <-> ampgrad.device / str,
+// and Python numbers -> Scalar.
+#pragma once
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/numpy.h>
+#include "ops/ops.h"
+
+namespace py = pybind11;
+
+namespace ampgrad::bind {
+
+struct DType { ScalarType t; };
+py::object dtype_object(ScalarType t);
+ScalarType dtype_from_handle(py::handle h);  // ampgrad.dtype or Python type float/int/bool
+Device device_from_handle(py::handle h);
+Scalar scalar_from_handle(py::handle h);      // raises TypeError when not a number
+bool is_number(py::handle h);
+// A tensor argument of a binary op: a Tensor, or a Python number wrapped as a weak scalar.
+Tensor tensor_or_scalar(py::handle h);
+bool is_tensor(py::handle h);
+Tensor as_tensor(py::handle h);  // Tensor only (TypeError otherwise)
+OptDims dims_from_handle(py::handle h);  // None, int, or sequence of ints
+IntList int_list(py::handle h, const char* what);  // int or sequence (or varargs tuple)
+
+void init_tensor(py::module_& m);
+void init_ops(py::module_& m);
+void init_autograd(py::module_& m);
+void init_numpy(py::module_& m);
+
+}  // namespace ampgrad::bind
+
+namespace pybind11::detail {
+
+template <> struct type_caster<ampgrad::Tensor> {
+  PYBIND11_TYPE_CASTER(ampgrad::Tensor, const_name("Tensor"));
+  bool load(handle src, bool convert) {
+    copyable_holder_caster<ampgrad::TensorImpl, std::shared_ptr<ampgrad::TensorImpl>> c;
+    if (src.is_none() || !c.load(src, convert)) return false;
+    value = ampgrad::Tensor(static_cast<std::shared_ptr<ampgrad::TensorImpl>>(c));
+    return true;
+  }
+  static handle cast(const ampgrad::Tensor& t, return_value_policy, handle parent) {
+    if (!t.defined()) return none().release();
+    return copyable_holder_caster<ampgrad::TensorImpl, std::shared_ptr<ampgrad::TensorImpl>>::cast(
+        t.impl_ptr(), return_value_policy::take_ownership, parent);
+  }
+};
+
+template <> struct type_caster<ampgrad::ScalarType> {
+  PYBIND11_TYPE_CASTER(ampgrad::ScalarType, const_name("dtype"));
+  bool load(handle src, bool) {
+    if (src.is_none()) return false;
+    try { value = ampgrad::bind::dtype_from_handle(src); return true; } catch (...) { return false; }
+  }
+  static handle cast(ampgrad::ScalarType t, return_value_policy, handle) { return ampgrad::bind::dtype_object(t).release(); }
+};
+
+template <> struct type_caster<ampgrad::Scalar> {
+  PYBIND11_TYPE_CASTER(ampgrad::Scalar, const_name("Number"));
+  bool load(handle src, bool) {
+    if (!ampgrad::bind::is_number(src)) return false;
+    value = ampgrad::bind::scalar_from_handle(src);
+    return true;
+  }
+  static handle cast(const ampgrad::Scalar& s, return_value_policy, handle) {
+    if (s.kind == ampgrad::Scalar::Float) return PyFloat_FromDouble(s.d);
+    if (s.kind == ampgrad::Scalar::Bool) return PyBool_FromLong(s.i);
+    return PyLong_FromLongLong(s.i);
+  }
+};
+
+}  // namespace pybind11::detail

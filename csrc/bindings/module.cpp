@@ -1,0 +1,175 @@
+// The extension module ampgrad._C: exception mapping, dtype and device objects, and the
+// init_* calls of each binding file.
+#include "bindings/convert.h"
+
+namespace ampgrad::bind {
+
+namespace {
+// Leaked on purpose: Python objects must not be destroyed after the interpreter finalizes.
+py::object& dtype_slot(ScalarType t) {
+  static py::object* objs = new py::object[kNumScalarTypes];
+  return objs[static_cast<int>(t)];
+}
+}  // namespace
+
+py::object dtype_object(ScalarType t) { return dtype_slot(t); }
+
+ScalarType dtype_from_handle(py::handle h) {
+  if (py::isinstance<DType>(h)) return h.cast<DType&>().t;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return ScalarType::Float64;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return ScalarType::Int64;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return ScalarType::Bool;
+  AG_THROW(TypeError, "expected an ampgrad.dtype, got ", std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
+Device device_from_handle(py::handle h) {
+  if (py::isinstance<py::str>(h)) return Device(h.cast<std::string>());
+  if (py::isinstance<Device>(h)) return h.cast<Device>();
+  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
+    int idx = h.cast<int>();
+    AG_CHECK(idx >= 0, "Device index must not be negative");
+    return Device(DeviceType::CUDA, idx);
+  }
+  AG_THROW(TypeError, "expected a device (str, int or ampgrad.device), got ", std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
+bool is_number(py::handle h) {
+  return PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) ||
+         (!is_tensor(h) && (PyObject_HasAttrString(h.ptr(), "__index__") || py::isinstance(h, py::module_::import("numbers").attr("Number"))));
+}
+
+Scalar scalar_from_handle(py::handle h) {
+  if (PyBool_Check(h.ptr())) return Scalar(h.ptr() == Py_True);
+  if (PyLong_Check(h.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow) AG_THROW(RuntimeError, "Overflow when unpacking long");
+    return Scalar(static_cast<int64_t>(v));
+  }
+  if (PyFloat_Check(h.ptr())) return Scalar(PyFloat_AS_DOUBLE(h.ptr()));
+  // NumPy scalars and other numbers.
+  py::module_ np = py::module_::import("numpy");
+  if (py::isinstance(h, np.attr("bool_"))) return Scalar(h.cast<bool>());
+  if (py::isinstance(h, np.attr("integer"))) return Scalar(h.attr("__int__")().cast<int64_t>());
+  if (py::isinstance(h, np.attr("floating"))) return Scalar(h.attr("__float__")().cast<double>());
+  if (PyObject_HasAttrString(h.ptr(), "__index__")) return Scalar(h.attr("__index__")().cast<int64_t>());
+  if (PyObject_HasAttrString(h.ptr(), "__float__")) return Scalar(h.attr("__float__")().cast<double>());
+  AG_THROW(TypeError, "expected a number, got ", std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
+bool is_tensor(py::handle h) {
+  static py::handle cls = py::type::of<TensorImpl>();
+  return PyObject_TypeCheck(h.ptr(), reinterpret_cast<PyTypeObject*>(cls.ptr()));
+}
+
+Tensor as_tensor(py::handle h) {
+  if (!is_tensor(h)) AG_THROW(TypeError, "expected Tensor as argument, but got ", std::string(py::str(py::type::of(h).attr("__name__"))));
+  return h.cast<Tensor>();
+}
+
+Tensor tensor_or_scalar(py::handle h) {
+  if (is_tensor(h)) return h.cast<Tensor>();
+  if (is_number(h)) return wrap_scalar(scalar_from_handle(h));
+  AG_THROW(TypeError, "expected Tensor or number as argument, but got ", std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
+IntList int_list(py::handle h, const char* what) {
+  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return {h.cast<int64_t>()};
+  if (is_tensor(h)) {
+    Tensor t = h.cast<Tensor>();
+    AG_CHECK_TYPE(!is_floating(t.dtype()) && t.numel() == 1, what, " must be a sequence of ints");
+    return {static_cast<int64_t>(item_double(t))};
+  }
+  if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h))
+    AG_THROW(TypeError, what, " must be tuple of ints, not ", std::string(py::str(py::type::of(h).attr("__name__"))));
+  IntList out;
+  for (auto item : py::reinterpret_borrow<py::sequence>(h)) {
+    if (PyLong_Check(item.ptr()) && !PyBool_Check(item.ptr())) out.push_back(item.cast<int64_t>());
+    else if (PyObject_HasAttrString(item.ptr(), "__index__") && !PyFloat_Check(item.ptr())) out.push_back(item.attr("__index__")().cast<int64_t>());
+    else AG_THROW(TypeError, what, " must be tuple of ints, but found element of type ", std::string(py::str(py::type::of(item).attr("__name__"))));
+  }
+  return out;
+}
+
+OptDims dims_from_handle(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return int_list(h, "dim");
+}
+
+}  // namespace ampgrad::bind
+
+
+using namespace ampgrad;
+using namespace ampgrad::bind;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "ampgrad engine: tensors, autograd, autocast";
+  static py::exception<ValueError> value_error(m, "_ValueError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ValueError& e) { PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const IndexError& e) { PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const TypeError& e) { PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const NotImplementedError& e) { PyErr_SetString(PyExc_NotImplementedError, e.what());
+    }
+  });
+
+  py::class_<DType>(m, "dtype")
+      .def_property_readonly("is_floating_point", [](const DType& d) { return is_floating(d.t); })
+      .def_property_readonly("is_signed", [](const DType& d) { return d.t != ScalarType::UInt8 && d.t != ScalarType::Bool; })
+      .def_property_readonly("is_complex", [](const DType&) { return false; })
+      .def_property_readonly("itemsize", [](const DType& d) { return itemsize(d.t); })
+      .def("to_real", [](const DType& d) { return d.t; })
+      .def("__repr__", [](const DType& d) { return std::string("ampgrad.") + dtype_name(d.t); })
+      .def("__reduce__", [](const DType& d) { return std::string(dtype_name(d.t)); })
+      .def_property_readonly("_index", [](const DType& d) { return static_cast<int>(d.t); });
+  for (int i = 0; i < kNumScalarTypes; ++i) {
+    ScalarType t = static_cast<ScalarType>(i);
+    py::object o = py::cast(DType{t}, py::return_value_policy::move);
+    dtype_slot(t) = o;
+    m.attr(dtype_name(t)) = o;
+  }
+  m.def("promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); });
+  m.def("can_cast", [](ScalarType from, ScalarType to) { return can_cast(from, to); }, py::arg("from_"), py::arg("to"));
+  m.def("get_default_dtype", [] { return default_dtype(); });
+  m.def("set_default_dtype", [](ScalarType t) { set_default_dtype(t); });
+
+  py::class_<Device>(m, "device")
+      .def(py::init([](py::object spec, std::optional<int> index) {
+             Device d = device_from_handle(spec);
+             if (index) {
+               AG_CHECK(d.index < 0, "type (string) must not include an index because index was passed explicitly: ", d.str());
+               AG_CHECK(*index >= 0, "Device index must not be negative");
+               d.index = static_cast<int8_t>(*index);
+             }
+             return d;
+           }), py::arg("type"), py::arg("index") = py::none())
+      .def_property_readonly("type", [](const Device& d) { return d.type_str(); })
+      .def_property_readonly("index", [](const Device& d) -> py::object { if (d.index < 0) return py::none(); return py::int_(d.index); })
+      .def("__eq__", [](const Device& a, py::object b) {
+        try { Device o = device_from_handle(b); return a.type == o.type && a.index == o.index; } catch (...) { return false; }
+      })
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; })
+      .def("__str__", [](const Device& d) { return d.str(); })
+      .def("__repr__", [](const Device& d) {
+        return d.index < 0 ? "device(type='" + d.type_str() + "')" : "device(type='" + d.type_str() + "', index=" + std::to_string(d.index) + ")";
+      })
+      .def(py::pickle([](const Device& d) { return d.str(); }, [](const std::string& s) { return Device(s); }));
+  py::implicitly_convertible<py::str, Device>();
+
+  init_tensor(m);
+  init_ops(m);
+  init_autograd(m);
+  init_numpy(m);
+  m.def("_cuda_is_available", [] { return cuda::is_available(); });
+  m.def("_op_names", [] {
+    std::vector<std::string> names;
+    for (int i = 0; i < kNumOps; ++i) names.push_back(op_name(static_cast<Op>(i)));
+    return names;
+  });
+  m.def("_op_policy", [](int op, const std::string& dev) {
+    static const char* names[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned"};
+    return std::string(names[static_cast<int>(op_policy(static_cast<Op>(op), dev == "cuda" ? 1 : 0))]);
+  });
+}

@@ -1,0 +1,83 @@
+// NumPy interop: zero-copy from_numpy / Tensor.numpy() on CPU, and tensor() from array data.
+#include "bindings/convert.h"
+#include "ops/internal.h"
+
+namespace ampgrad::bind {
+
+namespace {
+ScalarType from_np(const py::dtype& d) {
+  char kind = d.kind();
+  int64_t sz = d.itemsize();
+  if (kind == 'b') return ScalarType::Bool;
+  if (kind == 'u' && sz == 1) return ScalarType::UInt8;
+  if (kind == 'i') {
+    if (sz == 1) return ScalarType::Int8;
+    if (sz == 2) return ScalarType::Int16;
+    if (sz == 4) return ScalarType::Int32;
+    if (sz == 8) return ScalarType::Int64;
+  }
+  if (kind == 'f') {
+    if (sz == 2) return ScalarType::Float16;
+    if (sz == 4) return ScalarType::Float32;
+    if (sz == 8) return ScalarType::Float64;
+  }
+  AG_THROW(TypeError, "can't convert np.ndarray of type numpy.", std::string(py::str(d)),
+           ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.");
+}
+
+py::dtype to_np(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return py::dtype("bool");
+    case ScalarType::UInt8: return py::dtype("uint8");
+    case ScalarType::Int8: return py::dtype("int8");
+    case ScalarType::Int16: return py::dtype("int16");
+    case ScalarType::Int32: return py::dtype("int32");
+    case ScalarType::Int64: return py::dtype("int64");
+    case ScalarType::Float16: return py::dtype("float16");
+    case ScalarType::Float32: return py::dtype("float32");
+    case ScalarType::Float64: return py::dtype("float64");
+    default: AG_THROW(TypeError, "Got unsupported ScalarType BFloat16");
+  }
+}
+}  // namespace
+
+void init_numpy(py::module_& m) {
+  m.def("from_numpy", [](py::array arr) {
+    AG_CHECK_TYPE(!(arr.flags() & py::array::c_style) || true, "");
+    ScalarType dt = from_np(arr.dtype());
+    int64_t isz = itemsize(dt);
+    Shape sizes, strides;
+    for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
+      sizes.push_back(arr.shape(i));
+      AG_CHECK_VALUE(arr.strides(i) >= 0, "At least one stride in the given numpy array is negative, and tensors with negative strides "
+                     "are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ");
+      AG_CHECK(arr.strides(i) % isz == 0, "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.");
+      strides.push_back(arr.strides(i) / isz);
+    }
+    py::object keep = arr;
+    auto owner = std::shared_ptr<void>(new py::object(keep), [](void* p) {
+      py::gil_scoped_acquire gil;
+      delete static_cast<py::object*>(p);
+    });
+    int64_t extent = 1;
+    for (size_t i = 0; i < sizes.size(); ++i) if (sizes[i] > 0) extent += (sizes[i] - 1) * strides[i]; else extent = 0;
+    auto st = Storage::wrap(const_cast<void*>(arr.data()), static_cast<size_t>(std::max<int64_t>(extent, 0) * isz), Device(), owner);
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = st; impl->sizes = sizes; impl->strides = strides; impl->dtype = dt;
+    impl->version = std::make_shared<VersionCounter>();
+    impl->refresh();
+    return Tensor(impl);
+  });
+  auto cls = py::reinterpret_borrow<py::class_<TensorImpl, std::shared_ptr<TensorImpl>>>(m.attr("Tensor"));
+  cls.def("_numpy", [](const Tensor& t) {
+    AG_CHECK_TYPE(t.device().is_cpu(), "can't convert ", t.device().type_str(), ":", t.device().norm(),
+                  " device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.");
+    auto holder = new std::shared_ptr<Storage>(t.storage());
+    py::capsule base(holder, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
+    std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end()), strides;
+    for (auto s : t.strides()) strides.push_back(s * itemsize(t.dtype()));
+    return py::array(to_np(t.dtype()), shape, strides, t.data_ptr(), base);
+  });
+}
+
+}  // namespace ampgrad::bind

@@ -1,0 +1,333 @@
+// Module functions (ampgrad.exp, ...) and the Tensor methods of the same name. Argument handling
+// that torch does with overloads (dim as int or tuple, Tensor-or-number operands) is done here
+// once; richer Python-side parsing lives in python/ampgrad/.
+#include "autograd/grad_mode.h"
+#include "bindings/convert.h"
+#include "ops/internal.h"
+
+namespace ampgrad::bind {
+
+namespace {
+// Registers `f` as ampgrad.<name>(input, ...) and Tensor.<name>(self, ...).
+template <typename Cls, typename F, typename... Extra>
+void def_both(py::module_& m, Cls& cls, const char* name, F&& f, const Extra&... extra) {
+  m.def(name, f, py::arg("input"), extra...);
+  cls.def(name, std::forward<F>(f), extra...);
+}
+
+template <typename F>
+auto inplace(F f) {
+  return [f](py::object self) { Tensor t = self.cast<Tensor>(); f(t); return self; };
+}
+
+std::optional<ScalarType> opt_dtype(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return dtype_from_handle(h);
+}
+}  // namespace
+
+void init_ops(py::module_& m) {
+  auto cls = py::reinterpret_borrow<py::class_<TensorImpl, std::shared_ptr<TensorImpl>>>(m.attr("Tensor"));
+
+#define AG_U(name) \
+  def_both(m, cls, #name, [](const Tensor& a) { return name(a); }); \
+  cls.def(#name "_", inplace([](Tensor& t) { name##_(t); }));
+  AG_U(neg) AG_U(exp) AG_U(exp2) AG_U(expm1) AG_U(log) AG_U(log2) AG_U(log10) AG_U(log1p) AG_U(sqrt) AG_U(rsqrt)
+  AG_U(reciprocal) AG_U(abs) AG_U(sign) AG_U(sin) AG_U(cos) AG_U(tan) AG_U(asin) AG_U(acos) AG_U(atan) AG_U(sinh)
+  AG_U(cosh) AG_U(tanh) AG_U(sigmoid) AG_U(relu) AG_U(silu) AG_U(erf) AG_U(erfinv) AG_U(floor) AG_U(ceil) AG_U(trunc)
+  AG_U(frac) AG_U(logical_not) AG_U(bitwise_not)
+#undef AG_U
+  m.attr("negative") = m.attr("neg"); cls.attr("negative") = cls.attr("neg");
+  m.attr("arcsin") = m.attr("asin"); m.attr("arccos") = m.attr("acos"); m.attr("arctan") = m.attr("atan");
+  m.attr("absolute") = m.attr("abs"); m.attr("fix") = m.attr("trunc");
+  def_both(m, cls, "round", [](const Tensor& a, int64_t decimals) { return round(a, decimals); }, py::kw_only(), py::arg("decimals") = 0);
+  cls.def("round_", [](py::object self, int64_t decimals) {
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, round(t, decimals), "round_"); return self;
+  }, py::kw_only(), py::arg("decimals") = 0);
+  def_both(m, cls, "isnan", [](const Tensor& a) { return isnan(a); });
+  def_both(m, cls, "isinf", [](const Tensor& a) { return isinf(a); });
+  def_both(m, cls, "isfinite", [](const Tensor& a) { return isfinite(a); });
+  def_both(m, cls, "nan_to_num", [](const Tensor& a, std::optional<double> n, std::optional<double> p, std::optional<double> q) {
+    return nan_to_num(a, n, p, q);
+  }, py::arg("nan") = 0.0, py::arg("posinf") = py::none(), py::arg("neginf") = py::none());
+  m.def("_gelu", [](const Tensor& a, const std::string& approx) { return gelu(a, approx); });
+  m.def("_softplus", [](const Tensor& a, double beta, double threshold) { return softplus(a, beta, threshold); });
+
+  auto clamp_fn = [](const Tensor& a, py::object lo, py::object hi) {
+    if (is_tensor(lo) || is_tensor(hi)) {
+      std::optional<Tensor> l, h;
+      if (!lo.is_none()) l = tensor_or_scalar(lo);
+      if (!hi.is_none()) h = tensor_or_scalar(hi);
+      return clamp(a, l, h);
+    }
+    std::optional<Scalar> l, h;
+    if (!lo.is_none()) l = scalar_from_handle(lo);
+    if (!hi.is_none()) h = scalar_from_handle(hi);
+    return clamp(a, l, h);
+  };
+  def_both(m, cls, "clamp", clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
+  def_both(m, cls, "clip", clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
+  cls.def("clamp_", [clamp_fn](py::object self, py::object lo, py::object hi) {
+    Tensor t = self.cast<Tensor>();
+    Tensor r;
+    {
+      autograd::AutoGradMode g(autograd::GradMode::is_enabled() && t.requires_grad());
+      r = clamp_fn(t, lo, hi);
+    }
+    AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", dtype_name(r.dtype()), " can't be cast to the desired output type ", dtype_name(t.dtype()));
+    apply_inplace(t, r, "clamp_");
+    return self;
+  }, py::arg("min") = py::none(), py::arg("max") = py::none());
+  cls.attr("clip_") = cls.attr("clamp_");
+
+  // ---- binary
+  auto add_fn = [](py::handle a, py::handle b, py::handle alpha) {
+    return add(tensor_or_scalar(a), tensor_or_scalar(b), alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha));
+  };
+  auto sub_fn = [](py::handle a, py::handle b, py::handle alpha) {
+    return sub(tensor_or_scalar(a), tensor_or_scalar(b), alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha));
+  };
+  m.def("add", add_fn, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  cls.def("add", add_fn, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  m.def("sub", sub_fn, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  cls.def("sub", sub_fn, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  m.attr("subtract") = m.attr("sub"); cls.attr("subtract") = cls.attr("sub");
+  auto div_fn = [](py::handle a, py::handle b, std::optional<std::string> mode) {
+    return div(tensor_or_scalar(a), tensor_or_scalar(b), mode.value_or(""));
+  };
+  m.def("div", div_fn, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+  cls.def("div", div_fn, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+  m.attr("divide") = m.attr("div"); cls.attr("divide") = cls.attr("div");
+  m.attr("true_divide") = m.attr("div"); cls.attr("true_divide") = cls.attr("div");
+  m.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
+  cls.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
+
+#define AG_B(name, expr)                                                                                            \
+  m.def(#name, [](py::handle a, py::handle b) { Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b); return expr; }, py::arg("input"), py::arg("other")); \
+  cls.def(#name, [](py::handle a, py::handle b) { Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b); return expr; }, py::arg("other"));
+  AG_B(mul, mul(x, y)) AG_B(maximum, maximum(x, y)) AG_B(minimum, minimum(x, y))
+  AG_B(fmod, fmod(x, y)) AG_B(remainder, remainder(x, y)) AG_B(eq, compare(Op::eq, x, y)) AG_B(ne, compare(Op::ne, x, y))
+  AG_B(lt, compare(Op::lt, x, y)) AG_B(le, compare(Op::le, x, y)) AG_B(gt, compare(Op::gt, x, y)) AG_B(ge, compare(Op::ge, x, y))
+  AG_B(logical_and, logical(Op::logical_and, x, y)) AG_B(logical_or, logical(Op::logical_or, x, y))
+  AG_B(logical_xor, logical(Op::logical_xor, x, y)) AG_B(bitwise_and, bitwise(Op::bitwise_and, x, y))
+  AG_B(bitwise_or, bitwise(Op::bitwise_or, x, y)) AG_B(bitwise_xor, bitwise(Op::bitwise_xor, x, y))
+  AG_B(atan2, atan2(x, y))
+#undef AG_B
+  auto pow_fn = [](py::handle a, py::handle b) {
+    Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b);
+    AG_AUTOCAST(Op::pow, &x, &y);
+    return pow(x, y);
+  };
+  m.def("pow", pow_fn, py::arg("input"), py::arg("exponent"));
+  cls.def("pow", pow_fn, py::arg("exponent"));
+  for (const char* alias : {"multiply"}) { m.attr(alias) = m.attr("mul"); cls.attr(alias) = cls.attr("mul"); }
+  m.attr("arctan2") = m.attr("atan2"); cls.attr("arctan2") = cls.attr("atan2");
+  m.attr("greater") = m.attr("gt"); m.attr("less") = m.attr("lt"); m.attr("greater_equal") = m.attr("ge");
+  m.attr("less_equal") = m.attr("le"); m.attr("not_equal") = m.attr("ne");
+
+  // In-place binary methods.
+#define AG_BI(name, OP)                                                                                             \
+  cls.def(#name "_", [](py::object self, py::handle other, py::handle alpha) {                                     \
+    Tensor t = self.cast<Tensor>();                                                                                 \
+    binary_(Op::OP, t, tensor_or_scalar(other), alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha)); \
+    return self;                                                                                                    \
+  }, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  AG_BI(add, add) AG_BI(sub, sub) AG_BI(mul, mul) AG_BI(pow, pow) AG_BI(maximum, maximum) AG_BI(minimum, minimum)
+  AG_BI(fmod, fmod) AG_BI(remainder, remainder) AG_BI(atan2, atan2) AG_BI(eq, eq) AG_BI(ne, ne) AG_BI(lt, lt)
+  AG_BI(le, le) AG_BI(gt, gt) AG_BI(ge, ge) AG_BI(logical_and, logical_and) AG_BI(logical_or, logical_or)
+  AG_BI(logical_xor, logical_xor) AG_BI(bitwise_and, bitwise_and) AG_BI(bitwise_or, bitwise_or) AG_BI(bitwise_xor, bitwise_xor)
+#undef AG_BI
+  cls.attr("subtract_") = cls.attr("sub_"); cls.attr("multiply_") = cls.attr("mul_");
+  cls.def("div_", [](py::object self, py::handle other, std::optional<std::string> mode) {
+    Tensor t = self.cast<Tensor>();
+    binary_(Op::div, t, tensor_or_scalar(other), Scalar(int64_t(1)), mode.value_or(""));
+    return self;
+  }, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+  cls.attr("divide_") = cls.attr("div_"); cls.attr("true_divide_") = cls.attr("div_");
+
+  // ---- ternary
+  m.def("where", [](const Tensor& c, py::handle a, py::handle b) { return where(c, tensor_or_scalar(a), tensor_or_scalar(b)); },
+        py::arg("condition"), py::arg("input"), py::arg("other"));
+  m.def("_where_nonzero", [](const Tensor& c) {
+    Tensor nz = nonzero(c);
+    std::vector<Tensor> out;
+    for (int64_t d = 0; d < c.dim(); ++d) out.push_back(contiguous(select(nz, 1, d)));
+    return out;
+  });
+  cls.def("where", [](const Tensor& self, const Tensor& c, py::handle b) { return where(c, self, tensor_or_scalar(b)); },
+          py::arg("condition"), py::arg("other"));
+  auto lerp_fn = [](const Tensor& a, const Tensor& b, py::handle w) { return lerp(a, b, tensor_or_scalar(w)); };
+  m.def("lerp", lerp_fn, py::arg("input"), py::arg("end"), py::arg("weight"));
+  cls.def("lerp", lerp_fn, py::arg("end"), py::arg("weight"));
+  cls.def("lerp_", [lerp_fn](py::object self, const Tensor& b, py::handle w) {
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, lerp_fn(t, b, w), "lerp_"); return self;
+  }, py::arg("end"), py::arg("weight"));
+  auto addcmul_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcmul(s, a, b, scalar_from_handle(v)); };
+  auto addcdiv_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcdiv(s, a, b, scalar_from_handle(v)); };
+  m.def("addcmul", addcmul_fn, py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  cls.def("addcmul", addcmul_fn, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  m.def("addcdiv", addcdiv_fn, py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  cls.def("addcdiv", addcdiv_fn, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  cls.def("addcmul_", [addcmul_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcmul_fn(t, a, b, v), "addcmul_"); return self;
+  }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  cls.def("addcdiv_", [addcdiv_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcdiv_fn(t, a, b, v), "addcdiv_"); return self;
+  }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+
+  // ---- reductions (Python wraps max/min overloads and the dim=None/tuple forms)
+  m.def("_sum", [](const Tensor& a, py::handle dim, bool keepdim, py::handle dtype) { return sum(a, dims_from_handle(dim), keepdim, opt_dtype(dtype)); });
+  m.def("_mean", [](const Tensor& a, py::handle dim, bool keepdim, py::handle dtype) { return mean(a, dims_from_handle(dim), keepdim, opt_dtype(dtype)); });
+  m.def("_prod", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim, py::handle dtype) { return prod(a, dim, keepdim, opt_dtype(dtype)); });
+  m.def("_max_dim", [](const Tensor& a, int64_t dim, bool keepdim) { return max_dim(a, dim, keepdim); });
+  m.def("_min_dim", [](const Tensor& a, int64_t dim, bool keepdim) { return min_dim(a, dim, keepdim); });
+  m.def("_max_all", [](const Tensor& a) { return max_all(a); });
+  m.def("_min_all", [](const Tensor& a) { return min_all(a); });
+  m.def("_amax", [](const Tensor& a, py::handle dim, bool keepdim) { return amax(a, dims_from_handle(dim), keepdim); });
+  m.def("_amin", [](const Tensor& a, py::handle dim, bool keepdim) { return amin(a, dims_from_handle(dim), keepdim); });
+  m.def("_argmax", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return argmax(a, dim, keepdim); });
+  m.def("_argmin", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return argmin(a, dim, keepdim); });
+  m.def("_var", [](const Tensor& a, py::handle dim, double correction, bool keepdim) { return var(a, dims_from_handle(dim), correction, keepdim); });
+  m.def("_std", [](const Tensor& a, py::handle dim, double correction, bool keepdim) { return std(a, dims_from_handle(dim), correction, keepdim); });
+  m.def("_norm", [](const Tensor& a, double p, py::handle dim, bool keepdim, py::handle dtype) { return norm(a, p, dims_from_handle(dim), keepdim, opt_dtype(dtype)); });
+  m.def("_logsumexp", [](const Tensor& a, py::handle dim, bool keepdim) { return logsumexp(a, int_list(dim, "dim"), keepdim); });
+  m.def("_cumsum", [](const Tensor& a, int64_t dim, py::handle dtype) { return cumsum(a, dim, opt_dtype(dtype)); });
+  m.def("_cumprod", [](const Tensor& a, int64_t dim, py::handle dtype) { return cumprod(a, dim, opt_dtype(dtype)); });
+  m.def("_all", [](const Tensor& a, py::handle dim, bool keepdim) { return all(a, dims_from_handle(dim), keepdim); });
+  m.def("_any", [](const Tensor& a, py::handle dim, bool keepdim) { return any(a, dims_from_handle(dim), keepdim); });
+  m.def("_softmax", [](const Tensor& a, int64_t dim, py::handle dtype) { return softmax(a, dim, opt_dtype(dtype)); });
+  m.def("_log_softmax", [](const Tensor& a, int64_t dim, py::handle dtype) { return log_softmax(a, dim, opt_dtype(dtype)); });
+
+  // ---- linear algebra
+  def_both(m, cls, "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("other"));
+  def_both(m, cls, "mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, py::arg("mat2"));
+  def_both(m, cls, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, py::arg("mat2"));
+  def_both(m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); }, py::arg("vec"));
+  def_both(m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, py::arg("tensor"));
+  def_both(m, cls, "inner", [](const Tensor& a, const Tensor& b) { return a.dim() == 1 && b.dim() == 1 ? dot(a, b) : matmul(a, transpose(b, -1, -2)); }, py::arg("other"));
+  def_both(m, cls, "outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, py::arg("vec2"));
+  m.attr("ger") = m.attr("outer"); cls.attr("ger") = cls.attr("outer");
+#define AG_ADDMM(name, a1, a2)                                                                                                \
+  def_both(m, cls, #name, [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha) {          \
+    return name(s, a, b, scalar_from_handle(beta), scalar_from_handle(alpha));                                                \
+  }, py::arg(a1), py::arg(a2), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
+  AG_ADDMM(addmm, "mat1", "mat2") AG_ADDMM(addmv, "mat", "vec") AG_ADDMM(addr, "vec1", "vec2")
+  AG_ADDMM(addbmm, "batch1", "batch2") AG_ADDMM(baddbmm, "batch1", "batch2")
+#undef AG_ADDMM
+  m.def("_linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) { return linear(x, w, b); });
+
+  // ---- views and shape
+  def_both(m, cls, "transpose", [](const Tensor& a, int64_t d0, int64_t d1) { return transpose(a, d0, d1); }, py::arg("dim0"), py::arg("dim1"));
+  m.attr("swapaxes") = m.attr("transpose"); cls.attr("swapaxes") = cls.attr("transpose");
+  m.attr("swapdims") = m.attr("transpose"); cls.attr("swapdims") = cls.attr("transpose");
+  m.def("permute", [](const Tensor& a, py::handle dims) { return permute(a, int_list(dims, "dims")); }, py::arg("input"), py::arg("dims"));
+  m.def("reshape", [](const Tensor& a, py::handle s) { return reshape(a, int_list(s, "shape")); }, py::arg("input"), py::arg("shape"));
+  m.def("t", [](const Tensor& t) {
+    AG_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
+    return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
+  }, py::arg("input"));
+  def_both(m, cls, "as_strided", [](const Tensor& a, py::handle size, py::handle stride, std::optional<int64_t> off) {
+    return as_strided(a, int_list(size, "size"), int_list(stride, "stride"), off);
+  }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+  def_both(m, cls, "squeeze", [](const Tensor& a, py::handle dim) { return squeeze(a, dims_from_handle(dim)); }, py::arg("dim") = py::none());
+  def_both(m, cls, "unsqueeze", [](const Tensor& a, int64_t d) { return unsqueeze(a, d); }, py::arg("dim"));
+  def_both(m, cls, "flatten", [](const Tensor& a, int64_t s, int64_t e) { return flatten(a, s, e); }, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+  def_both(m, cls, "unflatten", [](const Tensor& a, int64_t d, py::handle s) { return unflatten(a, d, int_list(s, "sizes")); }, py::arg("dim"), py::arg("sizes"));
+  def_both(m, cls, "narrow", [](const Tensor& a, int64_t d, py::handle start, int64_t len) {
+    return narrow(a, d, is_tensor(start) ? static_cast<int64_t>(item_double(start.cast<Tensor>())) : start.cast<int64_t>(), len);
+  }, py::arg("dim"), py::arg("start"), py::arg("length"));
+  def_both(m, cls, "select", [](const Tensor& a, int64_t d, int64_t i) { return select(a, d, i); }, py::arg("dim"), py::arg("index"));
+  def_both(m, cls, "diagonal", [](const Tensor& a, int64_t o, int64_t d0, int64_t d1) { return diagonal(a, o, d0, d1); },
+           py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1);
+  m.def("_slice", [](const Tensor& a, int64_t d, std::optional<int64_t> s, std::optional<int64_t> e, int64_t step) { return slice(a, d, s, e, step); });
+  def_both(m, cls, "split", [](const Tensor& a, py::handle s, int64_t d) {
+    if (PyLong_Check(s.ptr())) return split(a, s.cast<int64_t>(), d);
+    return split_with_sizes(a, int_list(s, "split_size_or_sections"), d);
+  }, py::arg("split_size_or_sections"), py::arg("dim") = 0);
+  def_both(m, cls, "unbind", [](const Tensor& a, int64_t d) {
+    int64_t dd = wrap_dim(d, a.dim());
+    std::vector<Tensor> out;
+    for (int64_t i = 0; i < a.sizes()[dd]; ++i) out.push_back(select(a, dd, i));
+    return out;
+  }, py::arg("dim") = 0);
+  def_both(m, cls, "chunk", [](const Tensor& a, int64_t chunks, int64_t d) {
+    AG_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
+    int64_t dd = wrap_dim(d, a.dim());
+    int64_t n = a.sizes()[dd];
+    int64_t size = (n + chunks - 1) / chunks;
+    if (size == 0) size = 1;
+    return split(a, size, dd);
+  }, py::arg("chunks"), py::arg("dim") = 0);
+  m.def("cat", [](const std::vector<Tensor>& ts, int64_t d) { return cat(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
+  m.attr("concat") = m.attr("cat"); m.attr("concatenate") = m.attr("cat");
+  m.def("stack", [](const std::vector<Tensor>& ts, int64_t d) { return stack(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
+  def_both(m, cls, "gather", [](const Tensor& a, int64_t d, const Tensor& i) { return gather(a, d, i); }, py::arg("dim"), py::arg("index"));
+  auto scatter_fn = [](const Tensor& a, int64_t d, const Tensor& i, py::handle src, std::optional<std::string> reduce) {
+    Tensor s = is_tensor(src) ? src.cast<Tensor>() : to_dtype(wrap_scalar(scalar_from_handle(src)), a.dtype());
+    return scatter(a, d, i, s, reduce.value_or(""));
+  };
+  def_both(m, cls, "scatter", scatter_fn, py::arg("dim"), py::arg("index"), py::arg("src"), py::kw_only(), py::arg("reduce") = py::none());
+  def_both(m, cls, "scatter_add", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return scatter_add(a, d, i, s); },
+           py::arg("dim"), py::arg("index"), py::arg("src"));
+  def_both(m, cls, "index_select", [](const Tensor& a, int64_t d, const Tensor& i) { return index_select(a, d, i); }, py::arg("dim"), py::arg("index"));
+  def_both(m, cls, "index_add", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s, py::handle alpha) {
+    return index_add(a, d, i, s, scalar_from_handle(alpha));
+  }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
+  def_both(m, cls, "index_copy", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return index_copy(a, d, i, s); },
+           py::arg("dim"), py::arg("index"), py::arg("source"));
+  def_both(m, cls, "masked_fill", [](const Tensor& a, const Tensor& mask, py::handle v) {
+    return masked_fill(a, mask, is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v)));
+  }, py::arg("mask"), py::arg("value"));
+  def_both(m, cls, "masked_select", [](const Tensor& a, const Tensor& mask) { return masked_select(a, mask); }, py::arg("mask"));
+  m.def("_nonzero", [](const Tensor& a) { return nonzero(a); });
+  def_both(m, cls, "tril", [](const Tensor& a, int64_t k) { return tril(a, k); }, py::arg("diagonal") = 0);
+  def_both(m, cls, "triu", [](const Tensor& a, int64_t k) { return triu(a, k); }, py::arg("diagonal") = 0);
+  m.def("flip", [](const Tensor& a, py::handle dims) { return flip(a, int_list(dims, "dims")); }, py::arg("input"), py::arg("dims"));
+  def_both(m, cls, "roll", [](const Tensor& a, py::handle shifts, py::handle dims) {
+    return roll(a, int_list(shifts, "shifts"), dims.is_none() ? IntList{} : int_list(dims, "dims"));
+  }, py::arg("shifts"), py::arg("dims") = py::none());
+  m.def("_index_put", [](const Tensor& a, const std::vector<std::optional<Tensor>>& idx, const Tensor& v, bool acc) { return index_put(a, idx, v, acc); });
+
+  // In-place shape/index methods computed out of place (Note [In-place ops]).
+#define AG_IP(name, call, ...)                                                                        \
+  cls.def(#name "_", [](py::object self, __VA_ARGS__) {                                             \
+    Tensor t = self.cast<Tensor>();                                                                   \
+    Tensor r;                                                                                         \
+    { autograd::AutoGradMode g(autograd::GradMode::is_enabled()); r = call; }                         \
+    apply_inplace(t, r, #name "_");                                                                   \
+    return self;                                                                                      \
+  });
+  AG_IP(masked_fill, masked_fill(t, mask, is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v))), const Tensor& mask, py::handle v)
+  AG_IP(scatter, scatter(t, d, i, is_tensor(s) ? s.cast<Tensor>() : to_dtype(wrap_scalar(scalar_from_handle(s)), t.dtype())), int64_t d, const Tensor& i, py::handle s)
+  AG_IP(scatter_add, scatter_add(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
+  AG_IP(index_add, index_add(t, d, i, s, Scalar(alpha)), int64_t d, const Tensor& i, const Tensor& s, double alpha)
+  AG_IP(index_copy, index_copy(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
+  AG_IP(tril, tril(t, k), int64_t k)
+  AG_IP(triu, triu(t, k), int64_t k)
+#undef AG_IP
+
+  // ---- casts and creation
+  m.def("_to", [](const Tensor& t, std::optional<Device> dev, std::optional<ScalarType> dt, bool copy) {
+    Tensor r = t;
+    if (dt && *dt != r.dtype()) { r = to_dtype(r, *dt); copy = false; }
+    if (dev && *dev != r.device()) { r = to_device(r, *dev); copy = false; }
+    return copy ? clone(r) : r;
+  });
+  m.def("_full", [](py::handle size, py::handle v, ScalarType dt, Device dev) { return full(int_list(size, "size"), scalar_from_handle(v), dt, dev); });
+  m.def("_empty", [](py::handle size, ScalarType dt, Device dev) { return empty(int_list(size, "size"), dt, dev); });
+  m.def("_arange", [](double s, double e, double st, ScalarType dt, Device dev) { return arange(s, e, st, dt, dev); });
+  m.def("_linspace", [](double s, double e, int64_t n, ScalarType dt, Device dev) { return linspace(s, e, n, dt, dev); });
+  m.def("_eye", [](int64_t n, int64_t mm, ScalarType dt, Device dev) { return eye(n, mm, dt, dev); });
+  m.def("_randint", [](int64_t lo, int64_t hi, py::handle size, ScalarType dt, Device dev) { return randint(lo, hi, int_list(size, "size"), dt, dev); });
+  m.def("_randperm", [](int64_t n, ScalarType dt, Device dev) { return randperm(n, dt, dev); });
+  m.def("manual_seed_cpu", [](uint64_t s) { manual_seed(s); });
+  m.def("initial_seed", [] { return initial_seed(); });
+  m.def("_result_type", [](py::handle a, py::handle b) {
+    Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b);
+    return result_type({&x, &y});
+  });
+  m.def("_wrap_scalar", [](py::handle v) { return wrap_scalar(scalar_from_handle(v)); });
+  m.def("broadcast_shapes_", [](py::handle a, py::handle b) { return broadcast_shapes(int_list(a, "shape"), int_list(b, "shape")); });
+}
+
+}  // namespace ampgrad::bind

@@ -1,0 +1,280 @@
+// The Tensor class: properties, Python operators (reflected and in place), and the methods that
+// are also module functions (registered on both by def_both).
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "bindings/convert.h"
+#include "ops/internal.h"
+
+namespace ampgrad::bind {
+
+namespace {
+PyObject* g_size_cls = nullptr;  // ampgrad.Size (a tuple subclass), set at import
+py::object make_size(const Shape& s) {
+  py::tuple t(s.size());
+  for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
+  if (!g_size_cls) return std::move(t);
+  return py::reinterpret_borrow<py::object>(g_size_cls)(t);
+}
+
+// Binary operator: NotImplemented when the other operand is neither a tensor nor a number, so
+// Python can try the reflected method.
+template <typename F>
+py::object binop(const Tensor& self, py::handle other, F f) {
+  if (!is_tensor(other) && !is_number(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::cast(f(self, tensor_or_scalar(other)));
+}
+template <typename F>
+py::object rbinop(const Tensor& self, py::handle other, F f) {
+  if (!is_tensor(other) && !is_number(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::cast(f(tensor_or_scalar(other), self));
+}
+template <typename F>
+py::object ibinop(py::object self_obj, py::handle other, F f) {
+  if (!is_tensor(other) && !is_number(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  Tensor self = self_obj.cast<Tensor>();
+  f(self, tensor_or_scalar(other));
+  return self_obj;
+}
+
+IntList shape_args(const py::args& args, const char* what) {
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return int_list(args[0], what);
+  return int_list(args, what);
+}
+
+Tensor pow_op(const Tensor& a, const Tensor& b) { return pow(a, b); }
+}  // namespace
+
+void init_tensor(py::module_& m) {
+  auto cls = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>(m, "Tensor", py::dynamic_attr());
+  m.def("_set_size_class", [](py::object c) { g_size_cls = c.release().ptr(); });
+
+  cls.def_property_readonly("shape", [](const Tensor& t) { return make_size(t.sizes()); })
+      .def("size", [](const Tensor& t, py::object dim) -> py::object {
+        if (dim.is_none()) return make_size(t.sizes());
+        return py::int_(t.size(dim.cast<int64_t>()));
+      }, py::arg("dim") = py::none())
+      .def("stride", [](const Tensor& t, py::object dim) -> py::object {
+        if (dim.is_none()) { py::tuple r(t.dim()); for (int64_t i = 0; i < t.dim(); ++i) r[i] = t.strides()[i]; return r; }
+        return py::int_(t.stride(dim.cast<int64_t>()));
+      }, py::arg("dim") = py::none())
+      .def_property_readonly("dtype", [](const Tensor& t) { return t.dtype(); })
+      .def_property_readonly("device", [](const Tensor& t) { return t.device(); })
+      .def_property_readonly("is_cuda", [](const Tensor& t) { return t.device().is_cuda(); })
+      .def_property_readonly("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); })
+      .def_property_readonly("ndim", [](const Tensor& t) { return t.dim(); })
+      .def("dim", [](const Tensor& t) { return t.dim(); })
+      .def("ndimension", [](const Tensor& t) { return t.dim(); })
+      .def("numel", [](const Tensor& t) { return t.numel(); })
+      .def("nelement", [](const Tensor& t) { return t.numel(); })
+      .def("element_size", [](const Tensor& t) { return itemsize(t.dtype()); })
+      .def_property_readonly("itemsize", [](const Tensor& t) { return itemsize(t.dtype()); })
+      .def_property_readonly("nbytes", [](const Tensor& t) { return t.numel() * itemsize(t.dtype()); })
+      .def("storage_offset", [](const Tensor& t) { return t.storage_offset(); })
+      .def("is_contiguous", [](const Tensor& t, py::object) { return t.is_contiguous(); }, py::arg("memory_format") = py::none())
+      .def("is_floating_point", [](const Tensor& t) { return t.is_floating_point(); })
+      .def("is_complex", [](const Tensor&) { return false; })
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
+      .def("untyped_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data); })
+      .def_property_readonly("_version", [](const Tensor& t) { return t.version(); })
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return t.is_leaf(); })
+      .def_property_readonly("output_nr", [](const Tensor& t) { return t.output_nr(); })
+      .def_property_readonly("_is_view", [](const Tensor& t) { return t.is_view(); })
+      .def("_is_view_fn", [](const Tensor& t) { return t.is_view(); })
+      .def_property_readonly("_base", [](const Tensor& t) { return t.base(); })
+      .def_property_readonly("_is_wrapped_number", [](const Tensor& t) { return t.impl()->wrapped_number; })
+      .def_property("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
+                    [](Tensor& t, bool r) {
+                      if (!t.is_leaf() && !r)
+                        AG_THROW(RuntimeError, "you can only change requires_grad flags of leaf variables. If you want to use a "
+                                 "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+                      t.set_requires_grad(r);
+                    })
+      .def("requires_grad_", [](py::object self, bool r) {
+        Tensor t = self.cast<Tensor>();
+        if (!t.is_leaf() && !r)
+          AG_THROW(RuntimeError, "you can only change requires_grad flags of leaf variables. If you want to use a "
+                   "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+        t.set_requires_grad(r);
+        return self;
+      }, py::arg("requires_grad") = true)
+      .def_property("grad", [](const Tensor& t) { return t.autograd_meta() ? t.autograd_meta()->grad : Tensor(); },
+                    [](Tensor& t, py::object g) {
+                      if (g.is_none()) { if (t.autograd_meta()) t.autograd_meta()->grad = Tensor(); return; }
+                      Tensor gt = as_tensor(g);
+                      AG_CHECK(gt.dtype() == t.dtype(), "assigned grad has data of a different type");
+                      AG_CHECK(gt.device() == t.device(), "assigned grad has data located on a different device");
+                      AG_CHECK(gt.sizes() == t.sizes(), "assigned grad has data of a different size");
+                      t.mutable_grad() = gt;
+                    })
+      .def_property("data", [](const Tensor& t) {
+                      Tensor d = detach(t);
+                      d.impl()->version = std::make_shared<VersionCounter>();  // .data is not tracked
+                      return d;
+                    },
+                    [](Tensor& t, const Tensor& src) {
+                      auto* i = t.impl();
+                      i->storage = src.storage(); i->sizes = src.sizes(); i->strides = src.strides();
+                      i->offset = src.storage_offset(); i->dtype = src.dtype(); i->refresh();
+                    })
+      .def_property_readonly("grad_fn", [](const Tensor& t) { return t.grad_fn(); })
+      .def_property_readonly("retains_grad", [](const Tensor& t) { return t.autograd_meta() && t.autograd_meta()->retains_grad; })
+      .def("detach", [](const Tensor& t) { return detach(t); })
+      .def("detach_", [](py::object self) {
+        Tensor t = self.cast<Tensor>();
+        AG_CHECK(!t.is_view(), "Can't detach views in-place. Use detach() instead.");
+        if (auto* m = t.autograd_meta()) { m->grad_fn = nullptr; m->requires_grad = false; m->output_nr = 0; }
+        return self;
+      })
+      .def("__len__", [](const Tensor& t) {
+        if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
+        return t.sizes()[0];
+      })
+      .def("__hash__", [](py::object self) { return reinterpret_cast<intptr_t>(self.ptr()); })
+      .def("__bool__", [](const Tensor& t) {
+        AG_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+        return item_double(t) != 0;
+      })
+      .def("__float__", [](const Tensor& t) {
+        AG_CHECK(t.numel() == 1, "only one element tensors can be converted to Python scalars");
+        return item_double(t);
+      })
+      .def("__int__", [](const Tensor& t) {
+        AG_CHECK(t.numel() == 1, "only one element tensors can be converted to Python scalars");
+        return static_cast<int64_t>(item_double(t));
+      })
+      .def("__index__", [](const Tensor& t) {
+        AG_CHECK_TYPE(!is_floating(t.dtype()) && t.numel() == 1, "only integer tensors of a single element can be converted to an index");
+        return static_cast<int64_t>(item_double(t));
+      })
+      .def("item", [](const Tensor& t) -> py::object {
+        AG_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
+        double v = item_double(t);
+        if (is_floating(t.dtype())) return py::float_(v);
+        if (t.dtype() == ScalarType::Bool) return py::bool_(v != 0);
+        if (t.dtype() == ScalarType::Int64) {  // exact for all int64 values
+          Tensor c = t.device().is_cpu() ? t : to_device(t, Device());
+          return py::int_(*c.data<int64_t>());
+        }
+        return py::int_(static_cast<int64_t>(v));
+      });
+
+  // ---- operators
+  cls.def("__add__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return add(x, y); }); })
+      .def("__radd__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return add(x, y); }); })
+      .def("__iadd__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::add, x, y); }); })
+      .def("__sub__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return sub(x, y); }); })
+      .def("__rsub__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return sub(x, y); }); })
+      .def("__isub__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::sub, x, y); }); })
+      .def("__mul__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return mul(x, y); }); })
+      .def("__rmul__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return mul(x, y); }); })
+      .def("__imul__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::mul, x, y); }); })
+      .def("__truediv__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return div(x, y); }); })
+      .def("__rtruediv__", [](const Tensor& a, py::handle b) {
+        return rbinop(a, b, [](const Tensor& x, const Tensor& y) {
+          Tensor xx = x, yy = y;
+          AG_AUTOCAST(Op::rtruediv, &xx, &yy);
+          return div(xx, yy);
+        });
+      })
+      .def("__itruediv__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::div, x, y); }); })
+      .def("__floordiv__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return div(x, y, "floor"); }); })
+      .def("__rfloordiv__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return div(x, y, "floor"); }); })
+      .def("__ifloordiv__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::div, x, y, Scalar(int64_t(1)), "floor"); }); })
+      .def("__mod__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return remainder(x, y); }); })
+      .def("__rmod__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return remainder(x, y); }); })
+      .def("__imod__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::remainder, x, y); }); })
+      .def("__pow__", [](const Tensor& a, py::handle b, py::object) {
+        return binop(a, b, [](const Tensor& x, const Tensor& y) { Tensor xx = x, yy = y; AG_AUTOCAST(Op::pow, &xx, &yy); return pow(xx, yy); });
+      }, py::arg("other"), py::arg("mod") = py::none())
+      .def("__rpow__", [](const Tensor& a, py::handle b, py::object) {
+        return rbinop(a, b, [](const Tensor& x, const Tensor& y) { Tensor xx = x, yy = y; AG_AUTOCAST(Op::rpow, &xx, &yy); return pow(xx, yy); });
+      }, py::arg("other"), py::arg("mod") = py::none())
+      .def("__ipow__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::pow, x, y); }); })
+      .def("__matmul__", [](const Tensor& a, py::handle b) -> py::object {
+        if (!is_tensor(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::cast(matmul(a, b.cast<Tensor>()));
+      })
+      .def("__rmatmul__", [](const Tensor& a, py::handle b) -> py::object {
+        if (!is_tensor(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::cast(matmul(b.cast<Tensor>(), a));
+      })
+      .def("__neg__", [](const Tensor& a) { return neg(a); })
+      .def("__pos__", [](const Tensor& a) { return a; })
+      .def("__abs__", [](const Tensor& a) { return abs(a); })
+      .def("__invert__", [](const Tensor& a) { return bitwise_not(a); });
+#define AG_CMP(py_name, OP)                                                                                   \
+  cls.def(py_name, [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return compare(Op::OP, x, y); }); });
+  AG_CMP("__eq__", eq) AG_CMP("__ne__", ne) AG_CMP("__lt__", lt) AG_CMP("__le__", le) AG_CMP("__gt__", gt) AG_CMP("__ge__", ge)
+#undef AG_CMP
+#define AG_BIT(py_name, r_name, i_name, OP)                                                                   \
+  cls.def(py_name, [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return bitwise(Op::OP, x, y); }); }) \
+     .def(r_name, [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return bitwise(Op::OP, x, y); }); }) \
+     .def(i_name, [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::OP, x, y); }); });
+  AG_BIT("__and__", "__rand__", "__iand__", bitwise_and)
+  AG_BIT("__or__", "__ror__", "__ior__", bitwise_or)
+  AG_BIT("__xor__", "__rxor__", "__ixor__", bitwise_xor)
+#undef AG_BIT
+  (void)pow_op;
+
+  // ---- view methods (shape arguments as *args or one sequence)
+  cls.def("view", [](const Tensor& t, py::args a) {
+        if (a.size() == 1 && py::isinstance<DType>(a[0])) AG_THROW(NotImplementedError, "Tensor.view(dtype) is not supported");
+        return view(t, shape_args(a, "view(): argument 'size'"));
+      })
+      .def("reshape", [](const Tensor& t, py::args a) { return reshape(t, shape_args(a, "reshape(): argument 'shape'")); })
+      .def("expand", [](const Tensor& t, py::args a) { return expand_op(t, shape_args(a, "expand(): argument 'size'")); })
+      .def("repeat", [](const Tensor& t, py::args a) { return repeat(t, shape_args(a, "repeat(): argument 'repeats'")); })
+      .def("tile", [](const Tensor& t, py::args a) {
+        IntList r = shape_args(a, "tile(): argument 'dims'");
+        while (r.size() < static_cast<size_t>(t.dim())) r.insert(r.begin(), 1);
+        return repeat(t, r);
+      })
+      .def("permute", [](const Tensor& t, py::args a) { return permute(t, shape_args(a, "permute(): argument 'dims'")); })
+      .def("flip", [](const Tensor& t, py::args a) { return flip(t, shape_args(a, "flip(): argument 'dims'")); })
+      .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); })
+      .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); })
+      .def("reshape_as", [](const Tensor& t, const Tensor& o) { return reshape(t, IntList(o.sizes().begin(), o.sizes().end())); })
+      .def("t", [](const Tensor& t) {
+        AG_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
+        return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
+      })
+      .def_property_readonly("T", [](const Tensor& t) {
+        IntList p;
+        for (int64_t i = t.dim() - 1; i >= 0; --i) p.push_back(i);
+        return permute(t, p);
+      })
+      .def_property_readonly("mT", [](const Tensor& t) {
+        AG_CHECK(t.dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. Got ", t.dim(), "-D tensor.");
+        return transpose(t, -2, -1);
+      })
+      .def_property_readonly("mH", [](const Tensor& t) { return transpose(t, -2, -1); })
+      .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); }, py::arg("memory_format") = py::none())
+      .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())
+      .def("copy_", [](py::object self, const Tensor& src, bool) { Tensor t = self.cast<Tensor>(); copy_(t, src); return self; },
+           py::arg("src"), py::arg("non_blocking") = false)
+      .def("zero_", [](py::object self) { Tensor t = self.cast<Tensor>(); fill_(t, Scalar(0.0)); return self; })
+      .def("fill_", [](py::object self, py::handle v) {
+        Tensor t = self.cast<Tensor>();
+        if (is_tensor(v)) fill_(t, v.cast<Tensor>()); else fill_(t, scalar_from_handle(v));
+        return self;
+      })
+      .def("uniform_", [](py::object self, double a, double b, py::object) { Tensor t = self.cast<Tensor>(); uniform_(t, a, b); return self; },
+           py::arg("from") = 0.0, py::arg("to") = 1.0, py::arg("generator") = py::none())
+      .def("normal_", [](py::object self, double mean, double std, py::object) { Tensor t = self.cast<Tensor>(); normal_(t, mean, std); return self; },
+           py::arg("mean") = 0.0, py::arg("std") = 1.0, py::arg("generator") = py::none())
+      .def("_index", [](const Tensor& t, const std::vector<std::optional<Tensor>>& idx) { return index(t, idx); })
+      .def("_index_put_", [](py::object self, const std::vector<std::optional<Tensor>>& idx, const Tensor& v, bool acc) {
+        Tensor t = self.cast<Tensor>();
+        if (autograd::GradMode::is_enabled() && (t.requires_grad() || v.requires_grad())) {
+          check_inplace(t, "index_put_");
+          apply_inplace(t, index_put(t, idx, v, acc), "index_put_");
+        } else {
+          Tensor r = index_put(detach(t), idx, v, acc);
+          run_elementwise(Op::copy, t, {&r});
+          t.bump_version();
+        }
+        return self;
+      });
+}
+
+}  // namespace ampgrad::bind

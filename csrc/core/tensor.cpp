@@ -1,0 +1,107 @@
+// TensorImpl bookkeeping, allocation and views.
+#include "core/tensor.h"
+#include <sstream>
+#include "autograd/node.h"
+
+namespace ampgrad {
+
+TensorImpl::~TensorImpl() = default;
+
+void TensorImpl::refresh() {
+  numel = shape_numel(sizes);
+  contiguous = true;
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) { contiguous = false; break; }
+    expected *= sizes[d];
+  }
+  if (numel == 0) contiguous = true;
+}
+
+int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), false)]; }
+int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), false)]; }
+
+AutogradMeta& Tensor::ensure_autograd_meta() const {
+  if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
+  return *impl_->autograd;
+}
+void Tensor::set_requires_grad(bool r) {
+  if (r) AG_CHECK(is_floating(dtype()), "only Tensors of floating point and complex dtype can require gradients");
+  if (!r && !impl_->autograd) return;
+  ensure_autograd_meta().requires_grad = r;
+}
+const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
+  static const std::shared_ptr<autograd::Node> none;
+  return impl_->autograd ? impl_->autograd->grad_fn : none;
+}
+bool Tensor::is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+Tensor& Tensor::mutable_grad() const { return ensure_autograd_meta().grad; }
+Tensor Tensor::base() const { return impl_->autograd && impl_->autograd->is_view ? impl_->autograd->base : Tensor(); }
+
+Shape contiguous_strides(const Shape& sizes) {
+  Shape st(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    st[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return st;
+}
+
+int64_t shape_numel(const Shape& sizes) {
+  int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  return n;
+}
+
+Tensor empty(const Shape& sizes, ScalarType dtype, Device device) {
+  for (auto s : sizes) AG_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = sizes;
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = dtype;
+  impl->numel = shape_numel(sizes);
+  impl->storage = Storage::allocate(static_cast<size_t>(impl->numel * itemsize(dtype)), device);
+  impl->version = std::make_shared<VersionCounter>();
+  return Tensor(std::move(impl));
+}
+
+Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
+
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.storage();
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = base.dtype();
+  impl->version = base.impl()->version;
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+Tensor detach(const Tensor& t) {
+  Tensor out = make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  out.impl()->wrapped_number = t.impl()->wrapped_number;
+  return out;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok) {
+  int64_t n = ndim;
+  if (n == 0 && scalar_ok) n = 1;
+  if (n == 0) AG_THROW(IndexError, "dimension specified as ", dim, " but tensor has no dimensions");
+  if (dim < -n || dim >= n)
+    AG_THROW(IndexError, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream ss;
+  ss << "[";
+  for (size_t i = 0; i < s.size(); ++i) ss << (i ? ", " : "") << s[i];
+  ss << "]";
+  return ss.str();
+}
+
+}  // namespace ampgrad

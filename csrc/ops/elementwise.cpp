@@ -1,0 +1,737 @@
+// Elementwise front ends: type promotion, broadcasting, casts/copies, unary, binary and ternary
+// ops with their backward formulas, and the in-place machinery.
+#include <cmath>
+#include "ops/internal.h"
+
+namespace ampgrad {
+
+// ---------------------------------------------------------------- promotion and broadcasting
+namespace {
+thread_local ScalarType t_default_dtype = ScalarType::Float32;
+}
+ScalarType default_dtype() { return t_default_dtype; }
+void set_default_dtype(ScalarType t) {
+  AG_CHECK_TYPE(t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Float16 || t == ScalarType::BFloat16,
+                "only floating-point types are supported as the default type");
+  t_default_dtype = t;
+}
+
+Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device) { return full({}, s, dtype, device); }
+
+Tensor wrap_scalar(Scalar s) {
+  Tensor t = full({}, s, s.dtype());
+  t.impl()->wrapped_number = true;
+  return t;
+}
+
+bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.device().is_cpu(); }
+
+// Note [Type promotion]: torch's three categories: tensors with dims, 0-dim tensors, and wrapped
+// Python numbers. A lower category only matters when it is a higher kind (bool < int < float).
+ScalarType result_type(const std::vector<const Tensor*>& ts) {
+  ScalarType dim_t = ScalarType::Undefined, zero_t = ScalarType::Undefined, wrapped_t = ScalarType::Undefined;
+  for (const Tensor* t : ts) {
+    if (!t || !t->defined()) continue;
+    ScalarType cur = t->dtype();
+    if (t->impl()->wrapped_number) {
+      if (is_floating(cur)) cur = default_dtype();
+      wrapped_t = promote_types(wrapped_t, cur);
+    } else if (t->dim() == 0) {
+      zero_t = promote_types(zero_t, cur);
+    } else {
+      dim_t = promote_types(dim_t, cur);
+    }
+  }
+  auto combine = [](ScalarType higher, ScalarType lower) {
+    if (higher == ScalarType::Undefined) return lower;
+    if (is_floating(higher)) return higher;
+    if (higher == ScalarType::Bool || is_floating(lower)) return promote_types(higher, lower);
+    return higher;
+  };
+  return combine(dim_t, combine(zero_t, wrapped_t));
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      AG_THROW(RuntimeError, "The size of tensor a (", da, ") must match the size of tensor b (", db,
+               ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// A stride-0 view of `t` at `sizes` (no autograd: used for kernel operands).
+Tensor expand(const Tensor& t, const Shape& sizes) {
+  if (t.sizes() == sizes) return t;
+  size_t n = sizes.size(), k = t.dim();
+  AG_CHECK(n >= k, "expand: the number of sizes provided (", n, ") must be greater or equal to the number of dimensions in the tensor (", k, ")");
+  Shape st(n, 0);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t sz = t.sizes()[i], want = sizes[n - k + i];
+    AG_CHECK(sz == want || sz == 1, "The expanded size of the tensor (", want, ") must match the existing size (", sz,
+             ") at non-singleton dimension ", n - k + i, ".  Target sizes: ", shape_str(sizes), ".  Tensor sizes: ", shape_str(t.sizes()));
+    st[n - k + i] = sz == 1 ? 0 : t.strides()[i];
+  }
+  Tensor v = make_view(t, sizes, st, t.storage_offset());
+  v.impl()->wrapped_number = t.impl()->wrapped_number;
+  return v;
+}
+
+Tensor sum_to(const Tensor& t, const Shape& shape) {
+  if (t.sizes() == shape) return t;
+  IntList dims;
+  int64_t lead = t.dim() - static_cast<int64_t>(shape.size());
+  for (int64_t i = 0; i < lead; ++i) dims.push_back(i);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1 && t.sizes()[lead + i] != 1) dims.push_back(lead + i);
+  Tensor r = dims.empty() ? t : sum(t, dims, true, std::nullopt);
+  if (lead > 0 || r.sizes() != shape) r = reshape(r, shape);
+  return r;
+}
+
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.device() == b.device() || is_cpu_scalar(a) || is_cpu_scalar(b)) return;
+  AG_THROW(RuntimeError, "Expected all tensors to be on the same device, but found at least two devices, ",
+           a.device().str(), " and ", b.device().str(), "! (when checking argument for ", op, ")");
+}
+
+void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> inputs, const double* s) {
+  std::vector<const Tensor*> ops{&out};
+  for (auto* t : inputs) ops.push_back(t);
+  TensorIter it;
+  it.build(ops);
+  if (it.numel == 0) return;
+  kernel<ElementwiseKernel>(op, out.device())(it, s);
+}
+
+Tensor elementwise(Op op, const Shape& shape, ScalarType out_dtype, std::initializer_list<const Tensor*> inputs, const double* s) {
+  Tensor out = empty(shape, out_dtype, (*inputs.begin())->device());
+  run_elementwise(op, out, inputs, s);
+  return out;
+}
+
+double item_double(const Tensor& t) {
+  AG_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
+  Tensor c = t.device().is_cpu() ? t : to_device(t, Device());
+  double v = 0;
+  AG_DISPATCH_ALL(c.dtype(), "item", [&] { v = static_cast<double>(static_cast<acc_t<scalar_t>>(*c.data<scalar_t>())); });
+  return v;
+}
+
+// ---------------------------------------------------------------- casts and copies
+static Tensor copy_kernel_out(const Tensor& src, ScalarType dtype) {
+  Tensor out = empty(src.sizes(), dtype, src.device());
+  run_elementwise(Op::copy, out, {&src});
+  return out;
+}
+
+Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
+  if (t.dtype() == dtype && !copy) return t;
+  Tensor out = copy_kernel_out(t, dtype);
+  if (is_floating(dtype)) {
+    ScalarType from = t.dtype();
+    if (auto node = autograd::make_node("ToCopyBackward0", {&t}, AG_BW { return {to_dtype(g[0], from)}; }))
+      autograd::set_history(node, {&out});
+  }
+  return out;
+}
+
+Tensor clone(const Tensor& t) {
+  Tensor out = copy_kernel_out(t, t.dtype());
+  if (auto node = autograd::make_node("CloneBackward0", {&t}, AG_BW { return {g[0]}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+
+static void check_no_internal_overlap(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.strides()[d] == 0 && t.sizes()[d] > 1)
+      AG_THROW(RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a single "
+               "memory location. Please clone() the tensor before performing the operation.");
+}
+
+Tensor& copy_(Tensor& self, const Tensor& src0) {
+  check_same_device(self, src0, "copy_");
+  Shape bs = broadcast_shapes(self.sizes(), src0.sizes());
+  AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
+  check_no_internal_overlap(self);
+  bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || src0.requires_grad());
+  if (grad) check_inplace(self, "copy_");
+  Tensor src = expand(src0, self.sizes());
+  if (src.device() != self.device()) src = to_device(src, self.device());
+  if (!grad) {
+    run_elementwise(Op::copy, self, {&src});
+    self.bump_version();
+    return self;
+  }
+  // Differentiable copy: the result is src cast to self's dtype; self's old history gets zero.
+  Tensor result = to_dtype(expand_op(src0, self.sizes()), self.dtype(), true);
+  return apply_inplace(self, result, "copy_");
+}
+
+Tensor zeros_like(const Tensor& a) { return full(a.sizes(), Scalar(0.0), a.dtype(), a.device()); }
+Tensor ones_like(const Tensor& a) { return full(a.sizes(), Scalar(1.0), a.dtype(), a.device()); }
+
+// ---------------------------------------------------------------- in place (Note [In-place ops])
+// Note [In-place ops]: with autograd in play an in-place op is computed out of place (so the
+// out-of-place formula is its backward), written into self, and self's history is rebased onto
+// the result. A view's base gets a CopySlices node that routes the view's region of the gradient
+// through the new history and the rest through the old one.
+void check_inplace(const Tensor& self, const char* op) {
+  if (!autograd::GradMode::is_enabled()) return;
+  if (self.requires_grad() && self.is_leaf() && !self.is_view())
+    AG_THROW(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (self.is_view()) {
+    Tensor b = self.base();
+    if (b.requires_grad() && b.is_leaf())
+      AG_THROW(RuntimeError, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+}
+
+namespace {
+struct CopySlices : autograd::Node {
+  Shape vsizes, vstrides;
+  int64_t voffset;
+  std::string name() const override { return "CopySlices"; }
+  autograd::variable_list apply(autograd::variable_list&& g) override {
+    Tensor gb = contiguous(g[0]);
+    Tensor region = as_strided(gb, vsizes, vstrides, voffset);
+    Tensor res = clone(region);
+    Tensor rest = clone(gb);
+    if (next_edges[0].valid()) {
+      Tensor hole = make_view(rest, vsizes, vstrides, rest.storage_offset() + voffset);
+      autograd::AutoGradMode off(false);
+      fill_(hole, Scalar(0.0));
+    }
+    return {next_edges[0].valid() ? rest : Tensor(), res};
+  }
+};
+}  // namespace
+
+Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
+  check_inplace(self, op);
+  {
+    autograd::AutoGradMode off(false);
+    Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
+    run_elementwise(Op::copy, self, {&src});
+  }
+  self.bump_version();
+  if (!result.requires_grad()) return self;
+  if (!self.is_view()) {
+    auto& m = self.ensure_autograd_meta();
+    Tensor r = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
+    m.requires_grad = true;
+    m.grad_fn = r.grad_fn();
+    m.output_nr = r.output_nr();
+    return self;
+  }
+  Tensor base = self.base();
+  AG_CHECK(base.is_contiguous(), "[", op, "] in-place operation on a view of a non-contiguous tensor that requires grad is not supported");
+  auto node = std::make_shared<CopySlices>();
+  node->vsizes = self.sizes();
+  node->vstrides = self.strides();
+  node->voffset = self.storage_offset() - base.storage_offset();
+  node->next_edges = {autograd::gradient_edge(base), autograd::gradient_edge(result)};
+  node->input_meta.push_back({base.sizes(), base.dtype(), base.device()});
+  auto& bm = base.ensure_autograd_meta();
+  bm.requires_grad = true;
+  bm.grad_fn = node;
+  bm.output_nr = 0;
+  // The view now reads the new history through its base.
+  Tensor v = as_strided(base, self.sizes(), self.strides(), self.storage_offset());
+  auto& sm = self.ensure_autograd_meta();
+  sm.requires_grad = true;
+  sm.grad_fn = v.grad_fn();
+  sm.output_nr = 0;
+  return self;
+}
+
+// ---------------------------------------------------------------- unary
+namespace {
+enum Save { IN, OUT, NONE_ };
+
+Tensor unary_impl(Op op, const Tensor& a0, bool to_float, const char* bw_name, Save save,
+                  std::function<variable_list(FunctionNode&, const variable_list&)> bw, const double* s = nullptr) {
+  Tensor a = a0;
+  AG_AUTOCAST(op, &a);
+  if (to_float && !is_floating(a.dtype())) a = to_dtype(a, default_dtype());
+  Tensor out = elementwise(op, a.sizes(), a.dtype(), {&a}, s);
+  if (bw && is_floating(out.dtype()))
+    if (auto node = autograd::make_node(bw_name, {&a}, std::move(bw))) {
+      autograd::set_history(node, {&out});
+      if (save == IN) node->save(a);
+      if (save == OUT) node->save(out, true);
+    }
+  return out;
+}
+constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622692545275801365;
+}  // namespace
+
+#define AG_UNARY(name, to_float, bw_name, save, formula)                                              \
+  Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
+  Tensor& name##_(Tensor& a) {                                                                        \
+    if (!autograd::GradMode::is_enabled() || !a.requires_grad()) {                                    \
+      AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type Float can't be cast to the desired output type ", dtype_name(a.dtype())); \
+      check_no_internal_overlap(a);                                                                   \
+      run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
+    }                                                                                                 \
+    return apply_inplace(a, name(a), #name "_");                                                      \
+  }
+#define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY(name, false, bw_name, NONE_, zeros_like(g[0]))
+
+AG_UNARY(neg, false, "NegBackward0", NONE_, -g[0])
+AG_UNARY(exp, true, "ExpBackward0", OUT, g[0] * x)
+AG_UNARY(exp2, true, "Exp2Backward0", OUT, g[0] * x * kLn2)
+AG_UNARY(expm1, true, "Expm1Backward0", OUT, g[0] * (x + 1.0))
+AG_UNARY(log, true, "LogBackward0", IN, g[0] / x)
+AG_UNARY(log2, true, "Log2Backward0", IN, g[0] / (x * kLn2))
+AG_UNARY(log10, true, "Log10Backward0", IN, g[0] / (x * kLn10))
+AG_UNARY(log1p, true, "Log1PBackward0", IN, g[0] / (x + 1.0))
+AG_UNARY(sqrt, true, "SqrtBackward0", OUT, g[0] / (x * 2.0))
+AG_UNARY(rsqrt, true, "RsqrtBackward0", OUT, g[0] * x * x * x * -0.5)
+AG_UNARY(reciprocal, true, "ReciprocalBackward0", OUT, -g[0] * x * x)
+AG_UNARY(abs, false, "AbsBackward0", IN, g[0] * sign(x))
+AG_UNARY(sign, false, "SignBackward0", NONE_, zeros_like(g[0]))
+AG_UNARY(sin, true, "SinBackward0", IN, g[0] * cos(x))
+AG_UNARY(cos, true, "CosBackward0", IN, -g[0] * sin(x))
+AG_UNARY(tan, true, "TanBackward0", OUT, g[0] * (x * x + 1.0))
+AG_UNARY(asin, true, "AsinBackward0", IN, g[0] * rsqrt(1.0 - x * x))
+AG_UNARY(acos, true, "AcosBackward0", IN, -g[0] * rsqrt(1.0 - x * x))
+AG_UNARY(atan, true, "AtanBackward0", IN, g[0] / (x * x + 1.0))
+AG_UNARY(sinh, true, "SinhBackward0", IN, g[0] * cosh(x))
+AG_UNARY(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
+AG_UNARY(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
+AG_UNARY(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
+AG_UNARY(relu, false, "ReluBackward0", OUT, g[0] * compare(Op::gt, x, wrap_scalar(0.0)))
+AG_UNARY(silu, true, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
+AG_UNARY(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
+AG_UNARY(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
+AG_UNARY_NOGRAD(floor, "FloorBackward0")
+AG_UNARY_NOGRAD(ceil, "CeilBackward0")
+AG_UNARY_NOGRAD(trunc, "TruncBackward0")
+AG_UNARY(frac, true, "FracBackward0", NONE_, g[0])
+AG_UNARY(logical_not, false, "", NONE_, g[0])
+AG_UNARY(bitwise_not, false, "", NONE_, g[0])
+
+Tensor round(const Tensor& a, int64_t decimals) {
+  double s[1] = {static_cast<double>(decimals)};
+  return unary_impl(Op::round, a, false, "RoundBackward0", NONE_, AG_BW { return {zeros_like(g[0])}; }, s);
+}
+
+Tensor gelu(const Tensor& a, const std::string& approximate) {
+  AG_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
+  AG_CHECK_TYPE(is_floating(a.dtype()), "\"GeluKernelImpl\" not implemented for '", dtype_name(a.dtype()), "'");
+  if (approximate == "none")
+    return unary_impl(Op::gelu, a, true, "GeluBackward0", IN, AG_BW {
+      Tensor x = c.get(0);
+      Tensor cdf = (erf(x * 0.70710678118654752440) + 1.0) * 0.5;
+      Tensor pdf = exp(x * x * -0.5) * 0.39894228040143267794;
+      return {g[0] * (cdf + x * pdf)};
+    });
+  return unary_impl(Op::gelu_tanh, a, true, "GeluBackward0", IN, AG_BW {
+    Tensor x = c.get(0);
+    const double k = 0.79788456080286535588, k1 = 0.044715;
+    Tensor inner = (x + x * x * x * k1) * k;
+    Tensor t = tanh(inner);
+    Tensor dinner = (x * x * (3.0 * k1) + 1.0) * k;
+    return {g[0] * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * dinner)};
+  });
+}
+
+Tensor softplus(const Tensor& a, double beta, double threshold) {
+  double s[2] = {beta, threshold};
+  return unary_impl(Op::softplus, a, true, "SoftplusBackward0", IN, AG_BW {
+    Tensor x = c.get(0);
+    Tensor z = x * beta;
+    return {where(compare(Op::gt, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};
+  }, s);
+}
+
+Tensor isnan(const Tensor& a) { return elementwise(Op::isnan, a.sizes(), ScalarType::Bool, {&a}); }
+Tensor isinf(const Tensor& a) { return elementwise(Op::isinf, a.sizes(), ScalarType::Bool, {&a}); }
+Tensor isfinite(const Tensor& a) { return elementwise(Op::isfinite, a.sizes(), ScalarType::Bool, {&a}); }
+
+Tensor nan_to_num(const Tensor& a, std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
+  double big = 0;
+  AG_DISPATCH_ALL(a.dtype(), "nan_to_num", [&] {
+    if constexpr (std::is_same_v<scalar_t, Half>) big = 65504.0;
+    else if constexpr (std::is_same_v<scalar_t, BFloat16>) big = 3.3895313892515355e38;
+    else if constexpr (std::is_same_v<scalar_t, bool>) big = 1;
+    else big = static_cast<double>(std::numeric_limits<scalar_t>::max());
+  });
+  double s[3] = {nan.value_or(0.0), posinf.value_or(big), neginf.value_or(-big)};
+  if (!is_floating(a.dtype())) return clone(a);
+  return unary_impl(Op::nan_to_num, a, false, "NanToNumBackward0", IN, AG_BW {
+    return {g[0] * isfinite(c.get(0))};
+  }, s);
+}
+
+// ---------------------------------------------------------------- binary
+namespace {
+// Prepares operands in the compute dtype. A 0-dim CPU operand of a floating op is passed to the
+// kernel as a scalar in fp32/fp64 registers, as torch's CPU kernels do (no rounding to fp16).
+struct Binary {
+  Tensor a, b;
+  ScalarType dt;
+  Shape shape;
+  double s[4] = {0, 0, 1, 0};  // scalar value, scalar position (0 none, 1 b, 2 a), alpha, extra
+};
+
+Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
+  check_same_device(a, b, op_name(op));
+  Binary r;
+  r.dt = result_type({&a, &b});
+  if (want_float && !is_floating(r.dt)) r.dt = default_dtype();
+  r.shape = broadcast_shapes(a.sizes(), b.sizes());
+  if (is_floating(r.dt) && b.dim() == 0 && a.dim() > 0 && b.device().is_cpu()) {
+    r.s[0] = item_double(b); r.s[1] = 1;
+    r.a = to_dtype(a, r.dt);
+  } else if (is_floating(r.dt) && a.dim() == 0 && b.dim() > 0 && a.device().is_cpu()) {
+    r.s[0] = item_double(a); r.s[1] = 2;
+    r.b = to_dtype(b, r.dt);
+  } else {
+    r.a = expand(to_dtype(a, r.dt), r.shape);
+    r.b = expand(to_dtype(b, r.dt), r.shape);
+  }
+  return r;
+}
+
+Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
+  Tensor out = empty(p.shape, out_dt, p.a.defined() ? p.a.device() : p.b.device());
+  if (p.s[1] == 1) run_elementwise(op, out, {&p.a}, p.s);
+  else if (p.s[1] == 2) run_elementwise(op, out, {&p.b}, p.s);
+  else run_elementwise(op, out, {&p.a, &p.b}, p.s);
+  return out;
+}
+
+void record2(const char* name, const Tensor& a, const Tensor& b, Tensor& out, bool save_a, bool save_b,
+             std::function<variable_list(FunctionNode&, const variable_list&)> bw, bool save_out = false) {
+  if (!is_floating(out.dtype())) return;
+  if (auto node = autograd::make_node(name, {&a, &b}, std::move(bw))) {
+    autograd::set_history(node, {&out});
+    node->save(save_a ? a : Tensor());
+    node->save(save_b ? b : Tensor());
+    if (save_out) node->save(out, true);
+  }
+}
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
+  AG_CHECK(!(a.dtype() == ScalarType::Bool && b.dtype() == ScalarType::Bool && alpha.kind != Scalar::Bool && alpha.i != 1) ,
+           "Boolean alpha only supported for Boolean results.");
+  Binary p = prepare(Op::add, a, b, false);
+  AG_CHECK(is_floating(p.dt) || alpha.kind != Scalar::Float,
+           "For integral input tensors, argument alpha must not be a floating point number.");
+  p.s[2] = alpha.to_double();
+  Tensor out = run_binary(Op::add, p, p.dt);
+  double al = alpha.to_double();
+  record2("AddBackward0", a, b, out, false, false, AG_BW {
+    return {g[0], c.needs_input_grad(1) ? (al == 1.0 ? g[0] : g[0] * al) : Tensor()};
+  });
+  return out;
+}
+
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
+  AG_CHECK(a.dtype() != ScalarType::Bool && b.dtype() != ScalarType::Bool,
+           "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead.");
+  Binary p = prepare(Op::sub, a, b, false);
+  p.s[2] = alpha.to_double();
+  Tensor out = run_binary(Op::sub, p, p.dt);
+  double al = alpha.to_double();
+  record2("SubBackward0", a, b, out, false, false, AG_BW {
+    return {g[0], c.needs_input_grad(1) ? (al == 1.0 ? -g[0] : g[0] * -al) : Tensor()};
+  });
+  return out;
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Binary p = prepare(Op::mul, a, b, false);
+  Tensor out = run_binary(Op::mul, p, p.dt);
+  bool ga = a.requires_grad(), gb = b.requires_grad();
+  record2("MulBackward0", a, b, out, gb, ga, AG_BW {
+    return {c.needs_input_grad(0) ? g[0] * c.get(1) : Tensor(), c.needs_input_grad(1) ? g[0] * c.get(0) : Tensor()};
+  });
+  return out;
+}
+
+Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
+  if (mode.empty()) {
+    Binary p = prepare(Op::div, a, b, true);
+    Tensor out = run_binary(Op::div, p, p.dt);
+    record2("DivBackward0", a, b, out, b.requires_grad(), true, AG_BW {
+      Tensor bb = c.get(1);
+      return {c.needs_input_grad(0) ? g[0] / bb : Tensor(), c.needs_input_grad(1) ? -g[0] * c.get(0) / (bb * bb) : Tensor()};
+    });
+    return out;
+  }
+  AG_CHECK(mode == "trunc" || mode == "floor",
+           "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", mode, "'");
+  Op op = mode == "trunc" ? Op::div_trunc : Op::div_floor;
+  Binary p = prepare(op, a, b, false);
+  if (!is_floating(p.dt) && p.b.defined()) {  // integer division by zero
+    Tensor zero = compare(Op::eq, p.b, wrap_scalar(int64_t(0)));
+    AG_CHECK(item_double(any(zero, std::nullopt, false)) == 0, "ZeroDivisionError");
+  }
+  Tensor out = run_binary(op, p, p.dt);
+  record2("DivBackward2", a, b, out, false, false, AG_BW {
+    return {zeros_like(g[0]), c.needs_input_grad(1) ? zeros_like(g[0]) : Tensor()};
+  });
+  return out;
+}
+
+Tensor pow(const Tensor& a, const Tensor& b) {
+  Binary p = prepare(Op::pow, a, b, false);
+  if (!is_floating(p.dt) && b.dim() == 0 && is_integral(b.dtype(), true))
+    AG_CHECK(item_double(b) >= 0, "Integers to negative integer powers are not allowed.");
+  Tensor out = run_binary(Op::pow, p, p.dt);
+  const char* name = b.impl()->wrapped_number ? "PowBackward0" : "PowBackward1";
+  record2(name, a, b, out, true, true, AG_BW {
+    Tensor x = c.get(0), e = c.get(1), y = c.get(2);
+    Tensor ga, gb;
+    if (c.needs_input_grad(0)) {
+      ga = g[0] * e * pow(x, e - 1.0);
+      ga = where(compare(Op::eq, e, wrap_scalar(0.0)), zeros_like(ga), ga);
+    }
+    if (c.needs_input_grad(1)) {
+      gb = g[0] * y * log(x);
+      Tensor zero_base = logical(Op::logical_and, compare(Op::eq, x, wrap_scalar(0.0)), compare(Op::ge, e, wrap_scalar(0.0)));
+      gb = where(zero_base, zeros_like(gb), gb);
+    }
+    return {ga, gb};
+  }, true);
+  return out;
+}
+
+Tensor atan2(const Tensor& a0, const Tensor& b0) {
+  Tensor a = a0, b = b0;
+  AG_AUTOCAST(Op::atan2, &a, &b);
+  Binary p = prepare(Op::atan2, a, b, true);
+  Tensor out = run_binary(Op::atan2, p, p.dt);
+  record2("Atan2Backward0", a, b, out, true, true, AG_BW {
+    Tensor x = c.get(0), y = c.get(1), r = x * x + y * y;
+    return {c.needs_input_grad(0) ? g[0] * y / r : Tensor(), c.needs_input_grad(1) ? -g[0] * x / r : Tensor()};
+  });
+  return out;
+}
+
+static Tensor minmax(Op op, const char* name, const Tensor& a, const Tensor& b) {
+  Binary p = prepare(op, a, b, false);
+  Tensor out = run_binary(op, p, p.dt);
+  Op lose = op == Op::maximum ? Op::lt : Op::gt;
+  record2(name, a, b, out, true, true, AG_BW {
+    Tensor x = c.get(0), y = c.get(1);
+    Tensor half_g = where(compare(Op::eq, x, y), g[0] * 0.5, g[0]);
+    Tensor ga = where(compare(lose, x, y), zeros_like(half_g), half_g);
+    Tensor gb = where(compare(lose, y, x), zeros_like(half_g), half_g);
+    return {ga, gb};
+  });
+  return out;
+}
+Tensor maximum(const Tensor& a, const Tensor& b) { return minmax(Op::maximum, "MaximumBackward0", a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return minmax(Op::minimum, "MinimumBackward0", a, b); }
+
+static Tensor modop(Op op, const char* name, const Tensor& a, const Tensor& b) {
+  Binary p = prepare(op, a, b, false);
+  if (!is_floating(p.dt) && p.b.defined()) {
+    Tensor zero = compare(Op::eq, p.b, wrap_scalar(int64_t(0)));
+    AG_CHECK(item_double(any(zero, std::nullopt, false)) == 0, "ZeroDivisionError");
+  }
+  Tensor out = run_binary(op, p, p.dt);
+  bool is_fmod = op == Op::fmod;
+  record2(name, a, b, out, true, true, AG_BW {
+    Tensor q = c.needs_input_grad(1) ? div(c.get(0), c.get(1), is_fmod ? "trunc" : "floor") : Tensor();
+    return {g[0], c.needs_input_grad(1) ? -g[0] * q : Tensor()};
+  });
+  return out;
+}
+Tensor fmod(const Tensor& a, const Tensor& b) { return modop(Op::fmod, "FmodBackward1", a, b); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return modop(Op::remainder, "RemainderBackward1", a, b); }
+
+Tensor compare(Op op, const Tensor& a, const Tensor& b) {
+  Binary p = prepare(op, a, b, false);
+  return run_binary(op, p, ScalarType::Bool);
+}
+
+Tensor logical(Op op, const Tensor& a, const Tensor& b) {
+  check_same_device(a, b, op_name(op));
+  Shape shape = broadcast_shapes(a.sizes(), b.sizes());
+  Tensor x = expand(to_dtype(a, ScalarType::Bool), shape), y = expand(to_dtype(b, ScalarType::Bool), shape);
+  return elementwise(op, shape, ScalarType::Bool, {&x, &y});
+}
+
+Tensor bitwise(Op op, const Tensor& a, const Tensor& b) {
+  Binary p = prepare(op, a, b, false);
+  AG_CHECK_TYPE(!is_floating(p.dt), "\"", op_name(op), "_cpu\" not implemented for '", dtype_name(p.dt), "'");
+  return run_binary(op, p, p.dt);
+}
+
+static Tensor binary_dispatch(Op op, const Tensor& a, const Tensor& b, Scalar alpha, const std::string& mode) {
+  switch (op) {
+    case Op::add: return add(a, b, alpha);
+    case Op::sub: return sub(a, b, alpha);
+    case Op::mul: return mul(a, b);
+    case Op::div: return div(a, b, mode);
+    case Op::pow: return pow(a, b);
+    case Op::atan2: return atan2(a, b);
+    case Op::maximum: return maximum(a, b);
+    case Op::minimum: return minimum(a, b);
+    case Op::fmod: return fmod(a, b);
+    case Op::remainder: return remainder(a, b);
+    case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: return compare(op, a, b);
+    case Op::logical_and: case Op::logical_or: case Op::logical_xor: return logical(op, a, b);
+    case Op::bitwise_and: case Op::bitwise_or: case Op::bitwise_xor: return bitwise(op, a, b);
+    default: AG_THROW(RuntimeError, "binary_: unsupported op ", op_name(op));
+  }
+}
+
+Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const std::string& mode) {
+  ScalarType rt = result_type({&self, &other});
+  if ((op == Op::div && mode.empty()) && !is_floating(rt)) rt = default_dtype();
+  bool is_cmp = op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge ||
+                op == Op::logical_and || op == Op::logical_or || op == Op::logical_xor;
+  if (!is_cmp)
+    AG_CHECK(can_cast(rt, self.dtype()), "result type ", dtype_name(rt) == std::string("float32") ? "Float" : dtype_name(rt),
+             " can't be cast to the desired output type ", dtype_name(self.dtype()));
+  Shape bs = broadcast_shapes(self.sizes(), other.sizes());
+  AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
+  check_no_internal_overlap(self);
+  bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
+  if (grad) check_inplace(self, op_name(op));
+  Tensor result;
+  {
+    // Without autograd the result is computed then written back; the copy is cheap next to the
+    // op and keeps one code path (Note [In-place ops]).
+    autograd::AutoGradMode m(grad);
+    Tensor selfv = grad ? self : detach(self);
+    result = binary_dispatch(op, selfv, other, alpha, mode);
+  }
+  if (!grad) {
+    Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
+    run_elementwise(Op::copy, self, {&src});
+    self.bump_version();
+    return self;
+  }
+  return apply_inplace(self, result, op_name(op));
+}
+
+// ---------------------------------------------------------------- ternary
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  AG_CHECK(cond.dtype() == ScalarType::Bool || cond.dtype() == ScalarType::UInt8,
+           "where expected condition to be a boolean tensor, but got a tensor with dtype ", dtype_name(cond.dtype()));
+  check_same_device(a, b, "where");
+  ScalarType dt = result_type({&a, &b});
+  Shape shape = broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes()));
+  Tensor cc = expand(to_dtype(cond, ScalarType::Bool), shape);
+  Tensor x = expand(to_dtype(a, dt), shape), y = expand(to_dtype(b, dt), shape);
+  Tensor out = elementwise(Op::where, shape, dt, {&cc, &x, &y});
+  if (is_floating(dt))
+    if (auto node = autograd::make_node("WhereBackward0", {nullptr, &a, &b}, AG_BW {
+          Tensor m = c.get(0), z = zeros_like(g[0]);
+          return {Tensor(), c.needs_input_grad(1) ? where(m, g[0], z) : Tensor(), c.needs_input_grad(2) ? where(m, z, g[0]) : Tensor()};
+        })) {
+      autograd::set_history(node, {&out});
+      node->save(cond);
+    }
+  return out;
+}
+
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
+  ScalarType dt = result_type({&a, &b});
+  AG_CHECK(is_floating(dt), "lerp: expected a floating point tensor");
+  Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), w.sizes());
+  Tensor x = expand(to_dtype(a, dt), shape), y = expand(to_dtype(b, dt), shape), ww = expand(to_dtype(w, dt), shape);
+  Tensor out = elementwise(Op::lerp, shape, dt, {&x, &y, &ww});
+  if (auto node = autograd::make_node("LerpBackward1", {&a, &b, &w}, AG_BW {
+        Tensor x = c.get(0), y = c.get(1), w = c.get(2);
+        return {c.needs_input_grad(0) ? g[0] * (1.0 - w) : Tensor(), c.needs_input_grad(1) ? g[0] * w : Tensor(),
+                c.needs_input_grad(2) ? g[0] * (y - x) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(a); node->save(b); node->save(w);
+  }
+  return out;
+}
+
+static Tensor addc(Op op, const char* name, const Tensor& s0, const Tensor& t10, const Tensor& t20, Scalar value) {
+  Tensor s = s0, t1 = t10, t2 = t20;
+  AG_AUTOCAST(op, &s, &t1, &t2);
+  ScalarType dt = result_type({&s, &t1, &t2});
+  if (op == Op::addcdiv)
+    AG_CHECK(is_floating(dt), "Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
+             "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+             "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+             "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "
+             "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  Shape shape = broadcast_shapes(broadcast_shapes(s.sizes(), t1.sizes()), t2.sizes());
+  Tensor x = expand(to_dtype(s, dt), shape), y = expand(to_dtype(t1, dt), shape), z = expand(to_dtype(t2, dt), shape);
+  double sc[1] = {value.to_double()};
+  Tensor out = elementwise(op, shape, dt, {&x, &y, &z}, sc);
+  double v = value.to_double();
+  bool is_mul = op == Op::addcmul;
+  if (is_floating(dt))
+    if (auto node = autograd::make_node(name, {&s, &t1, &t2}, AG_BW {
+          Tensor a = c.get(0), b = c.get(1);
+          if (is_mul) return {g[0], c.needs_input_grad(1) ? g[0] * b * v : Tensor(), c.needs_input_grad(2) ? g[0] * a * v : Tensor()};
+          return {g[0], c.needs_input_grad(1) ? g[0] * v / b : Tensor(), c.needs_input_grad(2) ? -g[0] * v * a / (b * b) : Tensor()};
+        })) {
+      autograd::set_history(node, {&out});
+      node->save(t1); node->save(t2);
+    }
+  return out;
+}
+Tensor addcmul(const Tensor& s, const Tensor& t1, const Tensor& t2, Scalar v) { return addc(Op::addcmul, "AddcmulBackward0", s, t1, t2, v); }
+Tensor addcdiv(const Tensor& s, const Tensor& t1, const Tensor& t2, Scalar v) { return addc(Op::addcdiv, "AddcdivBackward0", s, t1, t2, v); }
+
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  AG_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  ScalarType dt = a.dtype();
+  if (!is_floating(dt) && ((lo && lo->kind == Scalar::Float) || (hi && hi->kind == Scalar::Float))) dt = default_dtype();
+  Tensor x = to_dtype(a, dt);
+  double inf = std::numeric_limits<double>::infinity();
+  double s[2] = {lo ? lo->to_double() : -inf, hi ? hi->to_double() : inf};
+  Tensor out = elementwise(Op::clamp, x.sizes(), dt, {&x}, s);
+  if (is_floating(dt))
+    if (auto node = autograd::make_node("ClampBackward1", {&x}, AG_BW {
+          Tensor v = c.get(0);
+          Tensor keep = logical(Op::logical_and, compare(Op::ge, v, wrap_scalar(s[0])), compare(Op::le, v, wrap_scalar(s[1])));
+          return {g[0] * keep};
+        })) {
+      autograd::set_history(node, {&out});
+      node->save(x);
+    }
+  return out;
+}
+
+Tensor clamp(const Tensor& a, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
+  AG_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  Tensor r = a;
+  if (lo) r = maximum(r, *lo);
+  if (hi) r = minimum(r, *hi);
+  return r;
+}
+
+}  // namespace ampgrad
+
+namespace ampgrad {
+Tensor to_device(const Tensor& t, Device device, bool copy) {
+  if (t.device() == device) return copy ? clone(t) : t;
+  if (device.is_cuda()) AG_CHECK(cuda::is_available(), "Torch not compiled with CUDA enabled");
+  Tensor src = contiguous(detach(t));
+  Tensor out = empty(t.sizes(), t.dtype(), device);
+  cuda::memcpy_device(out.data_ptr(), device, src.data_ptr(), src.device(), static_cast<size_t>(t.numel() * itemsize(t.dtype())));
+  Device from = t.device();
+  if (is_floating(t.dtype()))
+    if (auto node = autograd::make_node("ToCopyBackward0", {&t}, AG_BW { return {to_device(g[0], from)}; }))
+      autograd::set_history(node, {&out});
+  return out;
+}
+}  // namespace ampgrad

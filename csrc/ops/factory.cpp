@@ -1,0 +1,107 @@
+// Creation ops and random fills. The CPU generator reproduces torch's CPU streams (mt19937 with
+// torch's float transforms), so seeded runs give torch's numbers.
+#include <cmath>
+#include "ops/internal.h"
+
+namespace ampgrad {
+
+Tensor& fill_(Tensor& t, Scalar value) {
+  if (t.requires_grad() && autograd::GradMode::is_enabled()) {
+    check_inplace(t, "fill_");
+    autograd::AutoGradMode off(false);
+  }
+  double s[1] = {value.to_double()};
+  if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
+  t.bump_version();
+  if (t.requires_grad() && !t.is_leaf() && autograd::GradMode::is_enabled()) {
+    // The filled tensor no longer depends on its history.
+    auto& m = t.ensure_autograd_meta();
+    m.grad_fn = nullptr;
+    m.requires_grad = false;
+  }
+  return t;
+}
+
+Tensor& fill_(Tensor& t, const Tensor& value) {
+  AG_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(), " dimensions.");
+  if (value.requires_grad() && autograd::GradMode::is_enabled()) return copy_(t, value);
+  Scalar v = is_floating(value.dtype()) ? Scalar(item_double(value)) : Scalar(static_cast<int64_t>(item_double(value)));
+  return fill_(t, v);
+}
+
+Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device) {
+  Tensor t = empty(sizes, dtype, device);
+  double s[1] = {value.kind == Scalar::Float ? value.d : static_cast<double>(value.i)};
+  if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
+  return t;
+}
+
+Tensor arange(double start, double end, double step, ScalarType dtype, Device device) {
+  AG_CHECK(step != 0, "step must be nonzero");
+  AG_CHECK(std::isfinite(start) && std::isfinite(end), "unsupported range: ", start, " -> ", end);
+  AG_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), "upper bound and larger bound inconsistent with step sign");
+  int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+  Tensor t = empty({std::max<int64_t>(n, 0)}, dtype, device);
+  double s[2] = {start, step};
+  if (t.numel() > 0) run_elementwise(Op::arange, t, {}, s);
+  return t;
+}
+
+Tensor linspace(double start, double end, int64_t steps, ScalarType dtype, Device device) {
+  AG_CHECK(steps >= 0, "number of steps must be non-negative");
+  Tensor t = empty({steps}, dtype, device);
+  double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  double s[4] = {start, step, static_cast<double>(steps / 2), end};
+  if (steps == 1) s[2] = 1;
+  if (t.numel() > 0) run_elementwise(Op::linspace, t, {}, s);
+  return t;
+}
+
+Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device) {
+  AG_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  AG_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  Tensor t = full({n, m}, Scalar(0.0), dtype, device);
+  int64_t k = std::min(n, m);
+  if (k > 0) {
+    Tensor d = make_view(t, {k}, {m + 1}, 0);
+    double s[1] = {1.0};
+    run_elementwise(Op::fill, d, {}, s);
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------- random
+Tensor& uniform_(Tensor& t, double from, double to) {
+  AG_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  AG_CHECK_TYPE(is_floating(t.dtype()), "\"check_uniform_bounds\" not implemented for '", dtype_name(t.dtype()), "'");
+  check_inplace(t, "uniform_");
+  kernel<RandomKernel>(Op::uniform, t.device())(t, from, to);
+  t.bump_version();
+  return t;
+}
+
+Tensor& normal_(Tensor& t, double mean, double std) {
+  AG_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  AG_CHECK_TYPE(is_floating(t.dtype()), "\"normal_kernel_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
+  check_inplace(t, "normal_");
+  kernel<RandomKernel>(Op::normal, t.device())(t, mean, std);
+  t.bump_version();
+  return t;
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device) {
+  AG_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
+  Tensor t = empty(sizes, dtype, device);
+  kernel<RandomKernel>(Op::randperm, t.device())(t, static_cast<double>(low), static_cast<double>(high));
+  return t;
+}
+
+Tensor randperm(int64_t n, ScalarType dtype, Device device) {
+  AG_CHECK(n >= 0, "n must be non-negative, got", n);
+  Tensor t = arange(0, static_cast<double>(n), 1, dtype, device);
+  // a = -1 marks "shuffle in place" for the randperm kernel.
+  kernel<RandomKernel>(Op::randperm, t.device())(t, -1, static_cast<double>(n));
+  return t;
+}
+
+}  // namespace ampgrad

@@ -1,0 +1,416 @@
+// Shape and indexing ops that copy. Advanced indexing, gather/scatter and the index_* family all
+// reduce to two kernels that read or write by element offsets (Note [Offset indexing]).
+#include "ops/internal.h"
+
+namespace ampgrad {
+
+namespace {
+// Note [Offset indexing]: an index expression becomes `off` (one int64 per index tuple, the
+// element offset of its base) and `roff` (the offsets of the non-indexed dims), both computed
+// with ampgrad's own int64 ops; the kernels then just read or write src[off[i] + roff[r]].
+Tensor arange_long(int64_t n, Device dev) { return arange(0, static_cast<double>(n), 1, ScalarType::Int64, dev); }
+
+Tensor wrap_index(const Tensor& idx, int64_t size, int64_t dim) {
+  autograd::AutoGradMode off(false);
+  if (idx.numel() > 0) {
+    double lo = item_double(amin(idx, std::nullopt, false)), hi = item_double(amax(idx, std::nullopt, false));
+    if (lo < -size || hi >= size)
+      AG_THROW(IndexError, "index ", static_cast<int64_t>(hi >= size ? hi : lo), " is out of bounds for dimension ", dim, " with size ", size);
+    if (lo < 0) return where(compare(Op::lt, idx, wrap_scalar(int64_t(0))), add(idx, wrap_scalar(size)), idx);
+  }
+  return idx;
+}
+
+Tensor rest_offsets(const Shape& sizes, const Shape& strides, Device dev) {
+  autograd::AutoGradMode off(false);
+  Tensor r = full({}, Scalar(int64_t(0)), ScalarType::Int64, dev);
+  for (size_t k = 0; k < sizes.size(); ++k)
+    r = add(unsqueeze(r, -1), mul(arange_long(sizes[k], dev), wrap_scalar(strides[k])));
+  return contiguous(reshape(r, {-1}));
+}
+
+struct IndexPlan {
+  std::vector<int64_t> idims, rdims;  // indexed dims, rest dims (in order)
+  std::vector<Tensor> idx;            // long indices, broadcast to ishape
+  Shape ishape;
+  bool adjacent = true;
+  Shape result_shape;                 // torch's result layout
+  IntList to_result;                  // permutation from [I..., rest...] to result order
+};
+
+IndexPlan plan_index(const Tensor& a, const std::vector<std::optional<Tensor>>& indices0) {
+  IndexPlan p;
+  // Bool masks become one long index per masked dim.
+  std::vector<std::optional<Tensor>> indices;
+  int64_t d = 0;
+  for (auto& it : indices0) {
+    if (it && (it->dtype() == ScalarType::Bool || it->dtype() == ScalarType::UInt8)) {
+      const Tensor& m = *it;
+      for (int64_t k = 0; k < m.dim(); ++k)
+        AG_CHECK_INDEX(d + k < a.dim() && m.sizes()[k] == a.sizes()[d + k], "The shape of the mask ", shape_str(m.sizes()),
+                       " at index ", k, " does not match the shape of the indexed tensor ", shape_str(a.sizes()), " at index ", d + k);
+      Tensor nz = nonzero(m);
+      for (int64_t k = 0; k < m.dim(); ++k) indices.push_back(select(nz, 1, k));
+      if (m.dim() == 0) {  // a 0-dim mask adds a dim of size 0 or 1
+        AG_THROW(NotImplementedError, "indexing with a 0-dim boolean mask is not supported");
+      }
+      d += m.dim();
+    } else {
+      if (it) AG_CHECK_INDEX(it->dtype() == ScalarType::Int64 || it->dtype() == ScalarType::Int32,
+                             "tensors used as indices must be long, int, byte or bool tensors");
+      indices.push_back(it);
+      d += 1;
+    }
+  }
+  AG_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= a.dim(), "too many indices for tensor of dimension ", a.dim(),
+                 " (got ", indices.size(), ")");
+  indices.resize(a.dim());
+  int64_t last = -2;
+  for (int64_t k = 0; k < a.dim(); ++k) {
+    if (indices[k]) {
+      if (last >= 0 && k != last + 1) p.adjacent = false;
+      last = k;
+      p.idims.push_back(k);
+    } else {
+      p.rdims.push_back(k);
+    }
+  }
+  AG_CHECK_INDEX(!p.idims.empty(), "index: at least one index tensor expected");
+  Shape is;
+  for (auto k : p.idims) is = broadcast_shapes(is, indices[k]->sizes());
+  p.ishape = is;
+  for (auto k : p.idims) p.idx.push_back(wrap_index(expand(to_dtype(*indices[k], ScalarType::Int64), is), a.sizes()[k], k));
+  // Result layout.
+  Shape rest;
+  for (auto k : p.rdims) rest.push_back(a.sizes()[k]);
+  int64_t ni = is.size();
+  int64_t before = p.adjacent ? p.idims.front() : 0;
+  for (int64_t k = 0; k < before; ++k) p.to_result.push_back(ni + k);
+  for (int64_t k = 0; k < ni; ++k) p.to_result.push_back(k);
+  for (int64_t k = before; k < static_cast<int64_t>(rest.size()); ++k) p.to_result.push_back(ni + k);
+  for (auto k : p.to_result) p.result_shape.push_back(k < ni ? is[k] : rest[k - ni]);
+  return p;
+}
+
+Tensor base_offsets(const IndexPlan& p, const Tensor& t) {
+  autograd::AutoGradMode off(false);
+  Tensor o = full(p.ishape, Scalar(int64_t(0)), ScalarType::Int64, t.device());
+  for (size_t j = 0; j < p.idims.size(); ++j) o = add(o, mul(p.idx[j], wrap_scalar(t.strides()[p.idims[j]])));
+  return contiguous(reshape(o, {-1}));
+}
+
+Tensor rest_offsets_of(const IndexPlan& p, const Tensor& t) {
+  Shape sz, st;
+  for (auto k : p.rdims) { sz.push_back(t.sizes()[k]); st.push_back(t.strides()[k]); }
+  return rest_offsets(sz, st, t.device());
+}
+
+IntList inverse_perm(const IntList& perm) {
+  IntList inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
+  return inv;
+}
+
+// Writes `values` (broadcast to the index result shape) into `dst` in place, no autograd.
+void put_into(Tensor& dst, const IndexPlan& p, const Tensor& values, bool accumulate) {
+  autograd::AutoGradMode off(false);
+  Tensor v = expand(to_dtype(values, dst.dtype()), p.result_shape);
+  v = contiguous(permute(v, inverse_perm(p.to_result)));
+  Tensor offs = base_offsets(p, dst), roff = rest_offsets_of(p, dst);
+  if (offs.numel() == 0 || roff.numel() == 0) return;
+  kernel<IndexPutKernel>(Op::index_put, dst.device())(dst, offs, roff, v, accumulate);
+}
+}  // namespace
+
+Tensor index(const Tensor& a, const std::vector<std::optional<Tensor>>& indices) {
+  IndexPlan p = plan_index(a, indices);
+  Tensor offs = base_offsets(p, a), roff = rest_offsets_of(p, a);
+  Shape flat_shape = p.ishape;
+  for (auto k : p.rdims) flat_shape.push_back(a.sizes()[k]);
+  Tensor flat = empty(flat_shape, a.dtype(), a.device());
+  if (flat.numel() > 0) {
+    Tensor o = flat;
+    kernel<IndexGatherKernel>(Op::index, a.device())(a, offs, roff, o);
+  }
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    out = detach(contiguous(permute(flat, p.to_result)));
+  }
+  Shape in_shape = a.sizes();
+  if (is_floating(a.dtype()))
+    if (auto node = autograd::make_node("IndexBackward0", {&a}, AG_BW {
+          return {index_put(full(in_shape, Scalar(0.0), g[0].dtype(), g[0].device()), indices, g[0], true)};
+        }))
+      autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indices, const Tensor& values0, bool accumulate) {
+  Tensor values = values0;
+  AG_CHECK(values.dtype() == a.dtype() || values.dim() == 0, "Index put requires the source and destination dtypes match, got ",
+           dtype_name(a.dtype()), " for the destination and ", dtype_name(values.dtype()), " for the source.");
+  IndexPlan p = plan_index(a, indices);
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    out = clone(a);
+  }
+  put_into(out, p, values, accumulate);
+  out = detach(out);
+  if (is_floating(a.dtype()))
+    if (auto node = autograd::make_node("IndexPutBackward0", {&a, &values}, AG_BW {
+          Tensor ga, gv;
+          if (c.needs_input_grad(0)) ga = accumulate ? g[0] : index_put(g[0], indices, zeros_like(wrap_scalar(0.0)), false);
+          if (c.needs_input_grad(1)) gv = index(g[0], indices);
+          return {ga, gv};
+        }))
+      autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& idx) {
+  AG_CHECK_INDEX(idx.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  AG_CHECK(idx.dtype() == ScalarType::Int64 || idx.dtype() == ScalarType::Int32, "index_select(): Expected dtype int32 or int64 for index");
+  if (a.dim() == 0) return index(unsqueeze(a, 0), {reshape(idx, {-1})}).dim() ? reshape(index(unsqueeze(a, 0), {reshape(idx, {-1})}), {}) : a;
+  int64_t d = wrap_dim(dim, a.dim());
+  std::vector<std::optional<Tensor>> ind(d);
+  ind.push_back(reshape(idx, {-1}));
+  return index(a, ind);
+}
+
+static std::vector<std::optional<Tensor>> gather_coords(const Tensor& a, int64_t d, const Tensor& index, const char* op) {
+  AG_CHECK(index.dtype() == ScalarType::Int64, op, "(): Expected dtype int64 for index");
+  AG_CHECK(index.dim() == a.dim() || (index.dim() <= 1 && a.dim() <= 1), "Index tensor must have the same number of dimensions as input tensor");
+  std::vector<std::optional<Tensor>> coords;
+  for (int64_t k = 0; k < a.dim(); ++k) {
+    if (k == d) { coords.push_back(index); continue; }
+    AG_CHECK(index.sizes()[k] <= a.sizes()[k], "Size does not match at dimension ", k, " expected index ", shape_str(index.sizes()),
+             " to be no larger than self ", shape_str(a.sizes()), " apart from dimension ", d);
+    Shape s(a.dim(), 1);
+    s[k] = index.sizes()[k];
+    coords.push_back(reshape(arange_long(index.sizes()[k], a.device()), IntList(s.begin(), s.end())));
+  }
+  return coords;
+}
+
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& idx) {
+  if (a.dim() == 0) return clone(a);
+  int64_t d = wrap_dim(dim, a.dim());
+  if (idx.numel() == 0) return empty(idx.sizes(), a.dtype(), a.device());
+  auto coords = gather_coords(a, d, idx, "gather");
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    out = index(a, coords);
+  }
+  Shape in_shape = a.sizes();
+  if (is_floating(a.dtype()))
+    if (auto node = autograd::make_node("GatherBackward0", {&a}, AG_BW {
+          return {scatter_add(full(in_shape, Scalar(0.0), g[0].dtype(), g[0].device()), d, idx, g[0])};
+        }))
+      autograd::set_history(node, {&out});
+  return out;
+}
+
+static Tensor scatter_impl(const char* name, const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, bool accumulate) {
+  if (a.dim() == 0) return clone(a);
+  int64_t d = wrap_dim(dim, a.dim());
+  AG_CHECK(src.dtype() == a.dtype() || src.dim() == 0, "scatter(): Expected self.dtype to be equal to src.dtype");
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    out = clone(a);
+    if (idx.numel() > 0) {
+      auto coords = gather_coords(a, d, idx, "scatter");
+      Tensor vals = src;
+      if (src.dim() > 0) {
+        for (int64_t k = 0; k < a.dim(); ++k)
+          AG_CHECK(idx.sizes()[k] <= src.sizes()[k], "Expected index ", shape_str(idx.sizes()), " to be no larger than src ", shape_str(src.sizes()));
+        for (int64_t k = 0; k < a.dim(); ++k) vals = narrow(vals, k, 0, idx.sizes()[k]);
+      }
+      IndexPlan p = plan_index(out, coords);
+      put_into(out, p, vals, accumulate);
+    }
+  }
+  out = detach(out);
+  if (is_floating(a.dtype()))
+    if (auto node = autograd::make_node(name, {&a, &src}, AG_BW {
+          Tensor ga, gs;
+          if (c.needs_input_grad(0)) ga = accumulate ? g[0] : scatter(g[0], d, idx, zeros_like(wrap_scalar(0.0)));
+          if (c.needs_input_grad(1)) gs = gather(g[0], d, idx);
+          return {ga, gs};
+        }))
+      autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
+  AG_CHECK(reduce.empty() || reduce == "add", "reduce argument must be either add or multiply, got ", reduce);
+  Tensor s = src.dim() == 0 ? to_dtype(src, a.dtype()) : src;
+  return scatter_impl("ScatterBackward0", a, dim, idx, s, reduce == "add");
+}
+
+Tensor scatter_add(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor& src0) {
+  Tensor a = a0, src = src0;
+  AG_AUTOCAST(Op::scatter_add, &a, &src);
+  return scatter_impl("ScatterAddBackward0", a, dim, idx, src, true);
+}
+
+Tensor index_add(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, Scalar alpha) {
+  int64_t d = wrap_dim(dim, a.dim());
+  AG_CHECK_INDEX(idx.dim() <= 1, "index_add_(): Index is supposed to be a vector");
+  std::vector<std::optional<Tensor>> ind(d);
+  ind.push_back(reshape(idx, {-1}));
+  Tensor s = alpha.to_double() == 1.0 ? src : mul(src, wrap_scalar(alpha));
+  return index_put(a, ind, s, true);
+}
+
+Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor& src0) {
+  Tensor a = a0, src = src0;
+  AG_AUTOCAST(Op::index_copy, &a, &src);
+  int64_t d = wrap_dim(dim, a.dim());
+  AG_CHECK_INDEX(idx.dim() <= 1, "index_copy_(): Index should have dimension 1 or 0 (got ", idx.dim(), ")");
+  std::vector<std::optional<Tensor>> ind(d);
+  ind.push_back(reshape(idx, {-1}));
+  return index_put(a, ind, src, false);
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  AG_CHECK(mask.dtype() == ScalarType::Bool, "masked_fill_ only supports boolean masks, but got mask with dtype ", dtype_name(mask.dtype()));
+  AG_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ", value.dim(), " dimension(s).");
+  Shape bs = broadcast_shapes(a.sizes(), mask.sizes());
+  AG_CHECK(bs == a.sizes(), "The size of tensor a (", a.dim() ? a.sizes().back() : 1, ") must match the size of tensor b (",
+           mask.dim() ? mask.sizes().back() : 1, ") at non-singleton dimension ", a.dim() ? a.dim() - 1 : 0);
+  return where(mask, to_dtype(value, a.dtype()), a);
+}
+
+Tensor masked_select(const Tensor& a, const Tensor& mask) {
+  AG_CHECK(mask.dtype() == ScalarType::Bool, "masked_select: expected BoolTensor for mask");
+  Shape bs = broadcast_shapes(a.sizes(), mask.sizes());
+  return index(expand_op(a, IntList(bs.begin(), bs.end())), {contiguous(expand(mask, bs))});
+}
+
+Tensor nonzero(const Tensor& a) {
+  return kernel<NonzeroKernel>(Op::nonzero, a.device())(contiguous(detach(a)));
+}
+
+Tensor cat(const std::vector<Tensor>& ts0, int64_t dim) {
+  AG_CHECK(!ts0.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  std::vector<Tensor> ts = ts0;
+  if (amp::any_enabled()) amp::apply(Op::cat, ts);
+  std::vector<const Tensor*> ptrs;
+  std::vector<Tensor> used;
+  for (auto& t : ts) {
+    if (t.dim() == 1 && t.numel() == 0 && ts.size() > 1) continue;  // legacy: skip empty 1-d
+    used.push_back(t);
+  }
+  if (used.empty()) used.push_back(ts[0]);
+  for (auto& t : used) ptrs.push_back(&t);
+  ScalarType dt = result_type(ptrs);
+  const Tensor& ref = used[0];
+  AG_CHECK(ref.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
+  int64_t d = wrap_dim(dim, ref.dim());
+  Shape shape = ref.sizes();
+  shape[d] = 0;
+  for (size_t i = 0; i < used.size(); ++i) {
+    const Tensor& t = used[i];
+    AG_CHECK(t.dim() == ref.dim(), "Tensors must have same number of dimensions: got ", ref.dim(), " and ", t.dim());
+    check_same_device(ref, t, "cat");
+    for (int64_t k = 0; k < ref.dim(); ++k)
+      AG_CHECK(k == d || t.sizes()[k] == ref.sizes()[k], "Sizes of tensors must match except in dimension ", d, ". Expected size ",
+               ref.sizes()[k], " but got size ", t.sizes()[k], " for tensor number ", i, " in the list.");
+    shape[d] += t.sizes()[d];
+  }
+  Tensor out = empty(shape, dt, ref.device());
+  IntList sizes;
+  int64_t off = 0;
+  for (auto& t : used) {
+    Tensor region = make_view(out, [&] { Shape s = shape; s[d] = t.sizes()[d]; return s; }(), out.strides(), off * out.strides()[d]);
+    Tensor src = to_dtype(detach(t), dt);
+    run_elementwise(Op::copy, region, {&src});
+    off += t.sizes()[d];
+    sizes.push_back(t.sizes()[d]);
+  }
+  if (is_floating(dt))
+    if (auto node = autograd::make_node("CatBackward0", used, AG_BW {
+          auto parts = split_with_sizes(g[0], sizes, d);
+          return variable_list(parts.begin(), parts.end());
+        }))
+      autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& ts0, int64_t dim) {
+  AG_CHECK(!ts0.empty(), "stack expects a non-empty TensorList");
+  std::vector<Tensor> ts = ts0;
+  if (amp::any_enabled()) amp::apply(Op::stack, ts);
+  int64_t d = wrap_dim(dim, ts[0].dim() + 1);
+  std::vector<Tensor> us;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    AG_CHECK(ts[i].sizes() == ts[0].sizes(), "stack expects each tensor to be equal size, but got ", shape_str(ts[0].sizes()),
+             " at entry 0 and ", shape_str(ts[i].sizes()), " at entry ", i);
+    us.push_back(unsqueeze(ts[i], d));
+  }
+  return cat(us, d);
+}
+
+static Tensor tri(const Tensor& a, int64_t k, bool lower) {
+  AG_CHECK(a.dim() >= 2, lower ? "tril" : "triu", ": input tensor must have at least 2 dimensions");
+  int64_t n = a.sizes()[a.dim() - 2], m = a.sizes()[a.dim() - 1];
+  Tensor rows = reshape(arange_long(n, a.device()), {n, 1}), cols = reshape(arange_long(m, a.device()), {1, m});
+  Tensor diff = sub(cols, rows);
+  Tensor mask = lower ? compare(Op::le, diff, wrap_scalar(k)) : compare(Op::ge, diff, wrap_scalar(k));
+  return where(mask, a, full({}, Scalar(0.0), a.dtype(), a.device()));
+}
+Tensor tril(const Tensor& a, int64_t k) { return tri(a, k, true); }
+Tensor triu(const Tensor& a, int64_t k) { return tri(a, k, false); }
+
+Tensor flip(const Tensor& a, IntList dims) {
+  Tensor r = a;
+  std::vector<bool> seen(std::max<int64_t>(a.dim(), 1), false);
+  for (int64_t d0 : dims) {
+    int64_t d = wrap_dim(d0, a.dim());
+    AG_CHECK(!seen[d], "dims has duplicates, original flip dims size=", dims.size(), ", but unique flip dims size=", dims.size() - 1);
+    seen[d] = true;
+    if (a.dim() == 0) continue;
+    int64_t n = a.sizes()[d];
+    Tensor idx = arange(static_cast<double>(n - 1), -1, -1, ScalarType::Int64, a.device());
+    r = index_select(r, d, idx);
+  }
+  return r.is_same(a) ? clone(a) : r;
+}
+
+Tensor roll(const Tensor& a, IntList shifts, IntList dims) {
+  if (dims.empty()) {
+    AG_CHECK(shifts.size() == 1, "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:0");
+    return reshape(roll(flatten(a, 0, -1), shifts, {0}), IntList(a.sizes().begin(), a.sizes().end()));
+  }
+  AG_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
+  Tensor r = a;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = wrap_dim(dims[i], a.dim());
+    int64_t n = a.sizes()[d];
+    if (n == 0) continue;
+    int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    r = cat({narrow(r, d, n - s, s), narrow(r, d, 0, n - s)}, d);
+  }
+  return r.is_same(a) ? clone(a) : r;
+}
+
+Tensor repeat(const Tensor& a, IntList reps) {
+  AG_CHECK(reps.size() >= static_cast<size_t>(a.dim()), "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  size_t lead = reps.size() - a.dim();
+  IntList view_shape, expand_shape, final_shape;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    int64_t s = i < lead ? 1 : a.sizes()[i - lead];
+    AG_CHECK(reps[i] >= 0, "Trying to create tensor with negative dimension ", reps[i]);
+    view_shape.push_back(1); view_shape.push_back(s);
+    expand_shape.push_back(reps[i]); expand_shape.push_back(s);
+    final_shape.push_back(reps[i] * s);
+  }
+  return reshape(expand_op(reshape(a, view_shape), expand_shape), final_shape);
+}
+
+}  // namespace ampgrad

@@ -1,0 +1,236 @@
+// Matrix products. Everything lands on one batched GEMM kernel ([batch, m, k] @ [batch, k, n]
+// into a contiguous [batch, m, n] with beta/alpha); composite ops fold their batch dims into it.
+#include "ops/internal.h"
+
+namespace ampgrad {
+
+namespace {
+const char* c10_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Int64: return "long int";
+    case ScalarType::Int32: return "int";
+    default: return dtype_name(t);
+  }
+}
+
+void check_mm_dtypes(const Tensor& a, const Tensor& b, const char* what) {
+  check_same_device(a, b, what);
+  AG_CHECK(a.dtype() == b.dtype(), "expected ", what, " to have the same dtype, but got: ", c10_name(a.dtype()), " != ", c10_name(b.dtype()));
+  AG_CHECK_TYPE(is_floating(a.dtype()) || a.device().is_cpu(), "\"addmm_cuda\" not implemented for '", dtype_name(a.dtype()), "'");
+}
+
+// out = beta * out + alpha * a @ b over 3-d operands (out already holds the bias when beta != 0).
+void gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha) {
+  if (out.numel() == 0) return;
+  kernel<GemmKernel>(Op::mm, a.device())(a, b, out, beta, alpha);
+}
+
+Tensor mm_raw(const Tensor& a, const Tensor& b) {
+  Tensor out = empty({a.sizes()[0], b.sizes()[1]}, a.dtype(), a.device());
+  Tensor a3 = unsqueeze(detach(a), 0), b3 = unsqueeze(detach(b), 0), o3 = unsqueeze(detach(out), 0);
+  gemm(a3, b3, o3, 0.0, 1.0);
+  return out;
+}
+
+Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+}  // namespace
+
+Tensor mm(const Tensor& a0, const Tensor& b0) {
+  Tensor a = a0, b = b0;
+  AG_AUTOCAST(Op::mm, &a, &b);
+  AG_CHECK(a.dim() == 2, "self must be a matrix");
+  AG_CHECK(b.dim() == 2, "mat2 must be a matrix");
+  AG_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.sizes()[0], "x", a.sizes()[1], " and ",
+           b.sizes()[0], "x", b.sizes()[1], ")");
+  check_mm_dtypes(a, b, "mat1 and mat2");
+  Tensor out = mm_raw(a, b);
+  if (auto node = autograd::make_node("MmBackward0", {&a, &b}, AG_BW {
+        return {c.needs_input_grad(0) ? mm(g[0], mT(c.get(1))) : Tensor(), c.needs_input_grad(1) ? mm(mT(c.get(0)), g[0]) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(b.requires_grad() ? a : Tensor());
+    node->save(a.requires_grad() ? b : Tensor());
+  }
+  return out;
+}
+
+Tensor bmm(const Tensor& a0, const Tensor& b0) {
+  Tensor a = a0, b = b0;
+  AG_AUTOCAST(Op::bmm, &a, &b);
+  AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ", b.sizes()[0]);
+  AG_CHECK(a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [", a.sizes()[0], ", ",
+           a.sizes()[2], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
+  check_mm_dtypes(a, b, "batch1 and batch2");
+  Tensor out = empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype(), a.device());
+  gemm(detach(a), detach(b), out, 0.0, 1.0);
+  if (auto node = autograd::make_node("BmmBackward0", {&a, &b}, AG_BW {
+        return {c.needs_input_grad(0) ? bmm(g[0], mT(c.get(1))) : Tensor(), c.needs_input_grad(1) ? bmm(mT(c.get(0)), g[0]) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(b.requires_grad() ? a : Tensor());
+    node->save(a.requires_grad() ? b : Tensor());
+  }
+  return out;
+}
+
+Tensor mv(const Tensor& a0, const Tensor& v0) {
+  Tensor a = a0, v = v0;
+  AG_AUTOCAST(Op::mv, &a, &v);
+  AG_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got ", a.dim(), ", ", v.dim());
+  AG_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input (", a.sizes()[0], "), mat (", a.sizes()[0], "x", a.sizes()[1],
+           "), vec (", v.sizes()[0], ")");
+  check_mm_dtypes(a, v, "mat and vec");
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    out = reshape(mm_raw(a, unsqueeze(v, 1)), {a.sizes()[0]});
+  }
+  if (auto node = autograd::make_node("MvBackward0", {&a, &v}, AG_BW {
+        return {c.needs_input_grad(0) ? outer(g[0], c.get(1)) : Tensor(), c.needs_input_grad(1) ? mv(mT(c.get(0)), g[0]) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(a); node->save(v);
+  }
+  return out;
+}
+
+Tensor dot(const Tensor& a0, const Tensor& b0) {
+  Tensor a = a0, b = b0;
+  AG_AUTOCAST(Op::dot, &a, &b);
+  AG_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
+  AG_CHECK(a.sizes()[0] == b.sizes()[0], "inconsistent tensor size, expected tensor [", a.sizes()[0], "] and src [", b.sizes()[0],
+           "] to have the same number of elements, but got ", a.sizes()[0], " and ", b.sizes()[0], " elements respectively");
+  AG_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found ", c10_name(a.dtype()), " and ", c10_name(b.dtype()));
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    out = reshape(mm_raw(unsqueeze(a, 0), unsqueeze(b, 1)), {});
+  }
+  if (auto node = autograd::make_node("DotBackward0", {&a, &b}, AG_BW {
+        return {c.needs_input_grad(0) ? g[0] * c.get(1) : Tensor(), c.needs_input_grad(1) ? g[0] * c.get(0) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(a); node->save(b);
+  }
+  return out;
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  AG_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1D tensors, got ", a.dim(), "D and ", b.dim(), "D");
+  return mul(unsqueeze(a, 1), b);
+}
+
+Tensor matmul(const Tensor& a0, const Tensor& b0) {
+  Tensor a = a0, b = b0;
+  AG_AUTOCAST(Op::matmul, &a, &b);
+  int64_t da = a.dim(), db = b.dim();
+  AG_CHECK(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db, "D");
+  if (da == 1 && db == 1) return dot(a, b);
+  if (da == 2 && db == 1) return mv(a, b);
+  if (da == 1 && db == 2) return squeeze(mm(unsqueeze(a, 0), b), IntList{0});
+  if (da == 2 && db == 2) return mm(a, b);
+  if (da >= 3 && db <= 2) {  // fold the batch into rows: one GEMM
+    Tensor bb = db == 1 ? unsqueeze(b, 1) : b;
+    int64_t k = a.sizes()[da - 1];
+    AG_CHECK(k == bb.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.numel() / std::max<int64_t>(k, 1), "x", k, " and ",
+             bb.sizes()[0], "x", bb.sizes()[1], ")");
+    Tensor r = mm(reshape(a, {-1, k}), bb);
+    IntList shape(a.sizes().begin(), a.sizes().end() - 1);
+    if (db == 2) shape.push_back(bb.sizes()[1]);
+    return reshape(r, shape);
+  }
+  // General batched case with broadcasting of batch dims.
+  Tensor x = da == 1 ? unsqueeze(a, 0) : a;
+  Tensor y = db == 1 ? unsqueeze(b, 1) : b;
+  int64_t m = x.sizes()[x.dim() - 2], k = x.sizes()[x.dim() - 1], k2 = y.sizes()[y.dim() - 2], n = y.sizes()[y.dim() - 1];
+  AG_CHECK(k == k2, "Expected size for first two dimensions of batch2 tensor to be: [", 1, ", ", k, "] but got: [", 1, ", ", k2, "].");
+  Shape ba(x.sizes().begin(), x.sizes().end() - 2), bb(y.sizes().begin(), y.sizes().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb);
+  int64_t B = shape_numel(batch);
+  IntList ea(batch.begin(), batch.end()), eb(batch.begin(), batch.end());
+  ea.push_back(m); ea.push_back(k); eb.push_back(k); eb.push_back(n);
+  Tensor r = bmm(reshape(expand_op(x, ea), {B, m, k}), reshape(expand_op(y, eb), {B, k, n}));
+  IntList shape(batch.begin(), batch.end());
+  if (da > 1) shape.push_back(m);
+  if (db > 1) shape.push_back(n);
+  return reshape(r, shape);
+}
+
+Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
+  Tensor s = s0, a = a0, b = b0;
+  AG_AUTOCAST(Op::addmm, &s, &a, &b);
+  AG_CHECK(a.dim() == 2, "mat1 must be a matrix, got ", a.dim(), "-D tensor");
+  AG_CHECK(b.dim() == 2, "mat2 must be a matrix, got ", b.dim(), "-D tensor");
+  AG_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.sizes()[0], "x", a.sizes()[1], " and ",
+           b.sizes()[0], "x", b.sizes()[1], ")");
+  check_mm_dtypes(a, b, "mat1 and mat2");
+  AG_CHECK(s.dtype() == a.dtype(), "self and mat2 must have the same dtype, but got ", c10_name(s.dtype()), " and ", c10_name(a.dtype()));
+  Shape shape{a.sizes()[0], b.sizes()[1]};
+  Shape bs = broadcast_shapes(s.sizes(), shape);
+  AG_CHECK(bs == shape, "The expanded size of the tensor (", shape[1], ") must match the existing size (", s.sizes().back(), ")");
+  double be = beta.to_double(), al = alpha.to_double();
+  Tensor out = empty(shape, a.dtype(), a.device());
+  if (be != 0) {
+    Tensor src = expand(detach(s), shape);
+    run_elementwise(Op::copy, out, {&src});
+  }
+  Tensor a3 = unsqueeze(detach(a), 0), b3 = unsqueeze(detach(b), 0), o3 = unsqueeze(detach(out), 0);
+  gemm(a3, b3, o3, be, al);
+  if (auto node = autograd::make_node("AddmmBackward0", {&s, &a, &b}, AG_BW {
+        Tensor ga, gb;
+        if (c.needs_input_grad(1)) ga = mm(g[0], mT(c.get(1)));
+        if (c.needs_input_grad(2)) gb = mm(mT(c.get(0)), g[0]);
+        if (al != 1.0) { if (ga.defined()) ga = ga * al; if (gb.defined()) gb = gb * al; }
+        return {c.needs_input_grad(0) ? (be == 1.0 ? g[0] : g[0] * be) : Tensor(), ga, gb};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(b.requires_grad() ? a : Tensor());
+    node->save(a.requires_grad() ? b : Tensor());
+  }
+  return out;
+}
+
+Tensor addmv(const Tensor& s, const Tensor& a0, const Tensor& v0, Scalar beta, Scalar alpha) {
+  Tensor a = a0, v = v0, ss = s;
+  AG_AUTOCAST(Op::addmv, &ss, &a, &v);
+  return add(mul(ss, wrap_scalar(beta)), mul(mv(a, v), wrap_scalar(alpha)));
+}
+
+Tensor addr(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
+  Tensor a = a0, b = b0, ss = s;
+  AG_AUTOCAST(Op::addr, &ss, &a, &b);
+  return add(mul(ss, wrap_scalar(beta)), mul(outer(a, b), wrap_scalar(alpha)));
+}
+
+Tensor baddbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
+  Tensor a = a0, b = b0, ss = s;
+  AG_AUTOCAST(Op::baddbmm, &ss, &a, &b);
+  Tensor p = bmm(a, b);
+  if (beta.to_double() == 0) return mul(p, wrap_scalar(alpha));
+  return add(mul(ss, wrap_scalar(beta)), mul(p, wrap_scalar(alpha)));
+}
+
+Tensor addbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
+  Tensor a = a0, b = b0, ss = s;
+  AG_AUTOCAST(Op::addbmm, &ss, &a, &b);
+  Tensor p = sum(bmm(a, b), IntList{0}, false, std::nullopt);
+  if (beta.to_double() == 0) return mul(p, wrap_scalar(alpha));
+  return add(mul(ss, wrap_scalar(beta)), mul(p, wrap_scalar(alpha)));
+}
+
+Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& bias0) {
+  Tensor x = x0, w = w0, bias = bias0 ? *bias0 : Tensor();
+  AG_AUTOCAST(Op::linear, &x, &w, bias0 ? &bias : nullptr);
+  AG_CHECK(w.dim() == 2 || w.dim() == 1, "linear: weight must be 1-D or 2-D");
+  if (x.dim() == 2 && w.dim() == 2 && bias.defined()) return addmm(bias, x, transpose(w, 0, 1));
+  Tensor r = matmul(x, w.dim() == 2 ? transpose(w, 0, 1) : w);
+  return bias.defined() ? add(r, bias) : r;
+}
+
+}  // namespace ampgrad

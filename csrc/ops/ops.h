@@ -1,0 +1,204 @@
+// The front ends: argument checks, shape and dtype inference, the autocast hook, the kernel call
+// and the autograd record. Every public op of the engine is declared here, by family.
+#pragma once
+#include <optional>
+#include <vector>
+#include "core/tensor.h"
+#include "ops/op_list.h"
+
+namespace ampgrad {
+
+// A Python number: bool, int or float. Wrapped into a 0-dim "wrapped number" tensor when it
+// meets a tensor, so it promotes as a weak type (Note [Type promotion]).
+struct Scalar {
+  enum Kind : int8_t { Bool, Int, Float } kind = Int;
+  double d = 0;
+  int64_t i = 0;
+  Scalar() = default;
+  Scalar(double v) : kind(Float), d(v), i(static_cast<int64_t>(v)) {}
+  Scalar(int64_t v) : kind(Int), d(static_cast<double>(v)), i(v) {}
+  Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}
+  Scalar(bool v) : kind(Bool), d(v), i(v) {}
+  double to_double() const { return kind == Float ? d : static_cast<double>(i); }
+  ScalarType dtype() const { return kind == Float ? ScalarType::Float64 : kind == Int ? ScalarType::Int64 : ScalarType::Bool; }
+};
+using IntList = std::vector<int64_t>;
+using OptDims = std::optional<IntList>;  // nullopt: all dims
+
+ScalarType default_dtype();
+void set_default_dtype(ScalarType t);
+
+// ---- type promotion (Note [Type promotion])
+Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device = Device());
+Tensor wrap_scalar(Scalar s);  // 0-dim, wrapped_number=true, dtype float64/int64/bool
+ScalarType result_type(const std::vector<const Tensor*>& ts);
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+Tensor expand(const Tensor& t, const Shape& sizes);
+Tensor sum_to(const Tensor& t, const Shape& shape);  // reduce a broadcast gradient
+
+// ---- casts and copies
+Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy = false);
+Tensor to_device(const Tensor& t, Device device, bool copy = false);
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+Tensor& copy_(Tensor& self, const Tensor& src);
+
+// ---- elementwise unary
+#define AG_UNARY_DECL(name) Tensor name(const Tensor& a); Tensor& name##_(Tensor& a);
+AG_UNARY_DECL(neg) AG_UNARY_DECL(exp) AG_UNARY_DECL(exp2) AG_UNARY_DECL(expm1) AG_UNARY_DECL(log)
+AG_UNARY_DECL(log2) AG_UNARY_DECL(log10) AG_UNARY_DECL(log1p) AG_UNARY_DECL(sqrt) AG_UNARY_DECL(rsqrt)
+AG_UNARY_DECL(reciprocal) AG_UNARY_DECL(abs) AG_UNARY_DECL(sign) AG_UNARY_DECL(sin) AG_UNARY_DECL(cos)
+AG_UNARY_DECL(tan) AG_UNARY_DECL(asin) AG_UNARY_DECL(acos) AG_UNARY_DECL(atan) AG_UNARY_DECL(sinh)
+AG_UNARY_DECL(cosh) AG_UNARY_DECL(tanh) AG_UNARY_DECL(sigmoid) AG_UNARY_DECL(relu) AG_UNARY_DECL(silu)
+AG_UNARY_DECL(erf) AG_UNARY_DECL(erfinv) AG_UNARY_DECL(floor) AG_UNARY_DECL(ceil) AG_UNARY_DECL(trunc)
+AG_UNARY_DECL(frac) AG_UNARY_DECL(logical_not) AG_UNARY_DECL(bitwise_not)
+#undef AG_UNARY_DECL
+Tensor round(const Tensor& a, int64_t decimals = 0);
+Tensor gelu(const Tensor& a, const std::string& approximate = "none");
+Tensor softplus(const Tensor& a, double beta = 1.0, double threshold = 20.0);
+Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+Tensor nan_to_num(const Tensor& a, std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf);
+Tensor isnan(const Tensor& a);
+Tensor isinf(const Tensor& a);
+Tensor isfinite(const Tensor& a);
+
+// ---- elementwise binary
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t(1)));
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t(1)));
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode = "");
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor compare(Op op, const Tensor& a, const Tensor& b);  // eq ne lt le gt ge
+Tensor logical(Op op, const Tensor& a, const Tensor& b);  // logical_and/or/xor
+Tensor bitwise(Op op, const Tensor& a, const Tensor& b);  // bitwise_and/or/xor
+// In place: self op= other, with torch's cast rule (result must be castable to self's dtype).
+Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha = Scalar(int64_t(1)), const std::string& rounding_mode = "");
+
+// ---- elementwise ternary
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& weight);
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar value = Scalar(int64_t(1)));
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar value = Scalar(int64_t(1)));
+
+// ---- reductions and scans
+Tensor sum(const Tensor& a, OptDims dims, bool keepdim, std::optional<ScalarType> dtype);
+Tensor mean(const Tensor& a, OptDims dims, bool keepdim, std::optional<ScalarType> dtype);
+Tensor prod(const Tensor& a, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype);
+std::pair<Tensor, Tensor> max_dim(const Tensor& a, int64_t dim, bool keepdim);
+std::pair<Tensor, Tensor> min_dim(const Tensor& a, int64_t dim, bool keepdim);
+Tensor max_all(const Tensor& a);
+Tensor min_all(const Tensor& a);
+Tensor amax(const Tensor& a, OptDims dims, bool keepdim);
+Tensor amin(const Tensor& a, OptDims dims, bool keepdim);
+Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim);
+Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim);
+Tensor var(const Tensor& a, OptDims dims, double correction, bool keepdim);
+Tensor std(const Tensor& a, OptDims dims, double correction, bool keepdim);
+Tensor norm(const Tensor& a, double p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype);
+Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim);
+Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype);
+Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype);
+Tensor all(const Tensor& a, OptDims dims, bool keepdim);
+Tensor any(const Tensor& a, OptDims dims, bool keepdim);
+Tensor softmax(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype);
+Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype);
+
+// ---- linear algebra
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& a, const Tensor& v);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
+Tensor addmv(const Tensor& self, const Tensor& a, const Tensor& v, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
+Tensor addr(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
+Tensor addbmm(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
+Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
+Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
+
+// ---- views (share storage and version counter; autograd records a view node)
+Tensor view(const Tensor& a, IntList sizes);
+Tensor reshape(const Tensor& a, IntList sizes);
+Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional<int64_t> offset);
+Tensor transpose(const Tensor& a, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& a, IntList dims);
+Tensor expand_op(const Tensor& a, IntList sizes);  // torch's expand: -1 keeps a size
+Tensor squeeze(const Tensor& a, OptDims dims);
+Tensor unsqueeze(const Tensor& a, int64_t dim);
+Tensor flatten(const Tensor& a, int64_t start, int64_t end);
+Tensor unflatten(const Tensor& a, int64_t dim, IntList sizes);
+Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& a, int64_t dim, int64_t index);
+Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step);
+Tensor diagonal(const Tensor& a, int64_t offset, int64_t d0, int64_t d1);
+std::vector<Tensor> split(const Tensor& a, int64_t size, int64_t dim);
+std::vector<Tensor> split_with_sizes(const Tensor& a, IntList sizes, int64_t dim);
+Tensor alias(const Tensor& a);
+
+// ---- shape and indexing (copies)
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce = "");
+Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha = Scalar(int64_t(1)));
+Tensor index_copy(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index(const Tensor& a, const std::vector<std::optional<Tensor>>& indices);  // advanced indexing
+Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indices, const Tensor& values, bool accumulate);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
+Tensor masked_select(const Tensor& a, const Tensor& mask);
+Tensor nonzero(const Tensor& a);
+Tensor tril(const Tensor& a, int64_t k);
+Tensor triu(const Tensor& a, int64_t k);
+Tensor flip(const Tensor& a, IntList dims);
+Tensor roll(const Tensor& a, IntList shifts, IntList dims);
+Tensor repeat(const Tensor& a, IntList repeats);
+
+// ---- in place with autograd (Note [In-place ops]): computes `fn(self)` out of place, writes it
+// into self and rebases self's history onto the result.
+Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op);
+void check_inplace(const Tensor& self, const char* op);
+
+// ---- creation and random
+Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device = Device());
+Tensor arange(double start, double end, double step, ScalarType dtype, Device device = Device());
+Tensor linspace(double start, double end, int64_t steps, ScalarType dtype, Device device = Device());
+Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device = Device());
+void manual_seed(uint64_t seed);
+uint64_t initial_seed();
+Tensor& uniform_(Tensor& t, double from, double to);
+Tensor& normal_(Tensor& t, double mean, double std);
+Tensor& fill_(Tensor& t, Scalar value);
+Tensor& fill_(Tensor& t, const Tensor& value);
+Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device = Device());
+Tensor randperm(int64_t n, ScalarType dtype, Device device = Device());
+
+}  // namespace ampgrad
+
+// Operators for writing backward formulas in one line (tinygrad style): g * y, 1.0 - y * y, ...
+namespace ampgrad {
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+inline Tensor operator+(const Tensor& a, double s) { return add(a, wrap_scalar(s)); }
+inline Tensor operator-(const Tensor& a, double s) { return sub(a, wrap_scalar(s)); }
+inline Tensor operator*(const Tensor& a, double s) { return mul(a, wrap_scalar(s)); }
+inline Tensor operator/(const Tensor& a, double s) { return div(a, wrap_scalar(s)); }
+inline Tensor operator+(double s, const Tensor& a) { return add(a, wrap_scalar(s)); }
+inline Tensor operator-(double s, const Tensor& a) { return sub(wrap_scalar(s), a); }
+inline Tensor operator*(double s, const Tensor& a) { return mul(a, wrap_scalar(s)); }
+inline Tensor operator/(double s, const Tensor& a) { return div(wrap_scalar(s), a); }
+Tensor zeros_like(const Tensor& a);
+Tensor ones_like(const Tensor& a);
+double item_double(const Tensor& t);
+}  // namespace ampgrad

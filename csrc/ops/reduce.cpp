@@ -1,0 +1,368 @@
+// Reductions, scans and softmax. Every one is planned as a reduction over the middle axis of a
+// contiguous [A, R, B] layout (Note [Reduce plan]); kernels only see that layout.
+#include <algorithm>
+#include "ops/internal.h"
+
+namespace ampgrad {
+
+namespace {
+// Note [Reduce plan]: when the reduced dims form one block of a contiguous input, A/R/B are the
+// products before/inside/after it and nothing moves; otherwise the kept dims are permuted in
+// front and the input is made contiguous, so B = 1.
+struct Plan {
+  Tensor in;
+  ReduceArgs r{};
+  Shape keep_shape, out_shape;
+  IntList dims;  // normalized, sorted
+};
+
+IntList normalize_dims(const Tensor& a, const OptDims& dims) {
+  int64_t n = a.dim();
+  IntList out;
+  if (!dims || dims->empty()) {
+    for (int64_t d = 0; d < n; ++d) out.push_back(d);
+    return out;
+  }
+  std::vector<bool> seen(std::max<int64_t>(n, 1), false);
+  for (int64_t d : *dims) {
+    int64_t w = wrap_dim(d, n);
+    AG_CHECK(!seen[w], "dim ", w, " appears multiple times in the list of dims");
+    seen[w] = true;
+    if (n > 0) out.push_back(w);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Plan plan(const Tensor& a, const IntList& dims) {
+  Plan p;
+  p.dims = dims;
+  int64_t n = a.dim();
+  std::vector<bool> red(n, false);
+  for (auto d : dims) red[d] = true;
+  p.keep_shape = a.sizes();
+  for (int64_t d = 0; d < n; ++d) if (red[d]) p.keep_shape[d] = 1; else p.out_shape.push_back(a.sizes()[d]);
+  bool block = a.is_contiguous() && (dims.empty() || dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size()));
+  if (block) {
+    p.in = a;
+    int64_t lo = dims.empty() ? n : dims.front(), hi = dims.empty() ? n : dims.back() + 1;
+    p.r.A = 1; p.r.R = 1; p.r.B = 1;
+    for (int64_t d = 0; d < lo; ++d) p.r.A *= a.sizes()[d];
+    for (int64_t d = lo; d < hi; ++d) p.r.R *= a.sizes()[d];
+    for (int64_t d = hi; d < n; ++d) p.r.B *= a.sizes()[d];
+  } else {
+    IntList perm;
+    p.r.A = 1; p.r.R = 1; p.r.B = 1;
+    for (int64_t d = 0; d < n; ++d) if (!red[d]) { perm.push_back(d); p.r.A *= a.sizes()[d]; }
+    for (int64_t d = 0; d < n; ++d) if (red[d]) { perm.push_back(d); p.r.R *= a.sizes()[d]; }
+    autograd::AutoGradMode off(false);
+    p.in = contiguous(permute(detach(a), perm));
+  }
+  return p;
+}
+
+Tensor run_reduce(Op op, const Tensor& a, const IntList& dims, bool keepdim, ScalarType out_dt, const double* s = nullptr,
+                  Tensor* indices = nullptr) {
+  Plan p = plan(a, dims);
+  if (s) std::copy(s, s + 4, p.r.s);
+  const Shape& shape = keepdim ? p.keep_shape : p.out_shape;
+  Tensor out = empty(shape, out_dt, a.device());
+  if (indices) *indices = empty(shape, ScalarType::Int64, a.device());
+  kernel<ReduceKernel>(op, a.device())(p.in, out, indices, p.r);
+  return out;
+}
+
+// Puts reduced dims back as size-1 dims so a gradient broadcasts against the input.
+Tensor unsqueeze_dims(const Tensor& g, const IntList& dims, int64_t ndim, bool keepdim) {
+  if (keepdim || ndim == 0) return g;
+  Tensor r = g;
+  for (int64_t d : dims) r = unsqueeze(r, d);
+  return r;
+}
+
+void record_reduce(const char* name, const Tensor& a, Tensor& out, std::function<variable_list(FunctionNode&, const variable_list&)> bw,
+                   bool save_in, bool save_out) {
+  if (!is_floating(out.dtype())) return;
+  if (auto node = autograd::make_node(name, {&a}, std::move(bw))) {
+    autograd::set_history(node, {&out});
+    node->save(save_in ? a : Tensor());
+    if (save_out) node->save(out, true);
+  }
+}
+
+ScalarType sum_dtype(ScalarType t) { return is_integral(t, true) ? ScalarType::Int64 : t; }
+}  // namespace
+
+Tensor sum(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarType> dtype) {
+  dtype = amp::set_opt_dtype(Op::sum, a0, dtype);
+  Tensor a = dtype ? to_dtype(a0, *dtype) : to_dtype(a0, sum_dtype(a0.dtype()));
+  IntList dims = normalize_dims(a, dims0);
+  Tensor out = run_reduce(Op::sum, a, dims, keepdim, a.dtype());
+  Shape in_shape = a.sizes();
+  int64_t nd = a.dim();
+  record_reduce(dims0 ? "SumBackward1" : "SumBackward0", a, out, AG_BW {
+    return {expand_op(unsqueeze_dims(g[0], dims, nd, keepdim), in_shape)};
+  }, false, false);
+  return out;
+}
+
+Tensor mean(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType dt = dtype.value_or(a0.dtype());
+  AG_CHECK(is_floating(dt), "mean(): could not infer output dtype. ", dtype ? "Optional" : "Input", " dtype must be either a floating point or complex dtype. Got: ",
+           std::string(dtype_name(dt)) == "int64" ? "Long" : dtype_name(dt));
+  Tensor a = to_dtype(a0, dt);
+  IntList dims = normalize_dims(a, dims0);
+  int64_t R = 1;
+  for (auto d : dims) R *= a.sizes()[d];
+  double s[4] = {1.0 / static_cast<double>(R), 0, 0, 0};
+  Tensor out = run_reduce(Op::mean, a, dims, keepdim, dt, s);
+  Shape in_shape = a.sizes();
+  int64_t nd = a.dim();
+  record_reduce(dims0 ? "MeanBackward1" : "MeanBackward0", a, out, AG_BW {
+    return {expand_op(unsqueeze_dims(g[0], dims, nd, keepdim), in_shape) / static_cast<double>(R)};
+  }, false, false);
+  return out;
+}
+
+Tensor prod(const Tensor& a0, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+  Tensor a = a0;
+  dtype = amp::set_opt_dtype(Op::prod, a0, dtype);
+  AG_AUTOCAST(Op::prod, &a);
+  a = dtype ? to_dtype(a, *dtype) : to_dtype(a, sum_dtype(a.dtype()));
+  IntList dims = dim ? normalize_dims(a, IntList{*dim}) : normalize_dims(a, std::nullopt);
+  Tensor out = run_reduce(Op::prod, a, dims, dim ? keepdim : false, a.dtype());
+  bool all = !dim;
+  int64_t d = dims.empty() ? 0 : dims[0];
+  record_reduce(all ? "ProdBackward0" : "ProdBackward1", a, out, AG_BW {
+    Tensor x = c.get(0);
+    // Exclusive products from both sides: correct with zeros in the input.
+    Tensor xf = all ? reshape(x, {-1}) : x;
+    int64_t dd = all ? 0 : d;
+    int64_t n = xf.dim() == 0 ? 1 : xf.sizes()[dd];
+    if (xf.dim() == 0) return {g[0]};
+    Tensor one = ones_like(narrow(xf, dd, 0, 1));
+    Tensor left = cumprod(cat({one, narrow(xf, dd, 0, n - 1)}, dd), dd, std::nullopt);
+    Tensor right = flip(cumprod(flip(cat({narrow(xf, dd, 1, n - 1), one}, dd), {dd}), dd, std::nullopt), {dd});
+    Tensor gg = all ? g[0] : unsqueeze_dims(g[0], {dd}, x.dim(), keepdim);
+    Tensor r = gg * left * right;
+    return {all ? reshape(r, x.sizes()) : r};
+  }, true, false);
+  return out;
+}
+
+static std::pair<Tensor, Tensor> minmax_dim(Op op, const char* name, const Tensor& a, int64_t dim, bool keepdim) {
+  int64_t d = wrap_dim(dim, a.dim());
+  AG_CHECK_INDEX(a.dim() == 0 || a.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
+  Tensor idx;
+  Tensor out = run_reduce(op, a, a.dim() ? IntList{d} : IntList{}, keepdim, a.dtype(), nullptr, &idx);
+  Shape in_shape = a.sizes();
+  int64_t nd = a.dim();
+  if (is_floating(out.dtype()))
+    if (auto node = autograd::make_node(name, {&a}, AG_BW {
+          Tensor gi = unsqueeze_dims(g[0], nd ? IntList{d} : IntList{}, nd, keepdim);
+          Tensor ii = unsqueeze_dims(c.get(0), nd ? IntList{d} : IntList{}, nd, keepdim);
+          if (nd == 0) return {gi};
+          return {scatter(full(in_shape, Scalar(0.0), gi.dtype(), gi.device()), d, ii, gi)};
+        })) {
+      autograd::set_history(node, {&out});
+      node->save(idx);
+    }
+  return {out, idx};
+}
+std::pair<Tensor, Tensor> max_dim(const Tensor& a, int64_t dim, bool keepdim) { return minmax_dim(Op::max, "MaxBackward0", a, dim, keepdim); }
+std::pair<Tensor, Tensor> min_dim(const Tensor& a, int64_t dim, bool keepdim) { return minmax_dim(Op::min, "MinBackward0", a, dim, keepdim); }
+
+static Tensor amaxmin(Op op, const char* name, const Tensor& a, OptDims dims0, bool keepdim) {
+  IntList dims = normalize_dims(a, dims0);
+  for (auto d : dims)
+    AG_CHECK_INDEX(a.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
+  if (a.numel() == 0 && dims.size() == static_cast<size_t>(a.dim()))
+    AG_THROW(RuntimeError, op_name(op), "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+  Tensor out = run_reduce(op, a, dims, keepdim, a.dtype());
+  int64_t nd = a.dim();
+  record_reduce(name, a, out, AG_BW {
+    Tensor x = c.get(0), y = c.get(1);
+    Tensor mask = to_dtype(compare(Op::eq, x, unsqueeze_dims(y, dims, nd, keepdim)), g[0].dtype());
+    Tensor cnt = sum(mask, dims, true, std::nullopt);
+    return {unsqueeze_dims(g[0], dims, nd, keepdim) * mask / cnt};
+  }, true, true);
+  return out;
+}
+Tensor amax(const Tensor& a, OptDims dims, bool keepdim) { return amaxmin(Op::amax, "AmaxBackward0", a, dims, keepdim); }
+Tensor amin(const Tensor& a, OptDims dims, bool keepdim) { return amaxmin(Op::amin, "AminBackward0", a, dims, keepdim); }
+Tensor max_all(const Tensor& a) {
+  AG_CHECK(a.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+  return amaxmin(Op::amax, "MaxBackward1", a, std::nullopt, false);
+}
+Tensor min_all(const Tensor& a) {
+  AG_CHECK(a.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+  return amaxmin(Op::amin, "MinBackward1", a, std::nullopt, false);
+}
+
+static Tensor argop(Op op, const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+  AG_CHECK(a.numel() > 0 || dim, op_name(op), "(): Expected reduction dim to be specified for input.numel() == 0.");
+  Tensor src = dim ? a : reshape(detach(a), {-1});
+  int64_t d = dim ? wrap_dim(*dim, a.dim()) : 0;
+  AG_CHECK_INDEX(src.dim() == 0 || src.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
+  Tensor idx;
+  autograd::AutoGradMode off(false);
+  run_reduce(op == Op::argmax ? Op::max : Op::min, src, src.dim() ? IntList{d} : IntList{}, dim ? keepdim : false, src.dtype(), nullptr, &idx);
+  if (!dim && keepdim) idx = reshape(idx, IntList(a.dim(), 1));
+  return idx;
+}
+Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return argop(Op::argmax, a, dim, keepdim); }
+Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return argop(Op::argmin, a, dim, keepdim); }
+
+Tensor var(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
+  AG_CHECK(is_floating(a.dtype()), "std and var only support floating point and complex dtypes");
+  IntList dims = normalize_dims(a, dims0);
+  int64_t N = 1;
+  for (auto d : dims) N *= a.sizes()[d];
+  double s[4] = {correction, 0, 0, 0};
+  Tensor out = run_reduce(Op::var, a, dims, keepdim, a.dtype(), s);
+  int64_t nd = a.dim();
+  record_reduce("VarBackward0", a, out, AG_BW {
+    Tensor x = c.get(0);
+    Tensor mu = mean(x, dims, true, std::nullopt);
+    return {unsqueeze_dims(g[0], dims, nd, keepdim) * (x - mu) * (2.0 / (static_cast<double>(N) - correction))};
+  }, true, false);
+  return out;
+}
+
+Tensor std(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
+  AG_CHECK(is_floating(a.dtype()), "std and var only support floating point and complex dtypes");
+  IntList dims = normalize_dims(a, dims0);
+  int64_t N = 1;
+  for (auto d : dims) N *= a.sizes()[d];
+  double s[4] = {correction, 1, 0, 0};
+  Tensor out = run_reduce(Op::var, a, dims, keepdim, a.dtype(), s);
+  int64_t nd = a.dim();
+  record_reduce("StdBackward0", a, out, AG_BW {
+    Tensor x = c.get(0), y = c.get(1);
+    Tensor mu = mean(x, dims, true, std::nullopt);
+    return {unsqueeze_dims(g[0], dims, nd, keepdim) * (x - mu) / (unsqueeze_dims(y, dims, nd, keepdim) * (static_cast<double>(N) - correction))};
+  }, true, true);
+  return out;
+}
+
+Tensor norm(const Tensor& a0, double p, OptDims dims0, bool keepdim, std::optional<ScalarType> dtype) {
+  Tensor a = a0;
+  if (amp::any_enabled() && !dtype) {  // fp32_append_dtype: run in fp32 on eligible inputs
+    auto& st = amp::state();
+    int d = static_cast<int>(a.device().type);
+    if (st.enabled[d] && op_policy(Op::norm, d) == AmpPolicy::FP32_APPEND && amp::is_eligible(a, a.device().type))
+      dtype = ScalarType::Float32;
+  }
+  if (dtype) a = to_dtype(a, *dtype);
+  AG_CHECK(is_floating(a.dtype()), "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
+           std::string(dtype_name(a.dtype())) == "int64" ? "Long" : dtype_name(a.dtype()));
+  IntList dims = normalize_dims(a, dims0);
+  double s[4] = {p, 0, 0, 0};
+  Tensor out = run_reduce(Op::norm, a, dims, keepdim, a.dtype(), s);
+  int64_t nd = a.dim();
+  record_reduce("NormBackward1", a, out, AG_BW {
+    Tensor x = c.get(0), y = unsqueeze_dims(c.get(1), dims, nd, keepdim), gg = unsqueeze_dims(g[0], dims, nd, keepdim);
+    Tensor z = zeros_like(x);
+    if (p == 0) return {z};
+    if (p == 1) return {gg * sign(x)};
+    if (std::isinf(p)) {
+      Tensor ax = abs(x);
+      Tensor mask = to_dtype(compare(Op::eq, ax, y), x.dtype());
+      return {gg * sign(x) * mask / sum(mask, dims, true, std::nullopt)};
+    }
+    Tensor scale = p == 2 ? x / y : x * pow(abs(x), wrap_scalar(p - 2)) / pow(y, wrap_scalar(p - 1));
+    return {where(compare(Op::eq, y, wrap_scalar(0.0)), z, gg * scale)};
+  }, true, true);
+  return out;
+}
+
+Tensor logsumexp(const Tensor& a0, IntList dims0, bool keepdim) {
+  Tensor a = is_floating(a0.dtype()) ? a0 : to_dtype(a0, default_dtype());
+  IntList dims = normalize_dims(a, dims0);
+  Tensor out = run_reduce(Op::logsumexp, a, dims, keepdim, a.dtype());
+  int64_t nd = a.dim();
+  record_reduce("LogsumexpBackward0", a, out, AG_BW {
+    Tensor x = c.get(0), y = unsqueeze_dims(c.get(1), dims, nd, keepdim);
+    return {unsqueeze_dims(g[0], dims, nd, keepdim) * exp(x - y)};
+  }, true, true);
+  return out;
+}
+
+static Tensor scan(Op op, const Tensor& a, int64_t dim, ScalarType dt) {
+  Tensor x = to_dtype(a, dt);
+  int64_t d = wrap_dim(dim, x.dim());
+  Tensor in = contiguous(detach(x));
+  Plan p = plan(in, x.dim() ? IntList{d} : IntList{});
+  Tensor out = empty(x.sizes(), dt, x.device());
+  kernel<ReduceKernel>(op, x.device())(p.in, out, nullptr, p.r);
+  return out;
+}
+
+Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+  dtype = amp::set_opt_dtype(Op::cumsum, a, dtype);
+  ScalarType dt = dtype.value_or(sum_dtype(a.dtype()));
+  Tensor x = to_dtype(a, dt);
+  Tensor out = scan(Op::cumsum, x, dim, dt);
+  int64_t d = x.dim() ? wrap_dim(dim, x.dim()) : 0;
+  record_reduce("CumsumBackward0", x, out, AG_BW {
+    if (g[0].dim() == 0) return {g[0]};
+    return {flip(cumsum(flip(g[0], {d}), d, std::nullopt), {d})};
+  }, false, false);
+  return out;
+}
+
+Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+  dtype = amp::set_opt_dtype(Op::cumprod, a, dtype);
+  ScalarType dt = dtype.value_or(sum_dtype(a.dtype()));
+  Tensor x = to_dtype(a, dt);
+  Tensor out = scan(Op::cumprod, x, dim, dt);
+  int64_t d = x.dim() ? wrap_dim(dim, x.dim()) : 0;
+  record_reduce("CumprodBackward0", x, out, AG_BW {
+    Tensor x = c.get(0), y = c.get(1);
+    if (x.dim() == 0) return {g[0]};
+    // d y_j / d x_i = prod_{k<=j, k!=i} x_k: exact with zeros, one cumprod per position.
+    int64_t n = x.sizes()[d];
+    Tensor no_zero = compare(Op::ne, x, wrap_scalar(0.0));
+    if (item_double(all(no_zero, std::nullopt, false)) != 0) {
+      Tensor rs = flip(cumsum(flip(g[0] * y, {d}), d, std::nullopt), {d});
+      return {rs / x};
+    }
+    std::vector<Tensor> parts;
+    for (int64_t i = 0; i < n; ++i) {
+      Tensor xi = cat({narrow(x, d, 0, i), ones_like(narrow(x, d, i, 1)), narrow(x, d, i + 1, n - i - 1)}, d);
+      Tensor cp = cumprod(xi, d, std::nullopt);
+      parts.push_back(sum(narrow(g[0] * cp, d, i, n - i), IntList{d}, true, std::nullopt));
+    }
+    return {cat(parts, d)};
+  }, true, true);
+  return out;
+}
+
+static Tensor boolreduce(Op op, const Tensor& a, OptDims dims0, bool keepdim) {
+  IntList dims = normalize_dims(a, dims0);
+  Tensor x = a.dtype() == ScalarType::UInt8 ? a : to_dtype(a, ScalarType::Bool);
+  return run_reduce(op, x, dims, keepdim, x.dtype());
+}
+Tensor all(const Tensor& a, OptDims dims, bool keepdim) { return boolreduce(Op::all, a, dims, keepdim); }
+Tensor any(const Tensor& a, OptDims dims, bool keepdim) { return boolreduce(Op::any, a, dims, keepdim); }
+
+static Tensor softmax_impl(Op op, const Tensor& a0, int64_t dim, std::optional<ScalarType> dtype) {
+  dtype = amp::set_opt_dtype(op, a0, dtype);
+  Tensor a = dtype ? to_dtype(a0, *dtype) : a0;
+  AG_CHECK_TYPE(is_floating(a.dtype()), "\"", op == Op::softmax ? "softmax_lastdim_kernel_impl" : "log_softmax_lastdim_kernel_impl",
+                "\" not implemented for '", std::string(dtype_name(a.dtype())) == "int64" ? "Long" : dtype_name(a.dtype()), "'");
+  Tensor out = scan(op, a, dim, a.dtype());
+  int64_t d = a.dim() ? wrap_dim(dim, a.dim()) : 0;
+  bool is_log = op == Op::log_softmax;
+  record_reduce(is_log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", a, out, AG_BW {
+    Tensor y = c.get(1);
+    IntList dd = y.dim() ? IntList{d} : IntList{};
+    if (is_log) return {g[0] - exp(y) * sum(g[0], dd, true, std::nullopt)};
+    return {y * (g[0] - sum(g[0] * y, dd, true, std::nullopt))};
+  }, false, true);
+  return out;
+}
+Tensor softmax(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return softmax_impl(Op::softmax, a, dim, dtype); }
+Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return softmax_impl(Op::log_softmax, a, dim, dtype); }
+
+}  // namespace ampgrad

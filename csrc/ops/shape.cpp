@@ -1,0 +1,337 @@
+// View ops: share storage and the version counter. Each computes its geometry with one
+// transform applied twice: to the input's real strides (the forward view) and to contiguous
+// strides (where the view sits inside a dense gradient, for the backward).
+#include <numeric>
+#include "ops/internal.h"
+
+namespace ampgrad {
+
+void mark_view(Tensor& view, const Tensor& base) {
+  auto& m = view.ensure_autograd_meta();
+  m.is_view = true;
+  m.base = base.is_view() ? base.base() : base;
+}
+
+namespace {
+struct Geom { Shape sizes, strides; int64_t offset; };
+using Transform = std::function<Geom(const Geom&)>;
+
+// The view node's backward: scatter the gradient into zeros of the input's shape at the view's
+// place (that op's own backward is the view again, so higher orders work).
+Tensor view_scatter(const Tensor& g, const Shape& in_shape, const Geom& where);
+
+Tensor make_view_op(const Tensor& a, const Transform& tf, const char* name) {
+  Geom real = tf({a.sizes(), a.strides(), a.storage_offset()});
+  Tensor out = make_view(a, real.sizes, real.strides, real.offset);
+  mark_view(out, a);
+  if (a.requires_grad() && autograd::GradMode::is_enabled()) {
+    Shape in_shape = a.sizes();
+    Geom logical = tf({a.sizes(), contiguous_strides(a.sizes()), 0});
+    if (auto node = autograd::make_node(name, {&a}, AG_BW { return {view_scatter(g[0], in_shape, logical)}; }))
+      autograd::set_history(node, {&out});
+  }
+  return out;
+}
+
+Tensor view_scatter(const Tensor& g, const Shape& in_shape, const Geom& where) {
+  Tensor out = full(in_shape, Scalar(0.0), g.dtype(), g.device());
+  Tensor region = make_view(out, where.sizes, where.strides, where.offset);
+  {
+    autograd::AutoGradMode off(false);
+    Tensor src = expand(g, where.sizes);
+    run_elementwise(Op::copy, region, {&src});
+  }
+  if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW { return {as_strided(g[0], where.sizes, where.strides, where.offset)}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
+
+// Reshape-like views backward by reshaping the gradient back.
+Tensor reshape_view(const Tensor& a, const Shape& sizes, const Shape& strides, const char* name) {
+  Tensor out = make_view(a, sizes, strides, a.storage_offset());
+  mark_view(out, a);
+  Shape in_shape = a.sizes();
+  if (auto node = autograd::make_node(name, {&a}, AG_BW { return {reshape(g[0], in_shape)}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
+
+// Strides for viewing `a` as `sizes` without copying, or nullopt (torch's computeStride).
+std::optional<Shape> compute_stride(const Shape& old_sizes, const Shape& old_strides, const Shape& sizes) {
+  if (old_sizes.empty()) return Shape(sizes.size(), 1);
+  int64_t numel = shape_numel(old_sizes);
+  if (numel == 0 && old_sizes == sizes) return old_strides;
+  Shape st(sizes.size());
+  if (numel == 0) { return contiguous_strides(sizes); }
+  int64_t view_d = static_cast<int64_t>(sizes.size()) - 1;
+  int64_t chunk_base_stride = old_strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old_sizes[d];
+    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || sizes[view_d] == 1)) {
+        st[view_d] = view_numel * chunk_base_stride;
+        view_numel *= sizes[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) { chunk_base_stride = old_strides[d - 1]; tensor_numel = 1; view_numel = 1; }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return st;
+}
+
+Shape infer_size(IntList sizes, int64_t numel) {
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      AG_CHECK(infer < 0, "only one dimension can be inferred");
+      infer = static_cast<int64_t>(i);
+    } else {
+      AG_CHECK(sizes[i] >= 0, "invalid shape dimension ", sizes[i]);
+      known *= sizes[i];
+    }
+  }
+  Shape out(sizes.begin(), sizes.end());
+  if (infer >= 0) {
+    AG_CHECK(known != 0 && numel % known == 0, "shape '", shape_str(out), "' is invalid for input of size ", numel);
+    out[infer] = numel / known;
+  } else {
+    AG_CHECK(known == numel, "shape '", shape_str(out), "' is invalid for input of size ", numel);
+  }
+  return out;
+}
+}  // namespace
+
+Tensor view(const Tensor& a, IntList sizes) {
+  Shape shape = infer_size(sizes, a.numel());
+  auto st = compute_stride(a.sizes(), a.strides(), shape);
+  AG_CHECK(st, "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
+           "two contiguous subspaces). Use .reshape(...) instead.");
+  return reshape_view(a, shape, *st, "ViewBackward0");
+}
+
+Tensor reshape(const Tensor& a, IntList sizes) {
+  Shape shape = infer_size(sizes, a.numel());
+  if (auto st = compute_stride(a.sizes(), a.strides(), shape)) return reshape_view(a, shape, *st, "ViewBackward0");
+  Tensor c = clone(a);
+  Tensor out = make_view(c, shape, contiguous_strides(shape), c.storage_offset());
+  Shape in_shape = a.sizes();
+  if (auto node = autograd::make_node("UnsafeViewBackward0", {&c}, AG_BW { return {reshape(g[0], in_shape)}; }))
+    autograd::set_history(node, {&out});
+  out.impl()->version = std::make_shared<VersionCounter>();
+  return out;
+}
+
+Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional<int64_t> offset) {
+  AG_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  int64_t off = offset.value_or(a.storage_offset());
+  int64_t base_off = a.storage_offset();
+  int64_t hi = off;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    AG_CHECK(sizes[i] >= 0 && strides[i] >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(strides));
+    if (sizes[i] > 0) hi += (sizes[i] - 1) * strides[i];
+  }
+  int64_t storage_elems = static_cast<int64_t>(a.storage()->nbytes / itemsize(a.dtype()));
+  AG_CHECK(shape_numel(sizes) == 0 || hi < storage_elems, "setStorage: sizes ", shape_str(sizes), ", strides ", shape_str(strides),
+           ", storage offset ", off, ", and itemsize ", itemsize(a.dtype()), " requiring a storage size of ",
+           (hi + 1) * itemsize(a.dtype()), " are out of bounds for storage of size ", a.storage()->nbytes);
+  return make_view_op(a, [=](const Geom& g) {
+    // Offsets are relative to the input's own offset in the logical (gradient) frame.
+    return Geom{sizes, strides, g.offset == base_off ? off : off - base_off};
+  }, "AsStridedBackward0");
+}
+
+Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
+  int64_t n = a.dim();
+  d0 = wrap_dim(d0, n); d1 = wrap_dim(d1, n);
+  if (n == 0) return alias(a);
+  Shape sz = a.sizes(), st = a.strides();
+  std::swap(sz[d0], sz[d1]); std::swap(st[d0], st[d1]);
+  Tensor out = make_view(a, sz, st, a.storage_offset());
+  mark_view(out, a);
+  if (auto node = autograd::make_node("TransposeBackward0", {&a}, AG_BW { return {transpose(g[0], d0, d1)}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor permute(const Tensor& a, IntList dims) {
+  int64_t n = a.dim();
+  AG_CHECK(static_cast<int64_t>(dims.size()) == n, "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = ",
+           n, " is not equal to len(dims) = ", dims.size());
+  std::vector<bool> seen(n, false);
+  Shape sz(n), st(n);
+  IntList inv(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t d = wrap_dim(dims[i], n);
+    AG_CHECK(!seen[d], "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    sz[i] = a.sizes()[d]; st[i] = a.strides()[d];
+    inv[d] = i;
+  }
+  Tensor out = make_view(a, sz, st, a.storage_offset());
+  mark_view(out, a);
+  if (auto node = autograd::make_node("PermuteBackward0", {&a}, AG_BW { return {permute(g[0], inv)}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor expand_op(const Tensor& a, IntList sizes) {
+  AG_CHECK(sizes.size() >= static_cast<size_t>(a.dim()), "expand(torch.FloatTensor{", shape_str(a.sizes()),
+           "}, size=", shape_str(sizes), "): the number of sizes provided (", sizes.size(),
+           ") must be greater or equal to the number of dimensions in the tensor (", a.dim(), ")");
+  Shape target(sizes.begin(), sizes.end());
+  size_t lead = sizes.size() - a.dim();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      AG_CHECK(i >= lead, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension ", i);
+      target[i] = a.sizes()[i - lead];
+    }
+  }
+  Tensor v = expand(a, target);
+  Tensor out = make_view(a, v.sizes(), v.strides(), v.storage_offset());
+  mark_view(out, a);
+  Shape in_shape = a.sizes();
+  if (auto node = autograd::make_node("ExpandBackward0", {&a}, AG_BW { return {sum_to(g[0], in_shape)}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
+
+Tensor squeeze(const Tensor& a, OptDims dims) {
+  int64_t n = a.dim();
+  std::vector<bool> drop(n, false);
+  if (!dims) {
+    for (int64_t d = 0; d < n; ++d) drop[d] = a.sizes()[d] == 1;
+  } else {
+    for (int64_t d : *dims) { int64_t w = wrap_dim(d, n); drop[w] = n > 0 && a.sizes()[w] == 1; }
+  }
+  Shape sz, st;
+  for (int64_t d = 0; d < n; ++d)
+    if (!drop[d]) { sz.push_back(a.sizes()[d]); st.push_back(a.strides()[d]); }
+  return reshape_view(a, sz, st, dims ? "SqueezeBackward1" : "SqueezeBackward0");
+}
+
+Tensor unsqueeze(const Tensor& a, int64_t dim) {
+  int64_t d = wrap_dim(dim, a.dim() + 1);
+  Shape sz = a.sizes(), st = a.strides();
+  int64_t s = d < a.dim() ? sz[d] * st[d] : 1;
+  sz.insert(sz.begin() + d, 1);
+  st.insert(st.begin() + d, s);
+  return reshape_view(a, sz, st, "UnsqueezeBackward0");
+}
+
+Tensor flatten(const Tensor& a, int64_t start, int64_t end) {
+  int64_t n = a.dim();
+  if (n == 0) return reshape(a, {1});
+  start = wrap_dim(start, n); end = wrap_dim(end, n);
+  AG_CHECK(start <= end, "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (start == end) return a;
+  IntList sz;
+  for (int64_t d = 0; d < start; ++d) sz.push_back(a.sizes()[d]);
+  int64_t m = 1;
+  for (int64_t d = start; d <= end; ++d) m *= a.sizes()[d];
+  sz.push_back(m);
+  for (int64_t d = end + 1; d < n; ++d) sz.push_back(a.sizes()[d]);
+  return reshape(a, sz);
+}
+
+Tensor unflatten(const Tensor& a, int64_t dim, IntList sizes) {
+  int64_t d = wrap_dim(dim, a.dim());
+  AG_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
+  Shape inner = infer_size(sizes, a.sizes()[d]);
+  IntList sz(a.sizes().begin(), a.sizes().begin() + d);
+  sz.insert(sz.end(), inner.begin(), inner.end());
+  sz.insert(sz.end(), a.sizes().begin() + d + 1, a.sizes().end());
+  return view(a, sz);
+}
+
+Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start0, std::optional<int64_t> end0, int64_t step) {
+  AG_CHECK_VALUE(step > 0, "step must be greater than zero");
+  int64_t d = wrap_dim(dim, a.dim(), false);
+  int64_t n = a.sizes()[d];
+  int64_t start = start0.value_or(0), end = end0.value_or(n);
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  int64_t len = (end - start + step - 1) / step;
+  return make_view_op(a, [=](const Geom& g) {
+    Geom r = g;
+    r.offset += start * g.strides[d];
+    r.sizes[d] = len;
+    r.strides[d] *= step;
+    return r;
+  }, "SliceBackward0");
+}
+
+Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length) {
+  AG_CHECK(a.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  int64_t d = wrap_dim(dim, a.dim());
+  int64_t n = a.sizes()[d];
+  if (start < 0) start += n;
+  AG_CHECK_INDEX(start >= 0 && start <= n, "start out of range (expected to be in range of [", -n, ", ", n, "], but got ", start, ")");
+  AG_CHECK(length >= 0 && start + length <= n, "start (", start, ") + length (", length, ") exceeds dimension size (", n, ").");
+  return slice(a, d, start, start + length, 1);
+}
+
+Tensor select(const Tensor& a, int64_t dim, int64_t index) {
+  AG_CHECK_INDEX(a.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
+  int64_t d = wrap_dim(dim, a.dim());
+  int64_t n = a.sizes()[d];
+  AG_CHECK_INDEX(index >= -n && index < n, "select(): index ", index, " out of range for tensor of size ",
+                 shape_str(a.sizes()), " at dimension ", d);
+  if (index < 0) index += n;
+  return make_view_op(a, [=](const Geom& g) {
+    Geom r = g;
+    r.offset += index * g.strides[d];
+    r.sizes.erase(r.sizes.begin() + d);
+    r.strides.erase(r.strides.begin() + d);
+    return r;
+  }, "SelectBackward0");
+}
+
+Tensor diagonal(const Tensor& a, int64_t offset, int64_t d0, int64_t d1) {
+  int64_t n = a.dim();
+  d0 = wrap_dim(d0, n); d1 = wrap_dim(d1, n);
+  AG_CHECK(d0 != d1, "diagonal dimensions cannot be identical ", d0, ", ", d1);
+  return make_view_op(a, [=](const Geom& g) {
+    int64_t len = offset >= 0 ? std::max<int64_t>(std::min(g.sizes[d0], g.sizes[d1] - offset), 0)
+                              : std::max<int64_t>(std::min(g.sizes[d0] + offset, g.sizes[d1]), 0);
+    Geom r;
+    r.offset = g.offset + (len > 0 ? (offset >= 0 ? offset * g.strides[d1] : -offset * g.strides[d0]) : 0);
+    for (int64_t i = 0; i < n; ++i)
+      if (i != d0 && i != d1) { r.sizes.push_back(g.sizes[i]); r.strides.push_back(g.strides[i]); }
+    r.sizes.push_back(len);
+    r.strides.push_back(g.strides[d0] + g.strides[d1]);
+    return r;
+  }, "DiagonalBackward0");
+}
+
+std::vector<Tensor> split(const Tensor& a, int64_t size, int64_t dim) {
+  AG_CHECK(a.dim() > 0, "split expects at least a 1-dimensional tensor");
+  AG_CHECK(size >= 0, "split expects split_size be non-negative, but got split_size=", size);
+  int64_t d = wrap_dim(dim, a.dim());
+  int64_t n = a.sizes()[d];
+  std::vector<Tensor> out;
+  if (size == 0) { AG_CHECK(n == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ", n); return {alias(a)}; }
+  for (int64_t s = 0; s < n || (n == 0 && out.empty()); s += size) out.push_back(narrow(a, d, s, std::min(size, n - s)));
+  return out;
+}
+
+std::vector<Tensor> split_with_sizes(const Tensor& a, IntList sizes, int64_t dim) {
+  int64_t d = wrap_dim(dim, a.dim());
+  int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
+  AG_CHECK(total == a.sizes()[d], "split_with_sizes expects split_sizes to sum exactly to ", a.sizes()[d],
+           " (input tensor's size at dimension ", d, "), but got split_sizes=", shape_str(sizes));
+  std::vector<Tensor> out;
+  int64_t s = 0;
+  for (int64_t len : sizes) { out.push_back(narrow(a, d, s, len)); s += len; }
+  return out;
+}
+
+Tensor alias(const Tensor& a) {
+  return reshape_view(a, a.sizes(), a.strides(), "AliasBackward0");
+}
+
+}  // namespace ampgrad

@@ -1,0 +1,88 @@
+// CPU GEMM on Eigen: row-major maps of strided operands (a transposed view maps as column-major,
+// anything else is packed first). fp16/bf16 convert to fp32 panels and round the result once.
+#include <Eigen/Core>
+#include "kernels/cpu/loops.h"
+
+namespace ampgrad::cpu {
+
+namespace {
+template <typename T> using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T> using ColMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+using Stride = Eigen::OuterStride<>;
+
+// A 2-d operand: pointer, rows, cols, strides (elements).
+template <typename T> struct Mat { const T* p; int64_t rows, cols, rs, cs; };
+
+template <typename T, typename F>
+void with_map(const Mat<T>& m, std::vector<T>& scratch, F f) {
+  if (m.cs == 1 && m.rs >= m.cols) {
+    f(Eigen::Map<const RowMat<T>, 0, Stride>(m.p, m.rows, m.cols, Stride(std::max<int64_t>(m.rs, 1))));
+  } else if (m.rs == 1 && m.cs >= m.rows) {
+    f(Eigen::Map<const ColMat<T>, 0, Stride>(m.p, m.rows, m.cols, Stride(std::max<int64_t>(m.cs, 1))));
+  } else {
+    scratch.resize(m.rows * m.cols);
+    for (int64_t i = 0; i < m.rows; ++i)
+      for (int64_t j = 0; j < m.cols; ++j) scratch[i * m.cols + j] = m.p[i * m.rs + j * m.cs];
+    f(Eigen::Map<const RowMat<T>, 0, Stride>(scratch.data(), m.rows, m.cols, Stride(std::max<int64_t>(m.cols, 1))));
+  }
+}
+
+template <typename T>
+void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T alpha) {
+  Eigen::Map<RowMat<T>, 0, Stride> C(c, a.rows, b.cols, Stride(std::max<int64_t>(ldc, 1)));
+  std::vector<T> sa, sb;
+  with_map(a, sa, [&](const auto& A) {
+    with_map(b, sb, [&](const auto& B) {
+      if (a.cols == 0) { if (beta == T(0)) C.setZero(); else C *= beta; return; }
+      if (beta == T(0)) C.noalias() = alpha * (A * B);
+      else { C *= beta; C.noalias() += alpha * (A * B); }
+    });
+  });
+}
+
+template <typename T>
+void gemm_reduced(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, double beta, double alpha) {
+  // Pack both operands to fp32, multiply in fp32, round once.
+  RowMat<float> A(a.rows, a.cols), B(b.rows, b.cols), C(a.rows, b.cols);
+  for (int64_t i = 0; i < a.rows; ++i) for (int64_t j = 0; j < a.cols; ++j) A(i, j) = static_cast<float>(a.p[i * a.rs + j * a.cs]);
+  for (int64_t i = 0; i < b.rows; ++i) for (int64_t j = 0; j < b.cols; ++j) B(i, j) = static_cast<float>(b.p[i * b.rs + j * b.cs]);
+  if (a.cols == 0) C.setZero(); else C.noalias() = A * B;
+  for (int64_t i = 0; i < a.rows; ++i)
+    for (int64_t j = 0; j < b.cols; ++j) {
+      float acc = static_cast<float>(alpha) * C(i, j);
+      if (beta != 0) acc += static_cast<float>(beta) * static_cast<float>(c[i * ldc + j]);
+      c[i * ldc + j] = static_cast<T>(acc);
+    }
+}
+
+void k_gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha) {
+  const int64_t batch = out.sizes()[0], m = out.sizes()[1], n = out.sizes()[2], k = a.sizes()[2];
+  AG_DISPATCH_NUMERIC(a.dtype(), "addmm", [&] {
+    using T = scalar_t;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* pc = out.data<T>();
+    for (int64_t i = 0; i < batch; ++i) {
+      Mat<T> A{pa + i * a.strides()[0], m, k, a.strides()[1], a.strides()[2]};
+      Mat<T> B{pb + i * b.strides()[0], k, n, b.strides()[1], b.strides()[2]};
+      T* C = pc + i * out.strides()[0];
+      if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        gemm_native<T>(A, B, C, out.strides()[1], static_cast<T>(beta), static_cast<T>(alpha));
+      } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        gemm_reduced<T>(A, B, C, out.strides()[1], beta, alpha);
+      } else {  // integers: a plain triple loop (torch supports integer mm on CPU)
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t c = 0; c < n; ++c) {
+            int64_t acc = 0;
+            for (int64_t q = 0; q < k; ++q) acc += static_cast<int64_t>(A.p[r * A.rs + q * A.cs]) * static_cast<int64_t>(B.p[q * B.rs + c * B.cs]);
+            T prev = C[r * out.strides()[1] + c];
+            C[r * out.strides()[1] + c] = static_cast<T>(static_cast<int64_t>(alpha) * acc + (beta != 0 ? static_cast<int64_t>(beta) * static_cast<int64_t>(prev) : 0));
+          }
+      }
+    }
+  });
+}
+AG_REGISTER_KERNEL(mm, CPU, k_gemm);
+}  // namespace
+
+}  // namespace ampgrad::cpu

@@ -1,0 +1,151 @@
+// The CPU generator: mt19937 with torch's transforms (uniform_real, Box-Muller with a cached
+// second sample, normal_fill for >= 16 contiguous values, randint and randperm), so that a
+// seeded ampgrad run draws torch's CPU numbers.
+#include <cmath>
+#include <mutex>
+#include <random>
+#include "kernels/cpu/loops.h"
+#include "ops/ops.h"
+
+namespace ampgrad {
+
+namespace {
+struct CpuGenerator {
+  std::mt19937 engine{static_cast<uint32_t>(67280421310721ULL)};
+  uint64_t seed = 67280421310721ULL;
+  bool has_next_normal = false;
+  double next_normal = 0;
+  std::mutex mu;
+  uint32_t random() { return engine(); }
+  uint64_t random64() { uint32_t hi = engine(), lo = engine(); return (static_cast<uint64_t>(hi) << 32) | lo; }
+};
+CpuGenerator& gen() { static CpuGenerator g; return g; }
+
+template <typename T> constexpr int digits() {
+  if constexpr (std::is_same_v<T, double>) return 53;
+  else if constexpr (std::is_same_v<T, float>) return 24;
+  else if constexpr (std::is_same_v<T, Half>) return 11;
+  else return 8;
+}
+template <typename T> using dacc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <typename T> dacc_t<T> uniform_real(CpuGenerator& g, T from, T to) {
+  using A = dacc_t<T>;
+  uint64_t v = std::is_same_v<T, double> ? g.random64() : g.random();
+  constexpr uint64_t mask = (uint64_t(1) << digits<T>()) - 1;
+  const A divisor = A(1) / static_cast<A>(uint64_t(1) << digits<T>());
+  A x = static_cast<A>(v & mask) * divisor;
+  return x * (static_cast<A>(to) - static_cast<A>(from)) + static_cast<A>(from);
+}
+
+double normal_double(CpuGenerator& g, double mean, double std) {
+  if (g.has_next_normal) { g.has_next_normal = false; return g.next_normal * std + mean; }
+  double u1 = uniform_real<double>(g, 0.0, 1.0), u2 = uniform_real<double>(g, 0.0, 1.0);
+  double r = std::sqrt(-2.0 * std::log1p(-u2));
+  double theta = 2.0 * M_PI * u1;
+  g.has_next_normal = true;
+  g.next_normal = r * std::sin(theta);
+  return r * std::cos(theta) * std + mean;
+}
+
+// Visits the elements of `t` in logical (row-major) order.
+template <typename T, typename F> void for_elements(Tensor& t, F f) {
+  const int64_t n = t.numel(), nd = t.dim();
+  T* base = t.data<T>();
+  if (t.is_contiguous()) { for (int64_t i = 0; i < n; ++i) f(base[i]); return; }
+  std::vector<int64_t> idx(nd, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < nd; ++d) off += idx[d] * t.strides()[d];
+    f(base[off]);
+    for (int64_t d = nd - 1; d >= 0; --d) { if (++idx[d] < t.sizes()[d]) break; idx[d] = 0; }
+  }
+}
+
+void k_uniform(Tensor& t, double from, double to) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  AG_DISPATCH_FLOAT(t.dtype(), "uniform_", [&] {
+    scalar_t f = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(from)), e = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(to));
+    for_elements<scalar_t>(t, [&](scalar_t& x) { x = static_cast<scalar_t>(uniform_real<scalar_t>(g, f, e)); });
+  });
+}
+
+void k_normal(Tensor& t, double mean, double std) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  const int64_t n = t.numel();
+  AG_DISPATCH_FLOAT(t.dtype(), "normal_", [&] {
+    using A = acc_t<scalar_t>;
+    if (n >= 16 && t.is_contiguous()) {
+      // torch's normal_fill: n uniforms, Box-Muller in blocks of 16, the tail block redrawn.
+      scalar_t* d = t.data<scalar_t>();
+      std::vector<A> u(n);
+      for (int64_t i = 0; i < n; ++i) u[i] = static_cast<A>(static_cast<scalar_t>(uniform_real<scalar_t>(g, scalar_t(0), scalar_t(1))));
+      auto fill16 = [&](A* data) {
+        for (int j = 0; j < 8; ++j) {
+          const A u1 = A(1) - data[j], u2 = data[j + 8];
+          const A radius = std::sqrt(A(-2) * std::log(u1));
+          const A theta = static_cast<A>(2.0f * M_PI * u2);
+          data[j] = radius * std::cos(theta) * static_cast<A>(std) + static_cast<A>(mean);
+          data[j + 8] = radius * std::sin(theta) * static_cast<A>(std) + static_cast<A>(mean);
+        }
+      };
+      for (int64_t i = 0; i + 16 <= n; i += 16) fill16(u.data() + i);
+      if (n % 16 != 0) {
+        A* tail = u.data() + n - 16;
+        for (int j = 0; j < 16; ++j) tail[j] = static_cast<A>(static_cast<scalar_t>(uniform_real<scalar_t>(g, scalar_t(0), scalar_t(1))));
+        fill16(tail);
+      }
+      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<scalar_t>(u[i]);
+    } else {
+      for_elements<scalar_t>(t, [&](scalar_t& x) { x = static_cast<scalar_t>(static_cast<A>(normal_double(g, mean, std))); });
+    }
+  });
+}
+
+// randint (a < b: [a, b)) and randperm (a == -1: shuffle t, which holds 0..n-1, in place).
+void k_random_int(Tensor& t, double a, double b) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (a == -1 && t.dim() == 1) {
+    const int64_t n = t.numel();
+    AG_DISPATCH_NUMERIC(t.dtype(), "randperm", [&] {
+      scalar_t* d = t.data<scalar_t>();
+      const int64_t s = t.strides()[0];
+      for (int64_t i = 0; i + 1 < n; ++i) {
+        int64_t z = n < static_cast<int64_t>(UINT32_MAX / 20) ? static_cast<int64_t>(g.random() % static_cast<uint64_t>(n - i))
+                                                               : static_cast<int64_t>(g.random64() % static_cast<uint64_t>(n - i));
+        std::swap(d[i * s], d[(z + i) * s]);
+      }
+    });
+    return;
+  }
+  const int64_t low = static_cast<int64_t>(a);
+  const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(b) - low);
+  AG_DISPATCH_ALL(t.dtype(), "random_from_to", [&] {
+    const bool wide = range >= (uint64_t(1) << 32) &&
+                      (std::is_same_v<scalar_t, int64_t> || std::is_same_v<scalar_t, double> || std::is_same_v<scalar_t, float> ||
+                       std::is_same_v<scalar_t, BFloat16>);
+    for_elements<scalar_t>(t, [&](scalar_t& x) {
+      uint64_t v = wide ? g.random64() : g.random();
+      x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(static_cast<int64_t>(v % range) + low));
+    });
+  });
+}
+}  // namespace
+
+AG_REGISTER_KERNEL(uniform, CPU, k_uniform);
+AG_REGISTER_KERNEL(normal, CPU, k_normal);
+AG_REGISTER_KERNEL(randperm, CPU, k_random_int);
+
+void manual_seed(uint64_t seed) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.seed = seed;
+  g.engine.seed(static_cast<uint32_t>(seed & 0xffffffffu));
+  g.has_next_normal = false;
+}
+uint64_t initial_seed() { return gen().seed; }
+
+}  // namespace ampgrad

@@ -1,0 +1,232 @@
+// CPU reductions, scans and softmax over the [A, R, B] layout of ops/reduce.cpp (Note [Reduce
+// plan]). Sums accumulate in double (int64 for integers); results are deterministic: the split
+// across cores is over output elements, never inside one sum.
+#include <cmath>
+#include "kernels/cpu/loops.h"
+
+namespace ampgrad::cpu {
+
+namespace {
+template <typename T> using racc_t = std::conditional_t<std::is_floating_point_v<acc_t<T>>, double, std::conditional_t<std::is_same_v<T, bool>, int64_t, int64_t>>;
+
+// Calls f(a, b, get) for every output (a, b); get(r) loads element r of that row as double/int.
+template <typename T, typename F>
+void for_rows(const Tensor& in, const ReduceArgs& r, F f) {
+  const T* x = in.data<T>();
+  const int64_t A = r.A, R = r.R, B = r.B;
+  parallel_for(A * B, std::max<int64_t>(1, kGrain / std::max<int64_t>(R, 1)), [&](int64_t b0, int64_t e0) {
+    for (int64_t o = b0; o < e0; ++o) {
+      int64_t a = o / B, b = o % B;
+      const T* row = x + a * R * B + b;
+      f(o, row, B);
+    }
+  });
+}
+
+template <typename T, typename Acc, typename Init, typename Step, typename Fin>
+void reduce_generic(const Tensor& in, Tensor& out, const ReduceArgs& r, Init init, Step step, Fin fin) {
+  T* y = out.data<T>();
+  const int64_t R = r.R;
+  if (r.B > 1 && r.R > 1) {
+    // Outer reduction: walk rows of B contiguous values (vectorizable).
+    const T* x = in.data<T>();
+    parallel_for(r.A, 1, [&](int64_t a0, int64_t a1) {
+      std::vector<Acc> acc(r.B);
+      for (int64_t a = a0; a < a1; ++a) {
+        std::fill(acc.begin(), acc.end(), init());
+        for (int64_t k = 0; k < R; ++k) {
+          const T* row = x + (a * R + k) * r.B;
+          for (int64_t b = 0; b < r.B; ++b) acc[b] = step(acc[b], static_cast<Acc>(static_cast<acc_t<T>>(row[b])));
+        }
+        for (int64_t b = 0; b < r.B; ++b) y[a * r.B + b] = static_cast<T>(fin(acc[b]));
+      }
+    });
+    return;
+  }
+  for_rows<T>(in, r, [&](int64_t o, const T* row, int64_t stride) {
+    Acc acc = init();
+    for (int64_t k = 0; k < R; ++k) acc = step(acc, static_cast<Acc>(static_cast<acc_t<T>>(row[k * stride])));
+    y[o] = static_cast<T>(fin(acc));
+  });
+}
+
+void k_sum(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_ALL(in.dtype(), "sum", [&] {
+    using Acc = racc_t<scalar_t>;
+    reduce_generic<scalar_t, Acc>(in, out, r, [] { return Acc(0); }, [](Acc a, Acc v) { return a + v; }, [](Acc a) { return a; });
+  });
+}
+AG_REGISTER_KERNEL(sum, CPU, k_sum);
+
+void k_mean(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_FLOAT(in.dtype(), "mean", [&] {
+    double scale = r.s[0];
+    double n = static_cast<double>(r.R);
+    reduce_generic<scalar_t, double>(in, out, r, [] { return 0.0; }, [](double a, double v) { return a + v; },
+                                     [=](double a) { return n > 0 ? a / n : a * scale; });
+  });
+}
+AG_REGISTER_KERNEL(mean, CPU, k_mean);
+
+void k_prod(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_ALL(in.dtype(), "prod", [&] {
+    using Acc = racc_t<scalar_t>;
+    reduce_generic<scalar_t, Acc>(in, out, r, [] { return Acc(1); }, [](Acc a, Acc v) { return a * v; }, [](Acc a) { return a; });
+  });
+}
+AG_REGISTER_KERNEL(prod, CPU, k_prod);
+
+template <bool IsMax>
+void k_minmax(const Tensor& in, Tensor& out, Tensor* idx, const ReduceArgs& r) {
+  AG_DISPATCH_ALL(in.dtype(), IsMax ? "max" : "min", [&] {
+    using T = acc_t<scalar_t>;
+    scalar_t* y = out.data<scalar_t>();
+    int64_t* ix = idx ? idx->data<int64_t>() : nullptr;
+    for_rows<scalar_t>(in, r, [&](int64_t o, const scalar_t* row, int64_t stride) {
+      T best = static_cast<T>(row[0]);
+      int64_t bi = 0;
+      for (int64_t k = 1; k < r.R; ++k) {
+        T v = static_cast<T>(row[k * stride]);
+        if (best != best) break;  // NaN wins, first occurrence
+        if (v != v || (IsMax ? v > best : v < best)) { best = v; bi = k; }
+      }
+      y[o] = static_cast<scalar_t>(best);
+      if (ix) ix[o] = bi;
+    });
+  });
+}
+AG_REGISTER_KERNEL(max, CPU, k_minmax<true>);
+AG_REGISTER_KERNEL(min, CPU, k_minmax<false>);
+AG_REGISTER_KERNEL(amax, CPU, k_minmax<true>);
+AG_REGISTER_KERNEL(amin, CPU, k_minmax<false>);
+
+void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_FLOAT(in.dtype(), "var", [&] {
+    scalar_t* y = out.data<scalar_t>();
+    const double corr = r.s[0];
+    const bool take_sqrt = r.s[1] != 0;
+    for_rows<scalar_t>(in, r, [&](int64_t o, const scalar_t* row, int64_t stride) {
+      double m = 0;
+      for (int64_t k = 0; k < r.R; ++k) m += static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride]));
+      m /= static_cast<double>(r.R);
+      double ss = 0;
+      for (int64_t k = 0; k < r.R; ++k) { double d = static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])) - m; ss += d * d; }
+      double v = ss / std::max(0.0, static_cast<double>(r.R) - corr);
+      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(take_sqrt ? std::sqrt(v) : v));
+    });
+  });
+}
+AG_REGISTER_KERNEL(var, CPU, k_var);
+
+void k_norm(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_FLOAT(in.dtype(), "norm", [&] {
+    scalar_t* y = out.data<scalar_t>();
+    const double p = r.s[0];
+    for_rows<scalar_t>(in, r, [&](int64_t o, const scalar_t* row, int64_t stride) {
+      double acc = std::isinf(p) && p < 0 ? std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t k = 0; k < r.R; ++k) {
+        double v = std::abs(static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])));
+        if (p == 2) acc += v * v;
+        else if (p == 1) acc += v;
+        else if (p == 0) acc += v != 0;
+        else if (std::isinf(p)) acc = p > 0 ? (v > acc || v != v ? v : acc) : (v < acc || v != v ? v : acc);
+        else acc += std::pow(v, p);
+      }
+      double res = p == 2 ? std::sqrt(acc) : (p == 1 || p == 0 || std::isinf(p)) ? acc : std::pow(acc, 1.0 / p);
+      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(res));
+    });
+  });
+}
+AG_REGISTER_KERNEL(norm, CPU, k_norm);
+
+void k_logsumexp(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_FLOAT(in.dtype(), "logsumexp", [&] {
+    scalar_t* y = out.data<scalar_t>();
+    for_rows<scalar_t>(in, r, [&](int64_t o, const scalar_t* row, int64_t stride) {
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < r.R; ++k) m = std::max(m, static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])));
+      double res;
+      if (std::isinf(m)) res = m;
+      else {
+        double s = 0;
+        for (int64_t k = 0; k < r.R; ++k) s += std::exp(static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])) - m);
+        res = m + std::log(s);
+      }
+      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(res));
+    });
+  });
+}
+AG_REGISTER_KERNEL(logsumexp, CPU, k_logsumexp);
+
+template <bool IsAll>
+void k_allany(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    T* y = out.data<T>();
+    for_rows<T>(in, r, [&](int64_t o, const T* row, int64_t stride) {
+      bool acc = IsAll;
+      for (int64_t k = 0; k < r.R; ++k) {
+        bool v = row[k * stride] != 0;
+        if (IsAll ? !v : v) { acc = !IsAll; break; }
+      }
+      y[o] = static_cast<T>(acc);
+    });
+  };
+  if (in.dtype() == ScalarType::UInt8) run(uint8_t{}); else run(bool{});
+}
+AG_REGISTER_KERNEL(all, CPU, k_allany<true>);
+AG_REGISTER_KERNEL(any, CPU, k_allany<false>);
+
+// ---- scans and softmax: [A, R, B] -> [A, R, B]
+template <typename F>
+void for_lines(const ReduceArgs& r, F f) {
+  parallel_for(r.A * r.B, std::max<int64_t>(1, kGrain / std::max<int64_t>(r.R, 1)), [&](int64_t b0, int64_t e0) {
+    for (int64_t o = b0; o < e0; ++o) f((o / r.B) * r.R * r.B + o % r.B);
+  });
+}
+
+template <bool IsSum>
+void k_scan(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_NUMERIC(in.dtype(), IsSum ? "cumsum" : "cumprod", [&] {
+    using Acc = std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<scalar_t, float>, double,
+                                   std::conditional_t<std::is_floating_point_v<acc_t<scalar_t>>, float, int64_t>>;
+    const scalar_t* x = in.data<scalar_t>();
+    scalar_t* y = out.data<scalar_t>();
+    for_lines(r, [&](int64_t base) {
+      Acc acc = IsSum ? Acc(0) : Acc(1);
+      for (int64_t k = 0; k < r.R; ++k) {
+        Acc v = static_cast<Acc>(static_cast<acc_t<scalar_t>>(x[base + k * r.B]));
+        acc = IsSum ? acc + v : acc * v;
+        y[base + k * r.B] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(acc));
+      }
+    });
+  });
+}
+AG_REGISTER_KERNEL(cumsum, CPU, k_scan<true>);
+AG_REGISTER_KERNEL(cumprod, CPU, k_scan<false>);
+
+template <bool IsLog>
+void k_softmax(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  AG_DISPATCH_FLOAT(in.dtype(), IsLog ? "log_softmax" : "softmax", [&] {
+    using T = acc_t<scalar_t>;
+    const scalar_t* x = in.data<scalar_t>();
+    scalar_t* y = out.data<scalar_t>();
+    for_lines(r, [&](int64_t base) {
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t k = 0; k < r.R; ++k) { T v = static_cast<T>(x[base + k * r.B]); m = (v > m || v != v) ? v : m; }
+      T s = 0;
+      for (int64_t k = 0; k < r.R; ++k) s += std::exp(static_cast<T>(x[base + k * r.B]) - m);
+      if (IsLog) {
+        T ls = std::log(s);
+        for (int64_t k = 0; k < r.R; ++k) y[base + k * r.B] = static_cast<scalar_t>(static_cast<T>(x[base + k * r.B]) - m - ls);
+      } else {
+        for (int64_t k = 0; k < r.R; ++k) y[base + k * r.B] = static_cast<scalar_t>(std::exp(static_cast<T>(x[base + k * r.B]) - m) / s);
+      }
+    });
+  });
+}
+AG_REGISTER_KERNEL(softmax, CPU, k_softmax<false>);
+AG_REGISTER_KERNEL(log_softmax, CPU, k_softmax<true>);
+
+}  // namespace
+}  // namespace ampgrad::cpu

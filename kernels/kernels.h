@@ -1,0 +1,58 @@
+// The kernel table: kernel(op, device) -> function, filled by cpu/registration.cpp and
+// cuda/registration.cpp. Kernels compute only; shapes, dtypes and autograd are settled before.
+#pragma once
+#include <array>
+#include <vector>
+#include "core/tensor.h"
+#include "ops/op_list.h"
+
+namespace ampgrad {
+
+// Elementwise operands, already broadcast to one shape: operand 0 is the output. Dimensions are
+// coalesced and strides are in bytes, innermost last.
+struct TensorIter {
+  static constexpr int kMaxOps = 5;
+  int nops = 0;
+  char* data[kMaxOps];
+  ScalarType dtypes[kMaxOps];
+  Shape shape;
+  std::vector<std::array<int64_t, kMaxOps>> strides;
+  int64_t numel = 1;
+  void build(const std::vector<const Tensor*>& ops);
+  ScalarType dtype(int i) const { return dtypes[i]; }
+  bool contiguous(int i) const {  // operand i walks memory densely
+    return shape.size() <= 1 && (shape.empty() || strides[0][i] == itemsize(dtypes[i]));
+  }
+};
+
+// Kernel signatures by family. `s` carries the op's scalar arguments (alpha, bounds, ...).
+using ElementwiseKernel = void (*)(TensorIter& it, const double* s);
+// Reduction over the middle axis of a contiguous [A, R, B] input into [A, B].
+struct ReduceArgs { int64_t A, R, B; double s[4]; };
+using ReduceKernel = void (*)(const Tensor& in, Tensor& out, Tensor* indices, const ReduceArgs& r);
+// out[b] (=) beta * out[b] + alpha * a[b] @ b[b] for 3-d a [batch, m, k], b [batch, k, n].
+using GemmKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha);
+
+void register_kernel(Op op, DeviceType dev, void* fn);
+void* lookup_kernel(Op op, DeviceType dev);
+template <typename F> F kernel(Op op, Device dev) { return reinterpret_cast<F>(lookup_kernel(op, dev.type)); }
+
+struct KernelRegistrar {
+  KernelRegistrar(Op op, DeviceType dev, void* fn) { register_kernel(op, dev, fn); }
+};
+#define AG_REGISTER_KERNEL(OP, DEV, FN) \
+  static ::ampgrad::KernelRegistrar AG_CONCAT(ag_reg_, __LINE__)(::ampgrad::Op::OP, ::ampgrad::DeviceType::DEV, reinterpret_cast<void*>(FN))
+#define AG_CONCAT_(a, b) a##b
+#define AG_CONCAT(a, b) AG_CONCAT_(a, b)
+
+}  // namespace ampgrad
+
+namespace ampgrad {
+// Gather / put by precomputed element offsets (int64, contiguous): for i < nidx, r < nrest,
+// out[i * nrest + r] = src[off[i] + roff[r]], or dst[off[i] + roff[r]] (+)= vals[i * nrest + r].
+using IndexGatherKernel = void (*)(const Tensor& src, const Tensor& off, const Tensor& roff, Tensor& out);
+using IndexPutKernel = void (*)(Tensor& dst, const Tensor& off, const Tensor& roff, const Tensor& vals, bool accumulate);
+using NonzeroKernel = Tensor (*)(const Tensor& a);
+// Random fills advance the device's generator; CPU ones reproduce torch's CPU streams.
+using RandomKernel = void (*)(Tensor& t, double a, double b);
+}  // namespace ampgrad
