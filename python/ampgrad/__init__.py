@@ -1,1 +1,51 @@
-from ._C import *
+"""ampgrad: a C++ tensor engine with tape-based autograd, autocast and GradScaler whose Python API
+mirrors torch's, so that `import ampgrad as torch` runs scripts written for those APIs."""
+from . import _C
+from ._C import Tensor, dtype, device
+from ._C import (promote_types, can_cast, get_default_dtype, set_default_dtype, from_numpy, is_grad_enabled,
+                 is_inference_mode_enabled)
+# Elementwise, linear-algebra and shape functions bound directly in C++.
+from ._C import (neg, negative, exp, exp2, expm1, log, log2, log10, log1p, sqrt, rsqrt, reciprocal, abs, absolute,
+                 sign, sin, cos, tan, asin, acos, atan, arcsin, arccos, arctan, sinh, cosh, tanh, sigmoid, relu, silu,
+                 erf, erfinv, floor, ceil, trunc, fix, frac, round, isnan, isinf, isfinite, nan_to_num, clamp, clip,
+                 logical_not, bitwise_not, add, sub, subtract, mul, multiply, div, divide, true_divide, floor_divide,
+                 pow, atan2, arctan2, maximum, minimum, fmod, remainder, eq, ne, lt, le, gt, ge, greater, less,
+                 greater_equal, less_equal, not_equal, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or,
+                 bitwise_xor, lerp, addcmul, addcdiv, matmul, mm, bmm, mv, dot, inner, outer, ger, addmm, addmv, addr,
+                 addbmm, baddbmm, transpose, swapaxes, swapdims, permute, reshape, t, as_strided, squeeze, unsqueeze,
+                 unflatten, narrow, select, diagonal, split, unbind, chunk, cat, concat, concatenate, stack, gather,
+                 scatter, scatter_add, index_select, index_add, index_copy, masked_fill, masked_select, tril, triu,
+                 flip, roll)
+from ._tensor import Size
+from ._functions import *  # noqa: F401,F403  (creation, random, reductions, dtype info)
+from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros, ones, empty, zeros_like, ones_like,
+                         empty_like, full_like, arange, range, linspace, logspace, eye, manual_seed, seed, initial_seed,
+                         rand, randn, rand_like, randn_like, randint, randint_like, randperm, normal, bernoulli,
+                         sum, mean, max, min, where, nonzero, softmax, log_softmax, hstack, vstack, row_stack, dstack,
+                         tile, broadcast_shapes, broadcast_to, broadcast_tensors, numel, is_tensor, is_floating_point,
+                         is_nonzero, result_type, isclose, allclose, equal, clone, square, norm, flatten, prod, finfo,
+                         iinfo, Generator, default_generator, var_mean, std_mean, clamp_min, clamp_max)
+from . import autograd
+from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
+from . import cuda
+from . import nn
+
+# dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
+bool = _C.bool
+uint8 = _C.uint8
+int8 = _C.int8
+int16 = _C.int16
+int32 = _C.int32
+int64 = _C.int64
+float16 = _C.float16
+bfloat16 = _C.bfloat16
+float32 = _C.float32
+float64 = _C.float64
+half = float16
+float = float32
+double = float64
+long = int64
+int = int32
+short = int16
+
+__version__ = "0.1.0"

@@ -1,0 +1,545 @@
+"""Module-level functions of ampgrad that need Python-side argument handling: creation, random,
+reductions with torch's overloads, type promotion helpers and comparisons."""
+import builtins
+import math
+import numbers
+
+import numpy as np
+
+from . import _C
+from ._tensor import Tensor, _dims, _minmax, Size
+
+_NP_TO_DT = {np.dtype(np.bool_): _C.bool, np.dtype(np.uint8): _C.uint8, np.dtype(np.int8): _C.int8,
+             np.dtype(np.int16): _C.int16, np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64,
+             np.dtype(np.float16): _C.float16, np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64}
+
+
+def _device(device):
+    if device is None:
+        return _C.device("cpu")
+    if isinstance(device, _C.device):
+        return device
+    if isinstance(device, numbers.Integral):
+        return _C.device("cuda", device)
+    return _C.device(device)
+
+
+def _check_device(dev):
+    if dev.type == "cuda" and not _C._cuda_is_available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    return dev
+
+
+def _size(size):
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = size[0]
+        if isinstance(size, Tensor):
+            size = size.tolist()
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, numbers.Integral) or isinstance(s, builtins.bool):
+            raise TypeError(f"expected a sequence of integers or a single integer, got '{s!r}'")
+        out.append(int(s))
+    return out
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+# ---- tensor(), as_tensor(), from data
+def _infer_dtype(data):
+    """torch's inference for Python data: the promotion of every leaf's type, where a Python float
+    is the default dtype, an int int64, a bool bool, and a tensor or NumPy scalar its own dtype."""
+    out = None
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            t = x.dtype
+        elif isinstance(x, (builtins.bool, np.bool_)):
+            t = _C.bool
+        elif isinstance(x, np.generic):
+            t = _NP_TO_DT.get(np.dtype(type(x)), _C.float64)
+        elif isinstance(x, numbers.Integral):
+            t = _C.int64
+        elif isinstance(x, numbers.Real):
+            t = _C.get_default_dtype()
+        elif isinstance(x, numbers.Complex):
+            raise TypeError("ampgrad does not support complex numbers")
+        elif isinstance(x, np.ndarray):
+            t = _NP_TO_DT.get(x.dtype, _C.float64)
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+            continue
+        else:
+            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+        out = t if out is None else _C.promote_types(out, t)
+    return out or _C.get_default_dtype()
+
+
+def _to_nested(data):
+    if isinstance(data, Tensor):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_to_nested(x) for x in data]
+    return data
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Copies `data` (nested sequences, NumPy arrays, numbers, tensors) into a new tensor."""
+    dev = _check_device(_device(device))
+    if isinstance(data, Tensor):
+        t = data.detach().clone()
+    elif isinstance(data, np.ndarray) or (hasattr(data, "__array__") and not isinstance(data, (list, tuple))):
+        arr = np.array(data, copy=True)
+        if arr.dtype not in _NP_TO_DT:
+            if arr.dtype.kind not in "biuf":
+                raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype}. The only supported types are: "
+                                "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+            arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
+        t = _C.from_numpy(np.ascontiguousarray(arr))
+    else:
+        inferred = _infer_dtype(data)
+        arr = np.array(_to_nested(data))
+        if arr.dtype == object:
+            raise ValueError("expected sequence of equal-length sequences (ragged nested sequence)")
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
+        t = _C.from_numpy(np.ascontiguousarray(arr)).to(inferred)
+    if dtype is not None:
+        t = t.to(dtype)
+    return _finish(_C._to(t, dev, None, False), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Shares memory with `data` when possible (a tensor or a NumPy array of a matching dtype)."""
+    if isinstance(data, Tensor):
+        return data.to(device=_device(device) if device is not None else data.device, dtype=dtype or data.dtype)
+    if isinstance(data, np.ndarray) and data.dtype in _NP_TO_DT and (device is None or _device(device).type == "cpu"):
+        t = _C.from_numpy(data)
+        return t if dtype is None else t.to(dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
+    return full((), s, dtype=dtype or _C.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+# ---- factories
+def _fill_dtype(value, dtype):
+    if dtype is not None:
+        return dtype
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return _C.bool
+    if isinstance(value, numbers.Integral):
+        return _C.int64
+    return _C.get_default_dtype()
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    t = _C._full(_size((size,) if isinstance(size, numbers.Integral) else (size,)), fill_value,
+                 _fill_dtype(fill_value, dtype), _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    return _finish(_C._full(_size(size), 0, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    return _finish(_C._full(_size(size), 1, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None):
+    return _finish(_C._empty(_size(size), dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
+
+
+def _like(fn):
+    def like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+        return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = _C.get_default_dtype() if builtins.any(isinstance(v, builtins.float) for v in vals) else _C.int64
+    if vals[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    t = _C._arange(builtins.float(vals[0]), builtins.float(vals[1]), builtins.float(vals[2]), dtype, _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Deprecated torch.range: like arange but includes `end`."""
+    if end is None:
+        start, end = 0, start
+    n = int(math.floor((end - start) / step)) + 1
+    t = arange(0, builtins.max(n, 0), dtype=_C.float64, device=device) * step + start
+    return _finish(t.to(dtype or _C.get_default_dtype()), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if not isinstance(steps, numbers.Integral):
+        raise TypeError("linspace(): argument 'steps' must be int")
+    t = _C._linspace(builtins.float(start), builtins.float(end), int(steps), dtype or _C.get_default_dtype(), _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    t = _C.pow(base, linspace(start, end, steps, dtype=_C.float64, device=device)).to(dtype or _C.get_default_dtype())
+    return _finish(t, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    t = _C._eye(int(n), int(n if m is None else m), dtype or _C.get_default_dtype(), _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+# ---- random
+class Generator:
+    """The default CPU generator (a handle; ampgrad keeps one global CPU stream like torch)."""
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+
+    def manual_seed(self, seed):
+        manual_seed(seed)
+        return self
+
+    def initial_seed(self):
+        return _C.initial_seed()
+
+    def seed(self):
+        return seed()
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seeds the CPU generator (and CUDA's, when present); returns the default generator."""
+    seed = int(seed)
+    if seed < -0x8000_0000_0000_0000 or seed > 0xFFFF_FFFF_FFFF_FFFF:
+        raise ValueError(f"Overflow when unpacking long long, seed value {seed} is out of range")
+    if seed < 0:
+        seed = 0xFFFF_FFFF_FFFF_FFFF + seed + 1
+    _C.manual_seed_cpu(seed)
+    from . import cuda
+    if cuda.is_available():
+        cuda.manual_seed_all(seed)
+    return default_generator
+
+
+def seed():
+    import random as _random
+    s = _random.getrandbits(63)
+    manual_seed(s)
+    return s
+
+
+initial_seed = _C.initial_seed
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    t = empty(*size, dtype=dtype, device=device)
+    t.uniform_(0, 1)
+    return _finish(t, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    t = empty(*size, dtype=dtype, device=device)
+    t.normal_(0, 1)
+    return _finish(t, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list, Size)):
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+    elif len(args) == 2:
+        low, high = args
+    else:
+        raise TypeError("randint() received an invalid combination of arguments")
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    t = _C._randint(int(low), int(high), _size((size,)), dtype or _C.int64, _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                   requires_grad=requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = _C.broadcast_shapes_(tuple(mean.shape) if isinstance(mean, Tensor) else (),
+                                     tuple(std.shape) if isinstance(std, Tensor) else ())
+        z = randn(*shape, dtype=ref.dtype, device=ref.device)
+        return z * std + mean
+    if size is None:
+        raise TypeError("normal() missing required argument 'size'")
+    t = empty(*_size((size,)), dtype=dtype, device=device)
+    t.normal_(mean, std)
+    return _finish(t, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    u = rand_like(input, dtype=_C.float64 if input.dtype == _C.float64 else _C.float32)
+    return (u < (input if p is None else p)).to(input.dtype)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    raise NotImplementedError("multinomial is not implemented in ampgrad yet")
+
+
+# ---- reductions with overloads
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    return _C._sum(input, _dims(dim), keepdim, dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    return _C._mean(input, _dims(dim), keepdim, dtype)
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    return _minmax(input, dim, keepdim, "max")
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    return _minmax(input, dim, keepdim, "min")
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        return tuple(_C._where_nonzero(condition))
+    return _C.where(condition, input, other)
+
+
+def nonzero(input, *, as_tuple=False):
+    return input.nonzero(as_tuple=as_tuple)
+
+
+def softmax(input, dim, dtype=None):
+    return _C._softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    return _C._log_softmax(input, dim, dtype)
+
+
+def hstack(tensors):
+    ts = [t if t.dim() > 0 else t.reshape(1) for t in tensors]
+    return _C.cat(ts, 0 if ts[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    return _C.cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    ts = []
+    for t in tensors:
+        if t.dim() == 0:
+            t = t.reshape(1, 1, 1)
+        elif t.dim() == 1:
+            t = t.reshape(1, -1, 1)
+        elif t.dim() == 2:
+            t = t.unsqueeze(-1)
+        ts.append(t)
+    return _C.cat(ts, 2)
+
+
+def tile(input, dims):
+    return input.tile(*dims)
+
+
+def broadcast_shapes(*shapes):
+    out = ()
+    for s in shapes:
+        out = _C.broadcast_shapes_(out, (s,) if isinstance(s, numbers.Integral) else tuple(s))
+    return Size(out)
+
+
+def broadcast_to(input, size):
+    return input.expand(*size)
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t.expand(*shape) for t in tensors)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_nonzero(input):
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(input.item())
+
+
+def result_type(tensor1, tensor2):
+    return _C._result_type(tensor1, tensor2)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if not isinstance(other, Tensor):
+        other = tensor(other, dtype=input.dtype)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    if not input.is_floating_point():
+        return input == other
+    a, b = input.double(), other.double()
+    close = (a == b) | ((a - b).abs() <= atol + rtol * b.abs())
+    if equal_nan:
+        close = close | (a.isnan() & b.isnan())
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    return input.equal(other)
+
+
+def clone(input, *, memory_format=None):
+    return input.clone()
+
+
+def square(input):
+    return input * input
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    return input.norm(p, dim, keepdim, dtype)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return input.flatten(start_dim, end_dim)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    return input.prod(dim, keepdim, dtype=dtype)
+
+
+for _n in ("amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "cumsum", "cumprod", "all", "any",
+           "count_nonzero", "nansum"):
+    def _fn(input, *args, _n=_n, **kwargs):
+        return getattr(Tensor, _n)(input, *args, **kwargs)
+    _fn.__name__ = _n
+    globals()[_n] = _fn
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return input.var(dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return input.std(dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim)
+
+
+def clamp_min(input, min):
+    return input.clamp(min=min)
+
+
+def clamp_max(input, max):
+    return input.clamp(max=max)
+
+
+# ---- dtype info
+class finfo:
+    """Machine limits of a floating dtype (torch.finfo)."""
+
+    _BF16 = dict(bits=16, eps=0.0078125, max=3.3895313892515355e+38, min=-3.3895313892515355e+38,
+                 tiny=1.1754943508222875e-38, smallest_normal=1.1754943508222875e-38, resolution=0.01)
+
+    def __init__(self, type=None):
+        type = type or _C.get_default_dtype()
+        if not type.is_floating_point:
+            raise TypeError("finfo() requires a floating point input type. Use iinfo to handle 'torch.finfo'")
+        self.dtype = repr(type).split(".")[-1]
+        if type == _C.bfloat16:
+            info = self._BF16
+        else:
+            f = np.finfo({"float16": np.float16, "float32": np.float32, "float64": np.float64}[self.dtype])
+            info = dict(bits=f.bits, eps=builtins.float(f.eps), max=builtins.float(f.max), min=builtins.float(f.min),
+                        tiny=builtins.float(f.tiny), smallest_normal=builtins.float(f.smallest_normal),
+                        resolution=builtins.float(f.resolution))
+        self.__dict__.update(info)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (torch.iinfo)."""
+
+    def __init__(self, type):
+        if type.is_floating_point:
+            raise TypeError("iinfo() requires an integer input type. Use finfo to handle 'torch.iinfo'")
+        self.dtype = repr(type).split(".")[-1]
+        if self.dtype == "bool":
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            i = np.iinfo(self.dtype)
+            self.bits, self.min, self.max = i.bits, int(i.min), int(i.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

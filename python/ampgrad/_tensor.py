@@ -1,0 +1,479 @@
+"""Python-side methods of ampgrad.Tensor: argument parsing that torch does with overloads,
+conversions (to, numpy, tolist), printing, indexing and autograd entry points. The hot ops are
+bound directly in C++ (csrc/bindings)."""
+import builtins
+import collections
+import numbers
+
+import numpy as np
+
+from . import _C
+from . import _indexing
+
+Tensor = _C.Tensor
+
+_max_t = collections.namedtuple("max", ["values", "indices"])
+_min_t = collections.namedtuple("min", ["values", "indices"])
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with numel()."""
+
+    def __repr__(self):
+        return "ampgrad.Size([" + ", ".join(str(s) for s in self) + "])"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, k):
+        r = tuple.__getitem__(self, k)
+        return Size(r) if isinstance(k, slice) else r
+
+
+_C._set_size_class(Size)
+
+
+class RemovableHandle:
+    """Handle returned by register_hook; remove() unregisters the hook."""
+
+    def __init__(self, tensor, key):
+        self._tensor = tensor
+        self._key = key
+
+    def remove(self):
+        if self._tensor is not None:
+            self._tensor._remove_hook(*self._key)
+            self._tensor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, numbers.Integral):
+        return [int(dim)]
+    return [int(d) for d in dim]
+
+
+def _method(name):
+    def deco(fn):
+        setattr(Tensor, name, fn)
+        return fn
+    return deco
+
+
+# ---- autograd
+@_method("backward")
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    from . import autograd
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+@_method("register_hook")
+def register_hook(self, hook):
+    return RemovableHandle(self, self._register_hook(hook))
+
+
+@_method("register_post_accumulate_grad_hook")
+def register_post_accumulate_grad_hook(self, hook):
+    return RemovableHandle(self, self._register_post_accumulate_grad_hook(hook))
+
+
+# ---- reductions
+@_method("sum")
+def sum(self, dim=None, keepdim=False, *, dtype=None):
+    return _C._sum(self, _dims(dim), keepdim, dtype)
+
+
+@_method("nansum")
+def nansum(self, dim=None, keepdim=False, *, dtype=None):
+    return _C._sum(_C.where(self.isnan(), 0, self), _dims(dim), keepdim, dtype)
+
+
+@_method("mean")
+def mean(self, dim=None, keepdim=False, *, dtype=None):
+    return _C._mean(self, _dims(dim), keepdim, dtype)
+
+
+@_method("prod")
+def prod(self, dim=None, keepdim=False, *, dtype=None):
+    return _C._prod(self, dim, keepdim, dtype)
+
+
+def _minmax(self, dim, keepdim, which):
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{which}() received an invalid combination of arguments")
+        return _C._max_all(self) if which == "max" else _C._min_all(self)
+    if isinstance(dim, Tensor):
+        return _C.maximum(self, dim) if which == "max" else _C.minimum(self, dim)
+    v, i = (_C._max_dim if which == "max" else _C._min_dim)(self, int(dim), keepdim)
+    return (_max_t if which == "max" else _min_t)(v, i)
+
+
+@_method("max")
+def max(self, dim=None, keepdim=False):
+    return _minmax(self, dim, keepdim, "max")
+
+
+@_method("min")
+def min(self, dim=None, keepdim=False):
+    return _minmax(self, dim, keepdim, "min")
+
+
+@_method("amax")
+def amax(self, dim=(), keepdim=False):
+    return _C._amax(self, _dims(dim), keepdim)
+
+
+@_method("amin")
+def amin(self, dim=(), keepdim=False):
+    return _C._amin(self, _dims(dim), keepdim)
+
+
+@_method("argmax")
+def argmax(self, dim=None, keepdim=False):
+    return _C._argmax(self, dim, keepdim)
+
+
+@_method("argmin")
+def argmin(self, dim=None, keepdim=False):
+    return _C._argmin(self, dim, keepdim)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return builtins.float(correction)
+    if unbiased is None:
+        return 1.0
+    return 1.0 if unbiased else 0.0
+
+
+@_method("var")
+def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, builtins.bool):  # var(unbiased)
+        dim, unbiased = None, dim
+    return _C._var(self, _dims(dim), _correction(unbiased, correction), keepdim)
+
+
+@_method("std")
+def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    return _C._std(self, _dims(dim), _correction(unbiased, correction), keepdim)
+
+
+@_method("norm")
+def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" or p is None:
+        p = 2.0
+    if p == "nuc":
+        raise NotImplementedError("nuclear norm is not supported by ampgrad")
+    return _C._norm(self, builtins.float(p), _dims(dim), keepdim, dtype)
+
+
+@_method("logsumexp")
+def logsumexp(self, dim, keepdim=False):
+    return _C._logsumexp(self, _dims(dim), keepdim)
+
+
+@_method("cumsum")
+def cumsum(self, dim, *, dtype=None):
+    return _C._cumsum(self, dim, dtype)
+
+
+@_method("cumprod")
+def cumprod(self, dim, *, dtype=None):
+    return _C._cumprod(self, dim, dtype)
+
+
+@_method("all")
+def all(self, dim=None, keepdim=False):
+    return _C._all(self, _dims(dim), keepdim)
+
+
+@_method("any")
+def any(self, dim=None, keepdim=False):
+    return _C._any(self, _dims(dim), keepdim)
+
+
+@_method("softmax")
+def softmax(self, dim, dtype=None):
+    return _C._softmax(self, dim, dtype)
+
+
+@_method("log_softmax")
+def log_softmax(self, dim, dtype=None):
+    return _C._log_softmax(self, dim, dtype)
+
+
+@_method("nonzero")
+def nonzero(self, *, as_tuple=False):
+    nz = _C._nonzero(self)
+    if as_tuple:
+        if self.dim() == 0:
+            return (nz.reshape(-1),) if False else tuple(nz[:, d].contiguous() for d in builtins.range(builtins.max(self.dim(), 1)))
+        return tuple(nz[:, d].contiguous() for d in builtins.range(self.dim()))
+    return nz
+
+
+@_method("count_nonzero")
+def count_nonzero(self, dim=None):
+    return _C._sum(self != 0, _dims(dim), False, None)
+
+
+@_method("square")
+def square(self):
+    return self * self
+
+
+@_method("square_")
+def square_(self):
+    return self.mul_(self)
+
+
+@_method("clamp_min")
+def clamp_min(self, min):
+    return self.clamp(min=min)
+
+
+@_method("clamp_max")
+def clamp_max(self, max):
+    return self.clamp(max=max)
+
+
+@_method("allclose")
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from ._functions import allclose as _allclose
+    return _allclose(self, other, rtol, atol, equal_nan)
+
+
+@_method("isclose")
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from ._functions import isclose as _isclose
+    return _isclose(self, other, rtol, atol, equal_nan)
+
+
+@_method("equal")
+def equal(self, other):
+    return self.shape == other.shape and builtins.bool((self == other).all())
+
+
+# ---- conversions
+def _parse_to(args, kwargs):
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    rest = []
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, _C.dtype) or a in (builtins.float, builtins.int, builtins.bool):
+            dtype = a
+        elif isinstance(a, (str, _C.device)) or (isinstance(a, numbers.Integral) and not isinstance(a, builtins.bool)):
+            device = a
+        else:
+            rest.append(a)
+    if len(rest) == 1 and isinstance(rest[0], builtins.bool):
+        non_blocking = rest[0]
+    elif rest:
+        raise TypeError(f"to() received an invalid combination of arguments: {args}")
+    if device is not None and not isinstance(device, _C.device):
+        device = _C.device(device) if not isinstance(device, numbers.Integral) else _C.device("cuda", device)
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        dtype = {builtins.float: _C.float64, builtins.int: _C.int64, builtins.bool: _C.bool}[dtype]
+    return device, dtype, non_blocking, copy
+
+
+@_method("to")
+def to(self, *args, **kwargs):
+    device, dtype, _, copy = _parse_to(args, dict(kwargs))
+    if device is not None and device.type == "cuda" and not _C._cuda_is_available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    return _C._to(self, device, dtype, copy)
+
+
+@_method("cpu")
+def cpu(self):
+    return _C._to(self, _C.device("cpu"), None, False)
+
+
+@_method("cuda")
+def cuda(self, device=None, non_blocking=False):
+    if not _C._cuda_is_available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    d = _C.device("cuda" if device is None else device if not isinstance(device, numbers.Integral) else f"cuda:{device}")
+    return _C._to(self, d, None, False)
+
+
+for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
+                   ("long", "int64"), ("int", "int32"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
+                   ("bool", "bool")]:
+    def _conv(self, memory_format=None, _dt=getattr(_C, _dt)):
+        return _C._to(self, None, _dt, False)
+    _conv.__name__ = _name
+    setattr(Tensor, _name, _conv)
+
+
+@_method("type")
+def type(self, dtype=None, non_blocking=False):
+    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+             "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+             "uint8": "ByteTensor", "bool": "BoolTensor"}
+    if dtype is None:
+        prefix = "torch.cuda." if self.is_cuda else "torch."
+        return prefix + names[repr(self.dtype).split(".")[-1]]
+    if isinstance(dtype, str):
+        rev = {v: k for k, v in names.items()}
+        dtype = getattr(_C, rev[dtype.split(".")[-1]])
+    return self.to(dtype)
+
+
+@_method("type_as")
+def type_as(self, other):
+    return self.to(other.dtype)
+
+
+def _to_numpy(t):
+    """Values as NumPy (bf16 widened to float32, which holds every bf16 value exactly)."""
+    if t.device.type != "cpu":
+        t = t.cpu()
+    if t.dtype == _C.bfloat16:
+        t = _C._to(t, None, _C.float32, False)
+    return t._numpy()
+
+
+@_method("numpy")
+def numpy(self, *, force=False):
+    if self.requires_grad and not force:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+    if self.dtype == _C.bfloat16:
+        raise TypeError("Got unsupported ScalarType BFloat16")
+    if self.device.type != "cpu" and not force:
+        raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+    return _to_numpy(self.detach())
+
+
+@_method("__array__")
+def __array__(self, dtype=None, copy=None):
+    a = self.detach().numpy() if self.dtype != _C.bfloat16 else _to_numpy(self.detach())
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
+@_method("tolist")
+def tolist(self):
+    a = _to_numpy(self.detach())
+    return a.tolist()
+
+
+@_method("__iter__")
+def __iter__(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(self.unbind(0))
+
+
+@_method("__contains__")
+def __contains__(self, element):
+    if isinstance(element, (Tensor, numbers.Number)):
+        return builtins.bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {builtins.type(element)}.")
+
+
+@_method("__reversed__")
+def __reversed__(self):
+    return self.flip(0) if self.dim() > 0 else self
+
+
+@_method("__format__")
+def __format__(self, spec):
+    if self.dim() == 0:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec)
+
+
+def _repr(self):
+    from . import _tensor_str
+    return _tensor_str.tensor_repr(self, lambda t: _to_numpy(t.detach()).astype(np.float64 if t.dtype.is_floating_point else None))
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _repr
+Tensor.__getitem__ = _indexing.getitem
+Tensor.__setitem__ = _indexing.setitem
+
+
+@_method("__deepcopy__")
+def __deepcopy__(self, memo):
+    if id(self) in memo:
+        return memo[id(self)]
+    from .autograd import no_grad
+    with no_grad():
+        new = self.clone()
+    new.requires_grad_(self.requires_grad)
+    if self.grad is not None:
+        new.grad = self.grad.__deepcopy__(memo)
+    memo[id(self)] = new
+    return new
+
+
+def _rebuild(array, dtype_name, requires_grad):
+    from ._functions import tensor
+    t = tensor(array).to(getattr(_C, dtype_name))
+    t.requires_grad_(requires_grad)
+    return t
+
+
+@_method("__reduce_ex__")
+def __reduce_ex__(self, proto):
+    return (_rebuild, (_to_numpy(self.detach()).copy(), repr(self.dtype).split(".")[-1], self.requires_grad))
+
+
+# ---- new_* factories
+@_method("new_tensor")
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from ._functions import tensor
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+for _name in ("zeros", "ones", "empty"):
+    def _new(self, *size, dtype=None, device=None, requires_grad=False, _name=_name):
+        from . import _functions
+        return getattr(_functions, _name)(*size, dtype=dtype or self.dtype, device=device or self.device,
+                                           requires_grad=requires_grad)
+    setattr(Tensor, "new_" + _name, _new)
+
+
+@_method("new_full")
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    from ._functions import full
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+@_method("clamp_min_")
+def clamp_min_(self, min):
+    return self.clamp_(min=min)
+
+
+@_method("clamp_max_")
+def clamp_max_(self, max):
+    return self.clamp_(max=max)
+
+
+@_method("bernoulli_")
+def bernoulli_(self, p=0.5, *, generator=None):
+    from ._functions import rand_like
+    u = rand_like(self, dtype=_C.float64 if self.dtype == _C.float64 else _C.float32)
+    return self.copy_(u < p)

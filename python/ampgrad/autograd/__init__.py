@@ -1,0 +1,48 @@
+"""ampgrad.autograd: reverse-mode automatic differentiation (mirrors torch.autograd)."""
+from .. import _C
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled)
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    if isinstance(x, _C.Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """Accumulates into .grad of the leaves the gradient of `tensors` (seeded with `grad_tensors`)."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    tensors = _as_list(tensors)
+    grads = _as_list(grad_tensors)
+    if inputs is not None:
+        inputs = _as_list(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    _C._run_backward(tensors, grads, retain_graph, create_graph, inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Returns the gradients of `outputs` with respect to `inputs` (a tuple, one per input)."""
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported by ampgrad")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_list(outputs)
+    single = isinstance(inputs, _C.Tensor)
+    inputs = _as_list(inputs)
+    for t in inputs:
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
+    grads = _as_list(grad_outputs)
+    res = _C._run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
+    return tuple(res)

@@ -1,0 +1,2 @@
+"""ampgrad.nn: functional ops (modules arrive with the training kit)."""
+from . import functional
