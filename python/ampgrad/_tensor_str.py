@@ -205,18 +205,30 @@ def _tensor_str(values, indent, floating):
     return _tensor_str_with_formatter(values, indent, summarize, formatter)
 
 
+_DTYPE_PREFIX = "dtype=ampgrad."
+# "ampgrad." is longer than "torch."; measure as torch would so lines break alike.
+_DTYPE_PREFIX_EXTRA = len("ampgrad.") - len("torch.")
+
+
+def _torch_len(suffix):
+    if suffix.startswith(_DTYPE_PREFIX):
+        return len(suffix) - _DTYPE_PREFIX_EXTRA
+    return len(suffix)
+
+
 def _add_suffixes(tensor_str, suffixes, indent, force_newline):
     parts = [tensor_str]
     # Mirrors torch's arithmetic exactly (including its off-by-two when no "\n").
     last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
     for suffix in suffixes:
-        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        suffix_len = _torch_len(suffix)
+        if force_newline or last_line_len + suffix_len + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
-            last_line_len = indent + len(suffix)
+            last_line_len = indent + suffix_len
             force_newline = False
         else:
             parts.append(", " + suffix)
-            last_line_len += len(suffix) + 2
+            last_line_len += suffix_len + 2
     parts.append(")")
     return "".join(parts)
 
@@ -249,7 +261,7 @@ def format_values(
 
     default_complex = "complex128" if default_dtype == "float64" else "complex64"
     has_default_dtype = dtype_name in (default_dtype, default_complex, "int64", "bool")
-    dtype_suffix = "dtype=ampgrad." + dtype_name
+    dtype_suffix = _DTYPE_PREFIX + dtype_name
     if values.size == 0:
         # torch prints the shape unless it is (0,), and always prints a
         # non-default-float dtype since nothing else hints at it.
