@@ -1,6 +1,7 @@
 // Module functions (ampgrad.exp, ...) and the Tensor methods of the same name. Argument handling
 // that torch does with overloads (dim as int or tuple, Tensor-or-number operands) is done here
 // once; richer Python-side parsing lives in python/ampgrad/.
+#include <unordered_map>
 #include "autograd/grad_mode.h"
 #include "bindings/convert.h"
 #include "ops/internal.h"
@@ -327,6 +328,22 @@ void init_ops(py::module_& m) {
     return result_type({&x, &y});
   });
   m.def("_wrap_scalar", [](py::handle v) { return wrap_scalar(scalar_from_handle(v)); });
+  // Autocast hook for ops composed in Python: casts per the named op row's policy (Note [Op table]).
+  m.def("_autocast", [](const std::string& name, std::vector<std::optional<Tensor>> ts) {
+    if (!amp::any_enabled()) return ts;
+    static std::unordered_map<std::string, Op> ops = [] {
+      std::unordered_map<std::string, Op> r;
+      for (int i = 0; i < kNumOps; ++i) r[op_name(static_cast<Op>(i))] = static_cast<Op>(i);
+      return r;
+    }();
+    auto it = ops.find(name);
+    AG_CHECK(it != ops.end(), "_autocast: unknown op '", name, "'");
+    std::vector<Tensor> args;
+    for (auto& t : ts) args.push_back(t ? *t : Tensor());
+    amp::apply(it->second, args);
+    for (size_t i = 0; i < ts.size(); ++i) if (ts[i]) ts[i] = args[i];
+    return ts;
+  });
   m.def("broadcast_shapes_", [](py::handle a, py::handle b) { return broadcast_shapes(int_list(a, "shape"), int_list(b, "shape")); });
 }
 
