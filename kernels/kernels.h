@@ -56,3 +56,11 @@ using NonzeroKernel = Tensor (*)(const Tensor& a);
 // Random fills advance the device's generator; CPU ones reproduce torch's CPU streams.
 using RandomKernel = void (*)(Tensor& t, double a, double b);
 }  // namespace ampgrad
+
+namespace ampgrad {
+// AMP: unscale every grad of one (device, dtype) group by inv_scale and raise found_inf (a 1-element
+// fp32 tensor) when any value is not finite; update the scale on the device.
+using AmpUnscaleKernel = void (*)(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& inv_scale);
+using AmpUpdateScaleKernel = void (*)(Tensor& scale, Tensor& growth_tracker, const Tensor& found_inf, double growth,
+                                      double backoff, int64_t interval);
+}  // namespace ampgrad

@@ -29,6 +29,7 @@ std::unordered_map<const TensorImpl*, CacheEntry>& cache() {
 }  // namespace
 
 void clear_cache() { cache().clear(); }
+size_t cache_size() { return cache().size(); }
 
 Tensor cached_cast(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype) return t;

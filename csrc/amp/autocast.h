@@ -25,6 +25,7 @@ void apply(Op op, std::vector<Tensor>& args);
 std::optional<ScalarType> set_opt_dtype(Op op, const Tensor& a, std::optional<ScalarType> dtype);
 Tensor cached_cast(const Tensor& t, ScalarType dtype);
 void clear_cache();
+size_t cache_size();
 bool is_eligible(const Tensor& t, DeviceType dev);
 
 }  // namespace ampgrad::amp

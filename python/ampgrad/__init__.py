@@ -28,7 +28,15 @@ from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros,
 from . import autograd
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import cuda
+from . import cpu
 from . import nn
+from . import amp
+from .amp import autocast, GradScaler
+from ._autocast_state import (is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+                              get_autocast_gpu_dtype, get_autocast_cpu_dtype, set_autocast_gpu_dtype,
+                              set_autocast_cpu_dtype, is_autocast_cpu_enabled, set_autocast_cpu_enabled,
+                              clear_autocast_cache, is_autocast_cache_enabled, set_autocast_cache_enabled,
+                              autocast_increment_nesting, autocast_decrement_nesting)
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool

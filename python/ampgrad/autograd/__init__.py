@@ -1,9 +1,10 @@
 """ampgrad.autograd: reverse-mode automatic differentiation (mirrors torch.autograd)."""
 from .. import _C
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
+__all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
 
 
 def _as_list(x):

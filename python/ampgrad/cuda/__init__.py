@@ -36,3 +36,6 @@ def manual_seed_all(seed):
 
 def is_bf16_supported():
     return is_available()
+
+
+from . import amp  # noqa: E402

@@ -1,0 +1,56 @@
+// CPU GradScaler kernels: one pass per grad (multiply, and note non-finite inputs), and the
+// scale update as scalar code.
+#include <atomic>
+#include <cmath>
+#include "kernels/cpu/loops.h"
+
+namespace ampgrad::cpu {
+
+namespace {
+void k_amp_unscale(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& inv_scale) {
+  const float inv = *inv_scale.data<float>();
+  bool found = false;
+  for (auto& g : grads) {
+    TensorIter it;
+    it.build({&g, &g});
+    AG_DISPATCH_FLOAT(g.dtype(), "_amp_foreach_non_finite_check_and_unscale_", [&] {
+      std::atomic<bool> local{false};
+      for_each(it, [&](char** p, const int64_t* s, int64_t n) {
+        bool bad = false;
+        for (int64_t i = 0; i < n; ++i) {
+          scalar_t* q = reinterpret_cast<scalar_t*>(p[0] + i * s[0]);
+          float v = static_cast<float>(static_cast<acc_t<scalar_t>>(*q));
+          bad |= !std::isfinite(v);
+          *q = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(v * inv));
+        }
+        if (bad) local.store(true, std::memory_order_relaxed);
+      });
+      found |= local.load();
+    });
+  }
+  if (found) *found_inf.data<float>() = 1.0f;
+}
+
+void k_amp_update_scale(Tensor& scale, Tensor& tracker, const Tensor& found_inf, double growth, double backoff, int64_t interval) {
+  float& s = *scale.data<float>();
+  int32_t& t = *tracker.data<int32_t>();
+  if (*found_inf.data<float>() != 0.0f) {
+    s *= static_cast<float>(backoff);
+    t = 0;
+    return;
+  }
+  int32_t successful = t + 1;
+  if (successful == interval) {
+    float grown = s * static_cast<float>(growth);
+    if (std::isfinite(grown)) s = grown;
+    t = 0;
+  } else {
+    t = successful;
+  }
+}
+}  // namespace
+
+AG_REGISTER_KERNEL(amp_unscale, CPU, k_amp_unscale);
+AG_REGISTER_KERNEL(amp_update_scale, CPU, k_amp_update_scale);
+
+}  // namespace ampgrad::cpu

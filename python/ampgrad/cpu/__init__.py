@@ -1,0 +1,2 @@
+"""ampgrad.cpu: CPU device module (amp aliases)."""
+from . import amp
