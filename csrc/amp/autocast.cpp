@@ -64,9 +64,15 @@ static void apply_impl(Op op, Tensor** args, size_t n) {
             *args[i] = cached_cast(*args[i], p == AmpPolicy::LOW ? s.dtype[d] : ScalarType::Float32);
         break;
       case AmpPolicy::PROMOTE: {
+        // torch's prioritize: eligible args must be fp32 or the autocast dtype; any fp32 wins.
         ScalarType widest = s.dtype[d];
-        for (size_t i = 0; i < n; ++i)
-          if (args[i] && is_eligible(*args[i], dev)) widest = promote_types(widest, args[i]->dtype());
+        for (size_t i = 0; i < n; ++i) {
+          if (!args[i] || !is_eligible(*args[i], dev)) continue;
+          ScalarType t = args[i]->dtype();
+          if (t == ScalarType::Float32) widest = ScalarType::Float32;
+          else if (t != s.dtype[d] && widest != ScalarType::Float32)
+            AG_THROW(RuntimeError, "Unexpected floating ScalarType in at::autocast::prioritize");
+        }
         for (size_t i = 0; i < n; ++i)
           if (args[i] && is_eligible(*args[i], dev)) *args[i] = cached_cast(*args[i], widest);
         break;
