@@ -5,7 +5,7 @@ namespace ampgrad::cuda {
 
 bool is_available() { return false; }
 void* device_alloc(size_t, int) { AG_THROW(RuntimeError, "ampgrad not compiled with CUDA enabled"); }
-void device_free(void*, int) {}
+void device_free(void*, size_t, int) {}
 void memcpy_device(void*, Device, const void*, Device, size_t) { AG_THROW(RuntimeError, "ampgrad not compiled with CUDA enabled"); }
 
 }  // namespace ampgrad::cuda

@@ -8,6 +8,23 @@
 
 namespace ampgrad {
 
+// A fixed-capacity vector: the iterator is built on every op, so it must not allocate.
+template <typename T, int N>
+struct SmallVec {
+  T v[N];
+  int n = 0;
+  void clear() { n = 0; }
+  void push_back(const T& x) {
+    AG_CHECK(n < N, "tensors with more than ", N, " (coalesced) dimensions are not supported");
+    v[n++] = x;
+  }
+  size_t size() const { return static_cast<size_t>(n); }
+  bool empty() const { return n == 0; }
+  T& back() { return v[n - 1]; }
+  T& operator[](size_t i) { return v[i]; }
+  const T& operator[](size_t i) const { return v[i]; }
+};
+
 // Elementwise operands, already broadcast to one shape: operand 0 is the output. Dimensions are
 // coalesced and strides are in bytes, innermost last.
 struct TensorIter {
@@ -15,10 +32,11 @@ struct TensorIter {
   int nops = 0;
   char* data[kMaxOps];
   ScalarType dtypes[kMaxOps];
-  Shape shape;
-  std::vector<std::array<int64_t, kMaxOps>> strides;
+  SmallVec<int64_t, 32> shape;
+  SmallVec<std::array<int64_t, kMaxOps>, 32> strides;
   int64_t numel = 1;
-  void build(const std::vector<const Tensor*>& ops);
+  void build(const Tensor* const* ops, int n);
+  void build(std::initializer_list<const Tensor*> ops) { build(ops.begin(), static_cast<int>(ops.size())); }
   ScalarType dtype(int i) const { return dtypes[i]; }
   bool contiguous(int i) const {  // operand i walks memory densely
     return shape.size() <= 1 && (shape.empty() || strides[0][i] == itemsize(dtypes[i]));

@@ -19,8 +19,8 @@ void* lookup_kernel(Op op, DeviceType dev) {
   return fn;
 }
 
-void TensorIter::build(const std::vector<const Tensor*>& ops) {
-  nops = static_cast<int>(ops.size());
+void TensorIter::build(const Tensor* const* ops, int n) {
+  nops = n;
   const Shape& sz = ops[0]->sizes();
   numel = ops[0]->numel();
   for (int i = 0; i < nops; ++i) {

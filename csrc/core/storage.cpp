@@ -1,17 +1,85 @@
-// CPU allocation (64-byte aligned) and storage construction.
+// CPU allocation and storage construction. Small blocks (<= 1 MiB) are cached per power-of-two
+// size class, so the allocations of a training step are reused instead of going back to malloc.
 #include "core/storage.h"
 #include <cstdlib>
-#include <new>
+#include <mutex>
+#include <vector>
 
 namespace ampgrad {
 
-void* cpu_alloc(size_t nbytes) {
-  if (nbytes == 0) nbytes = 1;
+namespace {
+constexpr int kMinShift = 6, kMaxShift = 20;    // 64 B .. 1 MiB
+constexpr size_t kMaxCachedBytes = 256u << 20;  // per process
+struct CpuCache {
+  std::mutex mu;
+  std::vector<void*> bins[kMaxShift + 1];
+  size_t cached = 0;
+};
+CpuCache& cache() {
+  static CpuCache* c = new CpuCache();  // leaked: storages may die during interpreter teardown
+  return *c;
+}
+int size_class(size_t nbytes) {
+  int s = kMinShift;
+  while ((size_t(1) << s) < nbytes) ++s;
+  return s;
+}
+void* raw_alloc(size_t nbytes) {
   void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
   if (!p) AG_THROW(RuntimeError, "[enforce fail] DefaultCPUAllocator: not enough memory: you tried to allocate ", nbytes, " bytes.");
   return p;
 }
-void cpu_free(void* p) { std::free(p); }
+}  // namespace
+
+void* cpu_alloc(size_t nbytes) {
+  if (nbytes == 0) nbytes = 1;
+  if (nbytes > (size_t(1) << kMaxShift)) return raw_alloc(nbytes);
+  int s = size_class(nbytes);
+  auto& c = cache();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    auto& bin = c.bins[s];
+    if (!bin.empty()) {
+      void* p = bin.back();
+      bin.pop_back();
+      c.cached -= size_t(1) << s;
+      return p;
+    }
+  }
+  return raw_alloc(size_t(1) << s);
+}
+
+void cpu_free(void* p, size_t nbytes) {
+  if (!p) return;
+  if (nbytes == 0) nbytes = 1;
+  if (nbytes > (size_t(1) << kMaxShift)) { std::free(p); return; }
+  int s = size_class(nbytes);
+  auto& c = cache();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    if (c.cached + (size_t(1) << s) <= kMaxCachedBytes) {
+      c.bins[s].push_back(p);
+      c.cached += size_t(1) << s;
+      return;
+    }
+  }
+  std::free(p);
+}
+
+size_t cpu_cached_bytes() {
+  std::lock_guard<std::mutex> g(cache().mu);
+  return cache().cached;
+}
+
+void cpu_empty_cache() {
+  auto& c = cache();
+  std::lock_guard<std::mutex> g(c.mu);
+  for (auto& bin : c.bins) {
+    for (void* p : bin) std::free(p);
+    bin.clear();
+  }
+  c.cached = 0;
+}
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   auto s = std::make_shared<Storage>();
@@ -19,11 +87,10 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   s->device = device;
   if (device.is_cpu()) {
     s->data = cpu_alloc(nbytes);
-    s->owner = std::shared_ptr<void>(s->data, cpu_free);
+    s->free_fn = [](void* p, size_t n, int) { cpu_free(p, n); };
   } else {
-    int idx = device.norm();
-    s->data = cuda::device_alloc(nbytes, idx);
-    s->owner = std::shared_ptr<void>(s->data, [idx](void* p) { cuda::device_free(p, idx); });
+    s->data = cuda::device_alloc(nbytes, device.norm());
+    s->free_fn = [](void* p, size_t n, int dev) { cuda::device_free(p, n, dev); };
   }
   return s;
 }

@@ -1,5 +1,5 @@
-// A storage is bytes on a device plus whoever owns them (our allocator, or a NumPy array for
-// zero-copy from_numpy).
+// A storage is bytes on a device plus whoever owns them: the device allocator (the common case,
+// no extra allocation) or an external owner such as a NumPy array (zero-copy from_numpy).
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -11,18 +11,27 @@ struct Storage {
   void* data = nullptr;
   size_t nbytes = 0;
   Device device;
-  std::shared_ptr<void> owner;  // releases `data`
+  void (*free_fn)(void* p, size_t nbytes, int device) = nullptr;
+  std::shared_ptr<void> owner;  // external owner, when free_fn is null
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage() { if (free_fn) free_fn(data, nbytes, device.norm()); }
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
 };
 
-// Device allocators: the CPU one lives in storage.cpp, the CUDA one in kernels/cuda (or the stub).
+// CPU allocation: 64-byte aligned, small blocks recycled through size-class free lists.
 void* cpu_alloc(size_t nbytes);
-void cpu_free(void* p);
+void cpu_free(void* p, size_t nbytes);
+size_t cpu_cached_bytes();
+void cpu_empty_cache();
+
+// Device allocators: the CUDA one lives in kernels/cuda (or the stub).
 namespace cuda {
 bool is_available();
 void* device_alloc(size_t nbytes, int device);
-void device_free(void* p, int device);
+void device_free(void* p, size_t nbytes, int device);
 void memcpy_device(void* dst, Device dst_dev, const void* src, Device src_dev, size_t nbytes);
 }  // namespace cuda
 

@@ -28,9 +28,12 @@ bool is_cpu_scalar(const Tensor& t) { return t.dim() == 0 && t.device().is_cpu()
 
 // Note [Type promotion]: torch's three categories: tensors with dims, 0-dim tensors, and wrapped
 // Python numbers. A lower category only matters when it is a higher kind (bool < int < float).
-ScalarType result_type(const std::vector<const Tensor*>& ts) {
+ScalarType result_type(const std::vector<const Tensor*>& ts) { return result_type(ts.data(), ts.size()); }
+
+ScalarType result_type(const Tensor* const* ts, size_t n) {
   ScalarType dim_t = ScalarType::Undefined, zero_t = ScalarType::Undefined, wrapped_t = ScalarType::Undefined;
-  for (const Tensor* t : ts) {
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor* t = ts[i];
     if (!t || !t->defined()) continue;
     ScalarType cur = t->dtype();
     if (t->impl()->wrapped_number) {
@@ -101,10 +104,12 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
 }
 
 void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> inputs, const double* s) {
-  std::vector<const Tensor*> ops{&out};
-  for (auto* t : inputs) ops.push_back(t);
+  const Tensor* ops[TensorIter::kMaxOps];
+  int n = 0;
+  ops[n++] = &out;
+  for (auto* t : inputs) ops[n++] = t;
   TensorIter it;
-  it.build(ops);
+  it.build(ops, n);
   if (it.numel == 0) return;
   kernel<ElementwiseKernel>(op, out.device())(it, s);
 }
@@ -388,7 +393,8 @@ struct Binary {
 Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
   check_same_device(a, b, op_name(op));
   Binary r;
-  r.dt = result_type({&a, &b});
+  const Tensor* ab[2] = {&a, &b};
+  r.dt = result_type(ab, 2);
   if (want_float && !is_floating(r.dt)) r.dt = default_dtype();
   r.shape = broadcast_shapes(a.sizes(), b.sizes());
   if (is_floating(r.dt) && b.dim() == 0 && a.dim() > 0 && b.device().is_cpu()) {
@@ -606,10 +612,23 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
   if (grad) check_inplace(self, op_name(op));
+  const bool arith = op == Op::add || op == Op::sub || op == Op::mul || (op == Op::div && mode.empty()) ||
+                     op == Op::maximum || op == Op::minimum;
+  const bool overlaps = other.storage() == self.storage() &&
+                        !(other.storage_offset() == self.storage_offset() && other.strides() == self.strides());
+  if (!grad && arith && rt == self.dtype() && !overlaps) {
+    // The common optimizer/update case: write straight into self, one pass, no temporary.
+    Binary p = prepare(op, self, other, op == Op::div);
+    p.s[2] = alpha.to_double();
+    if (op == Op::sub && self.dtype() == ScalarType::Bool) AG_THROW(RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported.");
+    if (p.s[1] == 1) run_elementwise(op, self, {&p.a}, p.s);
+    else run_elementwise(op, self, {&p.a, &p.b}, p.s);
+    self.bump_version();
+    return self;
+  }
   Tensor result;
   {
-    // Without autograd the result is computed then written back; the copy is cheap next to the
-    // op and keeps one code path (Note [In-place ops]).
+    // Otherwise the result is computed out of place then written back (Note [In-place ops]).
     autograd::AutoGradMode m(grad);
     Tensor selfv = grad ? self : detach(self);
     result = binary_dispatch(op, selfv, other, alpha, mode);

@@ -29,10 +29,16 @@ void gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alp
   kernel<GemmKernel>(Op::mm, a.device())(a, b, out, beta, alpha);
 }
 
+// A [1, m, n] kernel operand over a matrix (no autograd bookkeeping).
+Tensor batch1(const Tensor& t) {
+  return make_view(t, {1, t.sizes()[0], t.sizes()[1]}, {t.sizes()[0] * t.strides()[0], t.strides()[0], t.strides()[1]},
+                   t.storage_offset());
+}
+
 Tensor mm_raw(const Tensor& a, const Tensor& b) {
   Tensor out = empty({a.sizes()[0], b.sizes()[1]}, a.dtype(), a.device());
-  Tensor a3 = unsqueeze(detach(a), 0), b3 = unsqueeze(detach(b), 0), o3 = unsqueeze(detach(out), 0);
-  gemm(a3, b3, o3, 0.0, 1.0);
+  Tensor o3 = batch1(out);
+  gemm(batch1(a), batch1(b), o3, 0.0, 1.0);
   return out;
 }
 
@@ -180,8 +186,8 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
     Tensor src = expand(detach(s), shape);
     run_elementwise(Op::copy, out, {&src});
   }
-  Tensor a3 = unsqueeze(detach(a), 0), b3 = unsqueeze(detach(b), 0), o3 = unsqueeze(detach(out), 0);
-  gemm(a3, b3, o3, be, al);
+  Tensor o3 = batch1(out);
+  gemm(batch1(a), batch1(b), o3, be, al);
   if (auto node = autograd::make_node("AddmmBackward0", {&s, &a, &b}, AG_BW {
         Tensor ga, gb;
         if (c.needs_input_grad(1)) ga = mm(g[0], mT(c.get(1)));

@@ -32,6 +32,7 @@ void set_default_dtype(ScalarType t);
 Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device = Device());
 Tensor wrap_scalar(Scalar s);  // 0-dim, wrapped_number=true, dtype float64/int64/bool
 ScalarType result_type(const std::vector<const Tensor*>& ts);
+ScalarType result_type(const Tensor* const* ts, size_t n);
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 Tensor expand(const Tensor& t, const Shape& sizes);
 Tensor sum_to(const Tensor& t, const Shape& shape);  // reduce a broadcast gradient

@@ -29,6 +29,16 @@ void with_map(const Mat<T>& m, std::vector<T>& scratch, F f) {
 
 template <typename T>
 void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T alpha) {
+  if (a.rows * a.cols * b.cols <= 4096) {  // tiny: Eigen's blocking setup costs more than the math
+    for (int64_t i = 0; i < a.rows; ++i)
+      for (int64_t j = 0; j < b.cols; ++j) {
+        T acc = 0;
+        for (int64_t k = 0; k < a.cols; ++k) acc += a.p[i * a.rs + k * a.cs] * b.p[k * b.rs + j * b.cs];
+        T& y = c[i * ldc + j];
+        y = alpha * acc + (beta == T(0) ? T(0) : beta * y);
+      }
+    return;
+  }
   Eigen::Map<RowMat<T>, 0, Stride> C(c, a.rows, b.cols, Stride(std::max<int64_t>(ldc, 1)));
   std::vector<T> sa, sb;
   with_map(a, sa, [&](const auto& A) {

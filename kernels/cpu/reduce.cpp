@@ -2,6 +2,7 @@
 // plan]). Sums accumulate in double (int64 for integers); results are deterministic: the split
 // across cores is over output elements, never inside one sum.
 #include <cmath>
+#include <Eigen/Core>
 #include "kernels/cpu/loops.h"
 
 namespace ampgrad::cpu {
@@ -205,12 +206,47 @@ void k_scan(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 AG_REGISTER_KERNEL(cumsum, CPU, k_scan<true>);
 AG_REGISTER_KERNEL(cumprod, CPU, k_scan<false>);
 
+// Contiguous rows of fp32/fp64: Eigen's vectorized exp. Rows holding inf/NaN take the scalar path.
+template <bool IsLog, typename scalar_t>
+bool softmax_rows_fast(const scalar_t* x, scalar_t* y, const ReduceArgs& r) {
+  if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
+    if (r.B != 1) return false;
+    using Arr = Eigen::Array<scalar_t, Eigen::Dynamic, 1>;
+    parallel_for(r.A, std::max<int64_t>(1, kGrain / std::max<int64_t>(r.R, 1)), [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) {
+        Eigen::Map<const Arr> xr(x + a * r.R, r.R);
+        Eigen::Map<Arr> yr(y + a * r.R, r.R);
+        const scalar_t m = r.R ? xr.maxCoeff() : scalar_t(0);
+        if (!std::isfinite(m) || !xr.isFinite().all()) {
+          scalar_t mm = -std::numeric_limits<scalar_t>::infinity();
+          for (int64_t k = 0; k < r.R; ++k) mm = (xr[k] > mm || xr[k] != xr[k]) ? xr[k] : mm;
+          scalar_t sum = 0;
+          for (int64_t k = 0; k < r.R; ++k) sum += std::exp(xr[k] - mm);
+          for (int64_t k = 0; k < r.R; ++k) yr[k] = IsLog ? xr[k] - mm - std::log(sum) : std::exp(xr[k] - mm) / sum;
+          continue;
+        }
+        if (IsLog) {
+          const scalar_t ls = std::log((xr - m).exp().sum());
+          yr = xr - (m + ls);
+        } else {
+          yr = (xr - m).exp();
+          yr /= yr.sum();
+        }
+      }
+    });
+    return true;
+  } else {
+    return false;
+  }
+}
+
 template <bool IsLog>
 void k_softmax(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_FLOAT(in.dtype(), IsLog ? "log_softmax" : "softmax", [&] {
     using T = acc_t<scalar_t>;
     const scalar_t* x = in.data<scalar_t>();
     scalar_t* y = out.data<scalar_t>();
+    if (softmax_rows_fast<IsLog>(x, y, r)) return;
     for_lines(r, [&](int64_t base) {
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t k = 0; k < r.R; ++k) { T v = static_cast<T>(x[base + k * r.B]); m = (v > m || v != v) ? v : m; }
