@@ -28,6 +28,8 @@ void init_tensor(py::module_& m);
 void init_ops(py::module_& m);
 void init_autograd(py::module_& m);
 void init_numpy(py::module_& m);
+void init_nn(py::module_& m);
+void init_optim(py::module_& m);
 
 }  // namespace ampgrad::bind
 

@@ -162,6 +162,8 @@ PYBIND11_MODULE(_C, m) {
   init_ops(m);
   init_autograd(m);
   init_numpy(m);
+  init_nn(m);
+  init_optim(m);
   m.def("_cuda_is_available", [] { return cuda::is_available(); });
   m.def("_op_names", [] {
     std::vector<std::string> names;
