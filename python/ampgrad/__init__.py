@@ -25,10 +25,14 @@ from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros,
                          tile, broadcast_shapes, broadcast_to, broadcast_tensors, numel, is_tensor, is_floating_point,
                          is_nonzero, result_type, isclose, allclose, equal, clone, square, norm, flatten, prod, finfo,
                          iinfo, Generator, default_generator, var_mean, std_mean, clamp_min, clamp_max)
+from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, renorm
+from . import _linalg_extra as _le
 from . import autograd
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import cuda
+from . import linalg
 from . import nn
+from . import optim
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool
@@ -47,5 +51,9 @@ double = float64
 long = int64
 int = int32
 short = int16
+
+Tensor.cross = lambda self, other, dim=None: _le.cross(self, other, dim)
+Tensor.renorm = lambda self, p, dim, maxnorm: _le.renorm(self, p, dim, maxnorm)
+Tensor.dist = lambda self, other, p=2: _le.dist(self, other, p)
 
 __version__ = "0.1.0"

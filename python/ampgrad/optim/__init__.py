@@ -1,0 +1,1 @@
+"""ampgrad.optim (filled below)."""
