@@ -62,20 +62,48 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    # torch's inverse-CDF method: uniform in [cdf(a), cdf(b)], then erfinv.
+    """torch's sampler: rejection from N(mean, std) when [a, b] holds > 30% of the mass, else
+    uniform proposals on [a, b] accepted by the density ratio; the same draws as torch's."""
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
+    from .._functions import empty_like
     with no_grad():
-        lo, up = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * up - 1)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            # Bounds rounded to the tensor's dtype, so the rejection mask matches its values.
+            lo = tensor.new_tensor(a, device="cpu").item()
+            hi = tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not bool(mask.any()):
+                    break
+                result = _C.where(mask, empty_like(result).normal_(mean, std), result)
+            if tensor is not result:
+                tensor.copy_(result)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+            candidates = empty_like(tensor)
+            accept_buf = empty_like(tensor)
+            tensor.uniform_(a, b)
+            candidates.copy_(tensor)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            pending = accept_buf.uniform_().log_().gt(candidates)
+            if bool(pending.any()):
+                result = tensor
+                while True:
+                    candidates.uniform_(a, b)
+                    result = _C.where(pending, candidates, result)
+                    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                    pending = _C.where(pending, accept_buf.uniform_().log_().gt(candidates), pending)
+                    if not bool(pending.any()):
+                        break
+                tensor.copy_(result)
         return tensor
 
 
