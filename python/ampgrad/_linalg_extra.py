@@ -6,6 +6,8 @@ import math
 import numbers
 import warnings
 
+import numpy as np
+
 from . import _C
 from ._C import Tensor
 
@@ -109,8 +111,8 @@ def _cross_impl(a, b, dim):
     from ._functions import broadcast_tensors
     a, b = broadcast_tensors(a, b)
     dev = a.device
-    i1 = _C.from_numpy(__import__("numpy").array([1, 2, 0])).to(dev)
-    i2 = _C.from_numpy(__import__("numpy").array([2, 0, 1])).to(dev)
+    i1 = _C.from_numpy(np.array([1, 2, 0])).to(dev)
+    i2 = _C.from_numpy(np.array([2, 0, 1])).to(dev)
     return a.index_select(dim, i1) * b.index_select(dim, i2) - a.index_select(dim, i2) * b.index_select(dim, i1)
 
 

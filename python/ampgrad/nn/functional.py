@@ -10,7 +10,6 @@ import warnings
 import numpy as np
 
 from .. import _C
-from .._C import Tensor
 from . import _reduction as _Reduction
 
 _autocast = _C._autocast

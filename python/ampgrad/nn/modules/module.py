@@ -1,11 +1,9 @@
 """nn.Module: the registry of parameters, buffers and submodules, with torch's attribute rules,
 traversal, state_dict round trip, dtype/device conversion, train/eval and forward hooks."""
-import functools
 import itertools
 import weakref
 from collections import OrderedDict, namedtuple
 
-from ... import _C
 from ..._C import Tensor
 from ..parameter import Parameter, Buffer
 

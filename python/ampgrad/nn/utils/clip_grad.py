@@ -1,5 +1,4 @@
 """Gradient clipping (torch.nn.utils.clip_grad): in place on .grad, under no_grad."""
-import math
 import warnings
 
 from ... import _C
