@@ -163,6 +163,39 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return _C._softmax(-input, dim, None)
 
 
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, torch's reference math (masks: bool = keep, float = added)."""
+    query, key, value, attn_mask = _autocast("scaled_dot_product_attention", [query, key, value, attn_mask])
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        # Each key/value head serves query.size(-3) // key.size(-3) query heads (repeat_interleave).
+        rep = query.size(-3) // key.size(-3)
+
+        def interleave(t):
+            shape = list(t.shape)
+            t = t.unsqueeze(-3).expand(shape[:-2] + [rep] + shape[-2:])
+            return t.reshape(shape[:-3] + [shape[-3] * rep] + shape[-2:])
+        key, value = interleave(key), interleave(value)
+    w = _C.matmul(query, key.transpose(-2, -1)) * scale_factor
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        keep = _C._full([L, S], True, _C.bool, query.device).tril()
+        w = w.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == _C.bool:
+            w = _C.where(attn_mask, w, float("-inf"))
+        else:
+            w = w + attn_mask
+    w = _C._softmax(w, -1, None)
+    if dropout_p > 0.0:
+        w = dropout(w, dropout_p, True)
+    return _C.matmul(w, value)
+
+
 # ---------------------------------------------------------------- dropout
 def _check_p(p):
     if p < 0.0 or p > 1.0:
