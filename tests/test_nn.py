@@ -419,6 +419,19 @@ def test_products_and_distances():
         check_fn(ampgrad.cross, torch.cross, [pair(rng, 2, 3), pair(rng, 2, 3)], rng)
 
 
+def test_torch_level_nn_names():
+    rng = np.random.default_rng(11)
+    x, w = pair(rng, 2, 3, 6), pair(rng, 4, 3, 2)
+    check_fn(ampgrad.conv1d, torch.conv1d, [x, w], rng)
+    check_fn(lambda x: ampgrad.layer_norm(x, [6]), lambda x: torch.layer_norm(x, [6]), [pair(rng, 2, 3, 6)], rng)
+    check_fn(lambda x: ampgrad.group_norm(x, 3), lambda x: torch.group_norm(x, 3), [pair(rng, 2, 3, 6)], rng)
+    check_fn(ampgrad.cosine_similarity, torch.cosine_similarity, [pair(rng, 3, 4), pair(rng, 3, 4)], rng)
+    ia, it = ipair(np.array([[0, 2], [1, 1]]))
+    check_fn(lambda w: ampgrad.embedding(w, ia, 1), lambda w: torch.embedding(w, it, 1), [pair(rng, 3, 2)], rng)
+    xa = ampgrad.ones(3)
+    assert ampgrad.dropout(xa, 0.5, False) is xa
+
+
 EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("ii->i", [(3, 3)]),
           ("ii", [(3, 3)]), ("i,i", [(3,), (3,)]), ("i,j->ij", [(3,), (4,)]), ("...ij,...jk", [(2, 2, 3), (3, 4)]),
           ("bn,anm,bm->ba", [(2, 3), (5, 3, 4), (2, 4)]), ("ij->ji", [(2, 3)]), ("ijk->", [(2, 3, 4)]),

@@ -33,6 +33,8 @@ from . import cuda
 from . import linalg
 from . import nn
 from . import optim
+from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
+                      pairwise_distance, pdist, dropout, layer_norm, group_norm, embedding)
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool
