@@ -203,7 +203,8 @@ def _check_p(p):
 
 
 def _dropout_mask(input, shape, p):
-    # Keep with probability 1 - p, scaled by 1 / (1 - p) (torch's bernoulli mask; p == 1 zeroes all).
+    # Keep where U[0,1) >= p, scaled by 1 / (1 - p) (p == 1 zeroes all). The masks follow torch's
+    # distribution, not its draws: torch's CPU bernoulli_ uses a vectorised sampler of its own.
     from .._functions import rand
     keep = rand(*shape, dtype=input.dtype if input.is_floating_point() else None, device=input.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)

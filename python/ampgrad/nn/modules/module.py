@@ -108,8 +108,6 @@ class Module:
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
-    forward = None  # replaced below by _forward_unimplemented
-
     # ------------------------------------------------------------ registration
     def register_buffer(self, name, tensor, persistent=True):
         if "_buffers" not in self.__dict__:
