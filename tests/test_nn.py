@@ -899,3 +899,24 @@ def test_training_loop_matches_torch():
     np.testing.assert_allclose(losses["ampgrad"], losses["torch"], rtol=1e-5)
     for a, t in zip(losses["ampgrad_w"], losses["torch_w"]):
         np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-6)
+
+
+def test_gradient_penalty_double_backward():
+    """SPEC 4.4: grads with create_graph=True, a penalty on their norm, and a second backward through
+    convolutions, norms and the loss; same parameter gradients as torch."""
+    def run(L):
+        L.manual_seed(0)
+        n = L.nn
+        m = n.Sequential(n.Conv2d(2, 3, 3, padding=1), n.GroupNorm(1, 3), n.GELU(), n.ConvTranspose2d(3, 2, 2, stride=2),
+                         n.Flatten(), n.Linear(2 * 8 * 8, 5), n.LayerNorm(5))
+        rng = np.random.default_rng(0)
+        x = L.tensor(rng.standard_normal((4, 2, 4, 4)).astype(np.float32))
+        y = L.tensor(rng.integers(0, 5, 4))
+        loss = L.nn.functional.cross_entropy(m(x), y, label_smoothing=0.1)
+        grads = L.autograd.grad(loss, list(m.parameters()), create_graph=True)
+        penalty = L.stack([g.pow(2).sum() for g in grads]).sum().sqrt()
+        (loss + penalty).backward()
+        return [p.grad for p in m.parameters()]
+
+    for ga, gt in zip(run(ampgrad), run(torch)):
+        assert_close(ga, gt, rtol=1e-4, atol=1e-5)
