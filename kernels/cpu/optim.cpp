@@ -26,17 +26,19 @@ void k_sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
       const A scale = unscale ? static_cast<A>(*grad_scale->data<float>()) : A(1);
       const A wd = static_cast<A>(a.weight_decay), mom = static_cast<A>(a.momentum);
       const A damp1 = static_cast<A>(1 - a.dampening), neg_lr = static_cast<A>(-a.lr);
+      // Flags as locals, so the loop's branches are visibly invariant.
+      const bool maximize = a.maximize, decay = a.weight_decay != 0, use_mom = a.momentum != 0, nesterov = a.nesterov;
       parallel_for(params[t].numel(), kGrain, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
           A gi = static_cast<A>(g[i]);
           if (unscale) { gi = gi / scale; g[i] = static_cast<scalar_t>(gi); }
-          if (a.maximize) gi = -gi;
-          if (a.weight_decay != 0) gi = gi + wd * static_cast<A>(p[i]);
-          if (a.momentum != 0) {
+          if (maximize) gi = -gi;
+          if (decay) gi = gi + wd * static_cast<A>(p[i]);
+          if (use_mom) {
             A bi = first ? gi : static_cast<A>(static_cast<scalar_t>(static_cast<A>(b[i]) * mom)) + damp1 * gi;
             b[i] = static_cast<scalar_t>(bi);
             bi = static_cast<A>(b[i]);
-            gi = a.nesterov ? gi + mom * bi : bi;
+            gi = nesterov ? gi + mom * bi : bi;
           }
           p[i] = static_cast<scalar_t>(static_cast<A>(p[i]) + neg_lr * gi);
         }
@@ -68,14 +70,15 @@ void k_adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& g
       const A wd = static_cast<A>(a.weight_decay), decay = static_cast<A>(1 - a.lr * a.weight_decay);
       const A w1 = static_cast<A>(1 - a.beta1), beta2 = static_cast<A>(a.beta2), w2 = static_cast<A>(1 - a.beta2);
       const A bc2s = static_cast<A>(bc2_sqrt), eps = static_cast<A>(a.eps), neg_step = static_cast<A>(-step_size);
+      const bool maximize = a.maximize, use_decay = a.weight_decay != 0, decoupled = a.decoupled;
       parallel_for(params[t].numel(), kGrain, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
           A gi = static_cast<A>(g[i]);
           if (unscale) { gi = gi / scale; g[i] = static_cast<scalar_t>(gi); }
-          if (a.maximize) gi = -gi;
+          if (maximize) gi = -gi;
           A pi = static_cast<A>(p[i]);
-          if (a.weight_decay != 0) {
-            if (a.decoupled) pi = static_cast<A>(static_cast<scalar_t>(pi * decay));
+          if (use_decay) {
+            if (decoupled) pi = static_cast<A>(static_cast<scalar_t>(pi * decay));
             else gi = gi + wd * pi;
           }
           const A mi = static_cast<A>(static_cast<scalar_t>(lerp<A>(static_cast<A>(m[i]), gi, w1)));
