@@ -81,4 +81,19 @@ namespace ampgrad {
 using AmpUnscaleKernel = void (*)(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& inv_scale);
 using AmpUpdateScaleKernel = void (*)(Tensor& scale, Tensor& growth_tracker, const Tensor& found_inf, double growth,
                                       double backoff, int64_t interval);
+// Note [Fused optimizer steps]: one call updates a whole list of parameters in place. The kernel
+// reads found_inf and grad_scale itself (1-element float32 tensors on the params' device), so a
+// GradScaler step needs no host sync: found_inf != 0 skips every update, grad_scale divides the
+// grads first (and the unscaled grads are written back, as torch's fused optimizers do).
+struct SgdArgs { double lr, momentum, dampening, weight_decay; bool nesterov, maximize; };
+// bufs[i] is undefined when momentum == 0; fresh[i]: the buffer starts as the gradient.
+using SgdStepKernel = void (*)(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                               const std::vector<Tensor>& bufs, const std::vector<bool>& fresh, const SgdArgs& a,
+                               const Tensor* grad_scale, const Tensor* found_inf);
+struct AdamArgs { double lr, beta1, beta2, eps, weight_decay; bool decoupled, amsgrad, maximize; };
+// steps[i]: a 0-dim float32 CPU tensor, incremented before use; max_sqs[i] undefined unless amsgrad.
+using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                                const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                                const std::vector<Tensor>& max_sqs, const std::vector<Tensor>& steps, const AdamArgs& a,
+                                const Tensor* grad_scale, const Tensor* found_inf);
 }  // namespace ampgrad

@@ -30,6 +30,8 @@ void init_autograd(py::module_& m);
 void init_numpy(py::module_& m);
 void init_amp(py::module_& m);
 void init_function(py::module_& m);
+void init_nn(py::module_& m);
+void init_optim(py::module_& m);
 
 }  // namespace ampgrad::bind
 

@@ -164,6 +164,8 @@ PYBIND11_MODULE(_C, m) {
   init_numpy(m);
   init_amp(m);
   init_function(m);
+  init_nn(m);
+  init_optim(m);
   m.def("_cuda_is_available", [] { return cuda::is_available(); });
   m.def("_op_names", [] {
     std::vector<std::string> names;

@@ -182,6 +182,18 @@ Tensor& fill_(Tensor& t, const Tensor& value);
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device = Device());
 Tensor randperm(int64_t n, ScalarType dtype, Device device = Device());
 
+// ---- optimizer steps: in place over lists, no autograd (Note [Fused optimizer steps]).
+// Returns the momentum buffers, creating the missing (undefined) ones when momentum != 0.
+std::vector<Tensor> sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                             const std::vector<Tensor>& momentum_buffers, double lr, double momentum, double dampening,
+                             bool nesterov, double weight_decay, bool maximize, const std::optional<Tensor>& grad_scale,
+                             const std::optional<Tensor>& found_inf);
+void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& exp_avgs,
+               const std::vector<Tensor>& exp_avg_sqs, const std::vector<Tensor>& max_exp_avg_sqs,
+               const std::vector<Tensor>& state_steps, double lr, double beta1, double beta2, double eps,
+               double weight_decay, bool decoupled, bool amsgrad, bool maximize, const std::optional<Tensor>& grad_scale,
+               const std::optional<Tensor>& found_inf);
+
 }  // namespace ampgrad
 
 // Operators for writing backward formulas in one line (tinygrad style): g * y, 1.0 - y * y, ...

@@ -25,6 +25,8 @@ from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros,
                          tile, broadcast_shapes, broadcast_to, broadcast_tensors, numel, is_tensor, is_floating_point,
                          is_nonzero, result_type, isclose, allclose, equal, clone, square, norm, flatten, prod, finfo,
                          iinfo, Generator, default_generator, var_mean, std_mean, clamp_min, clamp_max)
+from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, renorm
+from . import _linalg_extra as _le
 from . import autograd
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import cuda
@@ -37,6 +39,10 @@ from ._autocast_state import (is_autocast_enabled, set_autocast_enabled, get_aut
                               set_autocast_cpu_dtype, is_autocast_cpu_enabled, set_autocast_cpu_enabled,
                               clear_autocast_cache, is_autocast_cache_enabled, set_autocast_cache_enabled,
                               autocast_increment_nesting, autocast_decrement_nesting)
+from . import linalg
+from . import optim
+from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
+                      pairwise_distance, pdist, dropout, layer_norm, group_norm, embedding)
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool
@@ -55,5 +61,9 @@ double = float64
 long = int64
 int = int32
 short = int16
+
+Tensor.cross = lambda self, other, dim=None: _le.cross(self, other, dim)
+Tensor.renorm = lambda self, p, dim, maxnorm: _le.renorm(self, p, dim, maxnorm)
+Tensor.dist = lambda self, other, p=2: _le.dist(self, other, p)
 
 __version__ = "0.1.0"

@@ -1,2 +1,6 @@
-"""ampgrad.nn: functional ops (modules arrive with the training kit)."""
+"""ampgrad.nn: modules, parameters, functional ops, init and utils (mirrors torch.nn)."""
+from .parameter import Parameter, Buffer
+from .modules import *  # noqa: F401,F403
 from . import functional
+from . import init
+from . import utils

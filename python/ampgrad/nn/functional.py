@@ -1,13 +1,40 @@
-"""ampgrad.nn.functional: activations, linear and softmax (torch.nn.functional signatures)."""
+"""ampgrad.nn.functional: torch.nn.functional's signatures. Activations, linear and softmax are
+C++ ops; convolutions, normalisations and losses are composed here from differentiable ops, each
+starting with the autocast hook of its op row (csrc/ops/op_list.def)."""
+import builtins
+import functools
+import math
+import numbers
+import warnings
+
+import numpy as np
+
 from .. import _C
+from . import _reduction as _Reduction
+
+_autocast = _C._autocast
 
 
+# ---------------------------------------------------------------- activations
 def linear(input, weight, bias=None):
     return _C._linear(input, weight, bias)
 
 
+def _inplace(input, out, inplace):
+    # In-place variants of composed activations: computed out of place, then written back.
+    return input.copy_(out) if inplace else out
+
+
 def relu(input, inplace=False):
     return input.relu_() if inplace else _C.relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def gelu(input, approximate="none"):
@@ -30,13 +57,881 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _C._softplus(input, float(beta), float(threshold))
 
 
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _inplace(input, _C.where(input > 0, input, input * negative_slope), inplace)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _inplace(input, _C.where(input > 0, input, input.expm1() * alpha), inplace)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _inplace(input, _C.where(input > 0, input, (input / alpha).expm1() * alpha), inplace)
+
+
+def selu(input, inplace=False):
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _inplace(input, _C.where(input > 0, input, input.expm1() * alpha) * scale, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _inplace(input, input.clamp(min_val, max_val), inplace)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def hardsigmoid(input, inplace=False):
+    return _inplace(input, (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+
+
+def hardswish(input, inplace=False):
+    return _inplace(input, input * (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, input * _C.tanh(softplus(input)), inplace)
+
+
+def logsigmoid(input):
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): finite for every x.
+    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    return input - _C.tanh(input)
+
+
+def glu(input, dim=-1):
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * _C.sigmoid(b)
+
+
+def prelu(input, weight):
+    input, weight = _autocast("prelu", [input, weight])
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else input.shape[0] if input.dim() == 1 else 1
+        if input.dim() == 0 or weight.numel() != channels:
+            raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        if input.dim() >= 2:
+            weight = weight.reshape([channels] + [1] * (input.dim() - 2))
+    return _C.where(input > 0, input, weight * input)
+
+
+def _softmax_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
+        dim = _softmax_dim(input.dim())
     return _C._softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
+        dim = _softmax_dim(input.dim())
     return _C._log_softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    (input,) = _autocast("softmin", [input])
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return _C._softmax(-input, dim, None)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, torch's reference math (masks: bool = keep, float = added)."""
+    query, key, value, attn_mask = _autocast("scaled_dot_product_attention", [query, key, value, attn_mask])
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        # Each key/value head serves query.size(-3) // key.size(-3) query heads (repeat_interleave).
+        rep = query.size(-3) // key.size(-3)
+
+        def interleave(t):
+            shape = list(t.shape)
+            t = t.unsqueeze(-3).expand(shape[:-2] + [rep] + shape[-2:])
+            return t.reshape(shape[:-3] + [shape[-3] * rep] + shape[-2:])
+        key, value = interleave(key), interleave(value)
+    w = _C.matmul(query, key.transpose(-2, -1)) * scale_factor
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        keep = _C._full([L, S], True, _C.bool, query.device).tril()
+        w = w.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == _C.bool:
+            w = _C.where(attn_mask, w, float("-inf"))
+        else:
+            w = w + attn_mask
+    w = _C._softmax(w, -1, None)
+    if dropout_p > 0.0:
+        w = dropout(w, dropout_p, True)
+    return _C.matmul(w, value)
+
+
+# ---------------------------------------------------------------- dropout
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_mask(input, shape, p):
+    # Keep where U[0,1) >= p, scaled by 1 / (1 - p) (p == 1 zeroes all). The masks follow torch's
+    # distribution, not its draws: torch's CPU bernoulli_ uses a vectorised sampler of its own.
+    from .._functions import rand
+    keep = rand(*shape, dtype=input.dtype if input.is_floating_point() else None, device=input.device) >= p
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    return keep.to(input.dtype) * scale
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _inplace(input, input * _dropout_mask(input, input.shape, p), inplace)
+
+
+def _feature_dropout(input, p, training, inplace, batched_dim, name):
+    _check_p(p)
+    if input.dim() not in (batched_dim - 1, batched_dim):
+        raise RuntimeError(f"{name}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a "
+                           f"{input.dim()}D input.")
+    if not training or p == 0.0:
+        return input
+    # One draw per (sample, channel), broadcast over the spatial dims.
+    keep_dims = 2 if input.dim() == batched_dim else 1
+    shape = list(input.shape[:keep_dims]) + [1] * (input.dim() - keep_dims)
+    return _inplace(input, input * _dropout_mask(input, shape, p), inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+# ---------------------------------------------------------------- convolutions
+def _tuple(x, n, name, op):
+    if isinstance(x, numbers.Integral):
+        return (int(x),) * n
+    x = tuple(int(v) for v in x)
+    if len(x) == 1:
+        return x * n
+    if len(x) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                           f"convolution dimensions, but got {name}={list(x)}")
+    return x
+
+
+@functools.lru_cache(maxsize=256)
+def _conv_index(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo):
+    """im2col as one gather: for kernel tap (i, j) and output (y, x), the flat input position, or
+    H*W (a zero slot appended to the input) where the tap falls into the padding."""
+    r = (np.arange(kh)[:, None, None, None] * dh + np.arange(Ho)[None, None, :, None] * sh - pt)
+    c = (np.arange(kw)[None, :, None, None] * dw + np.arange(Wo)[None, None, None, :] * sw - pl)
+    valid = (r >= 0) & (r < H) & (c >= 0) & (c < W)
+    idx = np.where(valid, r * W + c, H * W).reshape(-1).astype(np.int64)
+    return _C.from_numpy(idx), not builtins.bool(valid.all())
+
+
+@functools.lru_cache(maxsize=256)
+def _conv_t_index(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo):
+    """col2im as one scatter-add: for tap (i, j) and input (y, x), the flat output position, or
+    Ho*Wo (a dump slot dropped afterwards) where it lands in the cropped padding."""
+    r = (np.arange(H)[None, None, :, None] * sh + np.arange(kh)[:, None, None, None] * dh - pt)
+    c = (np.arange(W)[None, None, None, :] * sw + np.arange(kw)[None, :, None, None] * dw - pl)
+    valid = (r >= 0) & (r < Ho) & (c >= 0) & (c < Wo)
+    idx = np.where(valid, r * Wo + c, Ho * Wo).reshape(-1).astype(np.int64)
+    return _C.from_numpy(idx), not builtins.bool(valid.all())
+
+
+def _on(idx, device):
+    return idx if device.type == "cpu" else idx.to(device)
+
+
+def _check_conv_dtypes(input, weight, bias):
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) should be the same")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({input.dtype}) and bias type ({bias.dtype}) should be the same")
+
+
+def _conv_prepare(input, weight, nd, name, transposed=False):
+    if weight.dim() != nd + 2:
+        raise RuntimeError(f"weight should have {nd + 2} dimensions for {name}, but got weight of size "
+                           f"{list(weight.shape)}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
+                           f"of size: {list(input.shape)}")
+    batched = input.dim() == nd + 2
+    return (input if batched else input.unsqueeze(0)), batched
+
+
+def _conv2d_core(x, w, b, stride, pads, dilation, groups):
+    N, C, H, W = x.shape
+    O, Cg, kh, kw = w.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    pt, pb, pl, pr = pads
+    Hp, Wp = H + pt + pb, W + pl + pr
+    if Hp < dh * (kh - 1) + 1 or Wp < dw * (kw - 1) + 1:
+        raise RuntimeError(f"Calculated padded input size per channel: ({Hp} x {Wp}). Kernel size: "
+                           f"({dh * (kh - 1) + 1} x {dw * (kw - 1) + 1}). Kernel size can't be greater than actual "
+                           "input size")
+    Ho, Wo = (Hp - dh * (kh - 1) - 1) // sh + 1, (Wp - dw * (kw - 1) - 1) // sw + 1
+    xf = x.reshape(N, C, H * W)
+    if kh == kw == 1 and sh == sw == 1 and not builtins.any(pads):
+        cols = xf  # a 1x1 convolution is a plain matmul
+    else:
+        idx, needs_zero = _conv_index(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo)
+        if needs_zero:
+            xf = _C.cat([xf, xf.new_zeros(N, C, 1)], 2)
+        cols = xf.index_select(2, _on(idx, x.device))
+    cols = cols.reshape(N, groups, Cg * kh * kw, Ho * Wo)
+    out = _C.matmul(w.reshape(groups, O // groups, Cg * kh * kw), cols).reshape(N, O, Ho, Wo)
+    if b is not None:
+        out = out + b.reshape(1, O, 1, 1)
+    return out
+
+
+def _conv_padding(padding, nd, stride, dilation, kernel):
+    """Per-dim (before, after) pads; 'same' puts the odd extra pad after, as torch does."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * nd
+        if padding == "same":
+            if builtins.any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            out = []
+            for d, k in zip(dilation, kernel):
+                total = d * (k - 1)
+                out.append((total // 2, total - total // 2))
+            return out
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    p = _tuple(padding, nd, "padding", "conv")
+    if builtins.any(v < 0 for v in p):
+        raise RuntimeError("negative padding is not supported")
+    return [(v, v) for v in p]
+
+
+def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    x, batched = _conv_prepare(input, weight, nd, name)
+    _check_conv_dtypes(x, weight, bias)
+    stride = _tuple(stride, nd, "stride", name)
+    dilation = _tuple(dilation, nd, "dilation", name)
+    if builtins.any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    pads = _conv_padding(padding, nd, stride, dilation, weight.shape[2:])
+    C = x.shape[1]
+    if C != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
+                           f"to have {weight.shape[1] * groups} channels, but got {C} channels instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size {list(weight.shape)} instead")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead")
+    if nd == 1:
+        out = _conv2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
+                           (0, 0, pads[0][0], pads[0][1]), (1, dilation[0]), groups).squeeze(2)
+    else:
+        out = _conv2d_core(x, weight, bias, stride, (pads[0][0], pads[0][1], pads[1][0], pads[1][1]), dilation, groups)
+    return out if batched else out.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    input, weight, bias = _autocast("conv1d", [input, weight, bias])
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    input, weight, bias = _autocast("conv2d", [input, weight, bias])
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _conv_t2d_core(x, w, b, stride, padding, output_padding, dilation, groups):
+    N, Cin, H, W = x.shape
+    _, Og, kh, kw = w.shape
+    (sh, sw), (ph, pw), (oph, opw), (dh, dw) = stride, padding, output_padding, dilation
+    Ho = (H - 1) * sh - 2 * ph + dh * (kh - 1) + oph + 1
+    Wo = (W - 1) * sw - 2 * pw + dw * (kw - 1) + opw + 1
+    if Ho <= 0 or Wo <= 0:
+        raise RuntimeError(f"Given input size per channel: ({H} x {W}). Calculated output size per channel: "
+                           f"({Ho} x {Wo}). Output size is too small")
+    Cout = Og * groups
+    # cols[n, (o, i, j), (y, x)] = sum_c w[c, o, i, j] x[n, c, y, x], per group.
+    wt = w.reshape(groups, Cin // groups, Og * kh * kw).transpose(1, 2)
+    cols = _C.matmul(wt, x.reshape(N, groups, Cin // groups, H * W)).reshape(N, Cout, kh * kw * H * W)
+    idx, needs_dump = _conv_t_index(H, W, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo)
+    out = cols.new_zeros(N, Cout, Ho * Wo + (1 if needs_dump else 0)).index_add(2, _on(idx, x.device), cols)
+    if needs_dump:
+        out = out.narrow(2, 0, Ho * Wo)
+    out = out.reshape(N, Cout, Ho, Wo)
+    if b is not None:
+        out = out + b.reshape(1, Cout, 1, 1)
+    return out
+
+
+def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    x, batched = _conv_prepare(input, weight, nd, name, transposed=True)
+    _check_conv_dtypes(x, weight, bias)
+    stride = _tuple(stride, nd, "stride", name)
+    dilation = _tuple(dilation, nd, "dilation", name)
+    padding = _tuple(padding, nd, "padding", name)
+    output_padding = _tuple(output_padding, nd, "output_padding", name)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            if nd == 2:
+                raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                                   f"output_padding_height: {output_padding[0]} output_padding_width: "
+                                   f"{output_padding[1]} stride_height: {stride[0]} stride_width: {stride[1]} "
+                                   f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding: {op} stride: {s} dilation: {d}")
+    C = x.shape[1]
+    if C != weight.shape[0] or C % groups:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
+                           f"to have {weight.shape[0]} channels, but got {C} channels instead")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[1] * groups):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {weight.shape[1] * groups} elements, but got bias of size "
+                           f"{list(bias.shape)} instead")
+    if nd == 1:
+        out = _conv_t2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]), (0, padding[0]),
+                             (0, output_padding[0]), (1, dilation[0]), groups).squeeze(2)
+    else:
+        out = _conv_t2d_core(x, weight, bias, stride, padding, output_padding, dilation, groups)
+    return out if batched else out.squeeze(0)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    input, weight, bias = _autocast("conv_transpose1d", [input, weight, bias])
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                             "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    input, weight, bias = _autocast("conv_transpose2d", [input, weight, bias])
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                             "conv_transpose2d")
+
+
+# ---------------------------------------------------------------- normalisation
+def _affine(out, weight, bias, shape):
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    input, weight, bias = _autocast("layer_norm", [input, weight, bias])
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != normalized_shape:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+                           f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
+    dims = list(range(input.dim() - k, input.dim()))
+    mu = input.mean(dims, keepdim=True)
+    xc = input - mu
+    var = (xc * xc).mean(dims, keepdim=True)
+    return _affine(xc * (var + eps).rsqrt(), weight, bias, normalized_shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != normalized_shape:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        from .._functions import finfo
+        eps = finfo(input.dtype).eps
+    dims = list(range(input.dim() - k, input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return _affine(out, weight, None, normalized_shape)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    input, weight, bias = _autocast("group_norm", [input, weight, bias])
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    N, C = input.shape[0], input.shape[1]
+    if C % num_groups:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    x = input.reshape(N, num_groups, -1)
+    mu = x.mean(2, keepdim=True)
+    xc = x - mu
+    var = (xc * xc).mean(2, keepdim=True)
+    out = (xc * (var + eps).rsqrt()).reshape(input.shape)
+    return _affine(out, weight, bias, [C] + [1] * (input.dim() - 2))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    (input,) = _autocast("normalize", [input])
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+# ---------------------------------------------------------------- embedding, one_hot, pad
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    if input.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    if sparse:
+        raise NotImplementedError("ampgrad has no sparse tensors: embedding(sparse=True) is not supported")
+    flat = input.reshape(-1)
+    if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm_(weight, flat, max_norm, norm_type)
+    out = weight.index_select(0, flat)
+    if scale_grad_by_freq and out.requires_grad:
+        # Gradient of each row divided by how often its index occurs in the batch.
+        counts = weight.new_zeros(weight.size(0)).index_add(0, flat, weight.new_ones(flat.numel()))
+        f = counts.index_select(0, flat).unsqueeze(1)
+        out = out / f + (out - out / f).detach()
+    if padding_idx is not None and out.requires_grad:
+        # The padding row gets no gradient: its lookups are cut from the graph.
+        pad = (flat == padding_idx).unsqueeze(1)
+        out = _C.where(pad, out.detach(), out)
+    return out.reshape(list(input.shape) + [weight.size(1)])
+
+
+def _embedding_renorm_(weight, indices, max_norm, norm_type):
+    from ..autograd import no_grad
+    with no_grad():
+        rows = _C.from_numpy(np.unique(indices.numpy()).astype(np.int64))
+        sel = weight.index_select(0, rows)
+        norms = sel.norm(norm_type, 1, keepdim=True)
+        scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).to(weight.dtype)
+        weight.index_copy_(0, rows, sel * scale)
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype != _C.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() and builtins.bool((tensor < 0).any()):
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
+    elif tensor.numel() and builtins.bool((tensor >= num_classes).any()):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    from .._functions import arange
+    return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
+
+
+def _pad_index(n, before, after, mode):
+    i = np.arange(-before, n + after)
+    if mode == "reflect":
+        if before >= n or after >= n:
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({before}, {after}) at dimension of input {n}")
+        period = 2 * (n - 1) if n > 1 else 1
+        i = np.abs(i) % period
+        i = np.where(i >= n, period - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, n - 1)
+    else:  # circular
+        if before > n or after > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        i = i % n
+    return _C.from_numpy(i.astype(np.int64))
+
+
+def pad(input, pad, mode="constant", value=None):
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unsupported padding mode: {mode}")
+    if mode != "constant" and value:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    out = input
+    for k in range(len(pad) // 2):
+        dim = input.dim() - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if mode == "constant":
+            # Negative pads crop; positive ones concatenate constant blocks (differentiable).
+            if before < 0:
+                out = out.narrow(dim, -before, out.shape[dim] + before)
+                before = 0
+            if after < 0:
+                out = out.narrow(dim, 0, out.shape[dim] + after)
+                after = 0
+            parts = []
+            for n in (before, None, after):
+                if n is None:
+                    parts.append(out)
+                elif n > 0:
+                    shape = list(out.shape)
+                    shape[dim] = n
+                    parts.append(out.new_full(shape, 0 if value is None else value))
+            out = _C.cat(parts, dim) if len(parts) > 1 else out
+        elif before or after:
+            out = out.index_select(dim, _on(_pad_index(out.shape[dim], before, after, mode), out.device))
+    return out
+
+
+# ---------------------------------------------------------------- losses
+def _legacy(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _Reduction.legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _reduce(loss, reduction):
+    _Reduction.get_enum(reduction)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _warn_size(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted(errors, weight, input, reduction):
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    errors = errors * weight
+    if reduction == "none":
+        return errors
+    if reduction == "sum":
+        return errors.sum()
+    if reduction == "mean":
+        return errors.sum() / weight.sum()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    input, target, weight = _autocast("mse_loss", [input, target, weight])
+    _warn_size(input, target)
+    reduction = _legacy(size_average, reduce, reduction)
+    d = input - target
+    if weight is not None:
+        return _weighted(d * d, weight, input, reduction)
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    input, target, weight = _autocast("l1_loss", [input, target, weight])
+    _warn_size(input, target)
+    reduction = _legacy(size_average, reduce, reduction)
+    d = (input - target).abs()
+    if weight is not None:
+        return _weighted(d, weight, input, reduction)
+    return _reduce(d, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    input, target = _autocast("smooth_l1_loss", [input, target])
+    _warn_size(input, target)
+    reduction = _legacy(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    z = (input - target).abs()
+    if beta == 0.0:
+        return _reduce(z, reduction)
+    return _reduce(_C.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    input, target, weight = _autocast("huber_loss", [input, target, weight])
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
+    z = (input - target).abs()
+    loss = _C.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
+    if weight is not None:
+        if weight.shape != input.shape:
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+        if reduction not in ("none", "sum", "mean"):
+            raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    return _reduce(loss, reduction)
+
+
+def _xlogy(x, y):
+    safe = _C.where(x == 0, 1.0, y)
+    return _C.where(x == 0, 0.0, x * safe.log())
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    input, target = _autocast("kl_div", [input, target])
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        if reduction != "batchmean":
+            _Reduction.get_enum(reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.size(0) if input.dim() != 0 else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    input, target, weight = _autocast("binary_cross_entropy", [input, target, weight])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+    if input.numel() and builtins.bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    # torch clamps each log at -100 so that 0 and 1 inputs give a finite loss.
+    loss = (target - 1) * (1 - input).log().clamp_min(-100) - target * input.log().clamp_min(-100)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    input, target, weight, pos_weight = _autocast("binary_cross_entropy_with_logits",
+                                                  [input, target, weight, pos_weight])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    log_sig = logsigmoid(input)
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight - 1) * target + 1)
+    loss = (1 - target) * input - log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _check_target(input, target):
+    if target.dtype not in (_C.int64, _C.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {str(target.dtype).split('.')[-1].capitalize()}")
+    if input.dim() == 1:
+        if target.dim() != 0:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+        return
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if target.dim() == 0 or input.size(0) != target.size(0):
+        raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                         f"({target.size(0) if target.dim() else 0}).")
+    want = [input.size(0)] + list(input.shape[2:])
+    if list(target.shape) != want:
+        raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+
+
+def _nll(logp, target, weight, ignore_index, reduction):
+    """nll_loss on log-probabilities logp [N, C, *] (or [C]) and class indices target."""
+    _check_target(logp, target)
+    target = target.long()
+    cdim = 0 if logp.dim() == 1 else 1
+    C = logp.shape[cdim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != C):
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
+                           f"tensor of shape: {list(weight.shape)}")
+    valid = target != ignore_index
+    bad = valid & ((target < 0) | (target >= C))
+    if target.numel() and builtins.bool(bad.any()):
+        raise IndexError(f"Target {int(target.masked_select(bad)[0].item())} is out of bounds.")
+    t = _C.where(valid, target, 0)
+    picked = logp.gather(cdim, t.unsqueeze(cdim)).squeeze(cdim)
+    w = valid.to(logp.dtype)
+    if weight is not None:
+        w = weight.to(logp.dtype).index_select(0, t.reshape(-1)).reshape(t.shape) * w
+    loss = -picked * w
+    _Reduction.get_enum(reduction)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    input, weight = _autocast("nll_loss", [input, weight])
+    reduction = _legacy(size_average, reduce, reduction)
+    return _nll(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    input, target, weight = _autocast("cross_entropy", [input, target, weight])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 0 if input.dim() == 1 else 1
+    C = input.shape[cdim] if input.dim() else 1
+    logp = _C._log_softmax(input, cdim, None)
+    wshape = [1] * input.dim()
+    if input.dim():
+        wshape[cdim] = C
+    if input.shape == target.shape:
+        # Class probabilities.
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{str(target.dtype).split('.')[-1].capitalize()}")
+        if weight is not None and (weight.dim() != 1 or weight.numel() != C):
+            raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got "
+                               f"weight tensor of shape: {list(weight.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / C
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape(wshape)
+        if reduction == "none":
+            return -prod.sum(cdim)
+        if reduction == "sum":
+            return -prod.sum()
+        return -prod.sum() / (input.numel() / C) if input.numel() else -prod.sum() * float("nan")
+    nll = _nll(logp, target, weight, ignore_index, reduction)
+    if label_smoothing <= 0:
+        return nll
+    ignore = target == ignore_index
+    smooth = -(logp * weight.reshape(wshape)).sum(cdim) if weight is not None else -logp.sum(cdim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            smooth = smooth.sum() / weight.index_select(0, target.masked_select(~ignore).reshape(-1)).sum()
+        else:
+            smooth = smooth.sum() / (~ignore).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / C)
+
+
+# ---------------------------------------------------------------- distances
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    x1, x2 = _autocast("cosine_similarity", [x1, x2])
+    from .._functions import broadcast_tensors
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True)
+    n2 = x2.norm(2, dim, keepdim=True)
+    # torch clamps the norms at eps outside autograd: the value changes, the gradient does not.
+    n1 = n1 + (n1.clamp_min(eps) - n1).detach()
+    n2 = n2 + (n2.clamp_min(eps) - n2).detach()
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    output_dim = builtins.max(x1.dim(), x2.dim())
+    innermost = output_dim - 1
+    return (x1 - x2 + eps).norm(p, innermost if output_dim else None, keepdim)
+
+
+def pdist(input, p=2):
+    (input,) = _autocast("pdist", [input])
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    a = input.index_select(0, _on(_C.from_numpy(i.astype(np.int64)), input.device))
+    b = input.index_select(0, _on(_C.from_numpy(j.astype(np.int64)), input.device))
+    return _vector_norm(a - b, p, 1)
+
+
+def _vector_norm(x, p, dim, keepdim=False):
+    p = float(p)
+    if p == math.inf:
+        return x.abs().amax(dim, keepdim)
+    if p == -math.inf:
+        return x.abs().amin(dim, keepdim)
+    if p == 0:
+        return (x != 0).to(x.dtype).sum(dim, keepdim)
+    return x.norm(p, dim, keepdim)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    input1, input2, weight, bias = _autocast("bilinear", [input1, input2, weight, bias])
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+                           f"{list(input2.shape[:-1])}")
+    O, I1, I2 = weight.shape
+    if input1.shape[-1] != I1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected "
+                           f"{I1}")
+    if input2.shape[-1] != I2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected "
+                           f"{I2}")
+    lead = list(input1.shape[:-1])
+    x1 = input1.reshape(-1, I1)
+    x2 = input2.reshape(-1, I2)
+    # y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j]
+    t = _C.matmul(x1, weight.permute(1, 0, 2).reshape(I1, O * I2)).reshape(-1, O, I2)
+    y = _C.matmul(t, x2.unsqueeze(2)).squeeze(2)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(lead + [O])

@@ -1,0 +1,20 @@
+// Tensor.__init__(data, requires_grad): turns a bare instance of a Python subclass of Tensor into
+// an alias of `data` (shares storage and version counter, no history). nn.Parameter uses it, as
+// torch's Parameter uses Tensor._make_subclass.
+#include "bindings/convert.h"
+
+namespace ampgrad::bind {
+
+void init_nn(py::module_& m) {
+  auto cls = py::reinterpret_borrow<py::class_<TensorImpl, std::shared_ptr<TensorImpl>>>(m.attr("Tensor"));
+  cls.def(py::init([](const Tensor& data, bool requires_grad) {
+    Tensor t = detach(data);
+    if (requires_grad) {
+      AG_CHECK(is_floating(t.dtype()), "Only Tensors of floating point and complex dtype can require gradients");
+      t.set_requires_grad(true);
+    }
+    return t.impl_ptr();
+  }), py::arg("data"), py::arg("requires_grad") = false);
+}
+
+}  // namespace ampgrad::bind
