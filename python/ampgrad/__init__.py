@@ -1,7 +1,13 @@
 """ampgrad: a C++ tensor engine with tape-based autograd, autocast and GradScaler whose Python API
 mirrors torch's, so that `import ampgrad as torch` runs scripts written for those APIs."""
-from . import _C
-from ._C import Tensor, dtype, device
+import os as _os
+
+# Idle OpenMP workers sleep instead of spinning: on a shared machine spinning workers starve the
+# thread doing the work (set OMP_WAIT_POLICY yourself to override; read when _C loads).
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import _C  # noqa: E402
+from ._C import Tensor, dtype, device  # noqa: E402
 from ._C import (promote_types, can_cast, get_default_dtype, set_default_dtype, from_numpy, is_grad_enabled,
                  is_inference_mode_enabled)
 # Elementwise, linear-algebra and shape functions bound directly in C++.
