@@ -1,22 +1,13 @@
 """Compare ampgrad._tensor_str output against torch's repr on the same values."""
 
-import importlib.util
 import math
-import pathlib
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-# The formatter is pure Python + numpy; load it by path so this test does not
-# depend on the compiled extension being built or importable.
-_MODULE_PATH = (
-    pathlib.Path(__file__).resolve().parents[1] / "python" / "ampgrad" / "_tensor_str.py"
-)
-_spec = importlib.util.spec_from_file_location("ampgrad_tensor_str", _MODULE_PATH)
-ts = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ts)
+from ampgrad import _tensor_str as ts
 
 FLOAT_NAMES = {"float16", "bfloat16", "float32", "float64"}
 
@@ -335,3 +326,16 @@ def test_random_fuzz_matches_torch():
             if fuzz.random() < 0.5:
                 tt = tt * 1
         check(tt)
+
+
+@pytest.mark.parametrize("values, dtype", [([1.5, -2.25, 3.0], "float32"), ([[1, 2], [3, 4]], "int64"),
+                                           ([True, False], "bool"), ([1e-5, 1e3], "float64"),
+                                           ([0.1, 0.2], "float16"), ([0.1, 0.2], "bfloat16")])
+def test_real_tensor_repr_matches_torch(values, dtype):
+    import ampgrad as ag
+    a = ag.tensor(values, dtype=getattr(ag, dtype))
+    t = torch.tensor(values, dtype=getattr(torch, dtype))
+    assert repr(a) == repr(t).replace("torch.", "ampgrad.")
+    w = ag.tensor([1.0, 2.0], requires_grad=True)
+    assert repr(w) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(w * 2) == "tensor([2., 4.], grad_fn=<MulBackward0>)"
