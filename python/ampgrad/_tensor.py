@@ -406,7 +406,10 @@ def __format__(self, spec):
 
 def _repr(self):
     from . import _tensor_str
-    return _tensor_str.tensor_repr(self, lambda t: _to_numpy(t.detach()).astype(np.float64 if t.dtype.is_floating_point else None))
+    def values(t):
+        a = _to_numpy(t.detach())
+        return a.astype(np.float64) if t.dtype.is_floating_point else a
+    return _tensor_str.tensor_repr(self, values)
 
 
 Tensor.__repr__ = _repr
