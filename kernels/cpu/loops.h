@@ -11,7 +11,7 @@
 
 namespace ampgrad::cpu {
 
-constexpr int64_t kGrain = 32768;
+constexpr int64_t kGrain = 65536;
 
 template <typename Loop>
 void serial_range(const TensorIter& it, int64_t begin, int64_t end, Loop& loop) {
