@@ -102,7 +102,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
                 raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype}. The only supported types are: "
                                 "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
             arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
-        t = _C.from_numpy(np.ascontiguousarray(arr))
+        t = _C.from_numpy(np.asarray(arr, order="C"))
     else:
         inferred = _infer_dtype(data)
         arr = np.array(_to_nested(data))
@@ -111,7 +111,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
-        t = _C.from_numpy(np.ascontiguousarray(arr)).to(inferred)
+        t = _C.from_numpy(np.asarray(arr, order="C")).to(inferred)
     if dtype is not None:
         t = t.to(dtype)
     return _finish(_C._to(t, dev, None, False), requires_grad)
