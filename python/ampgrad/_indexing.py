@@ -43,17 +43,18 @@ def _apply(self, index):
             continue
         else:
             n_used += 1
-    if sum(1 for it in index if it is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if n_used > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     t = self
     dim = 0
     adv = []  # (dim in result, index tensor)
+    seen_ellipsis = False
     for it in index:
         if it is Ellipsis:
-            dim += self.dim() - n_used
-            # skip dims consumed by ellipsis
+            # torch: the first ellipsis spans the unindexed dims, any later one spans none
+            if not seen_ellipsis:
+                dim += self.dim() - n_used
+            seen_ellipsis = True
             continue
         if it is None:
             t = t.unsqueeze(dim)

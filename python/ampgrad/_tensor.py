@@ -406,7 +406,9 @@ def __format__(self, spec):
 
 def _repr(self):
     from . import _tensor_str
-    return _tensor_str.tensor_repr(self, lambda t: _to_numpy(t.detach()).astype(np.float64 if t.dtype.is_floating_point else None))
+    # (astype(None) would turn integers into float64: keep them as they are)
+    return _tensor_str.tensor_repr(self, lambda t: _to_numpy(t.detach()).astype(np.float64) if t.dtype.is_floating_point
+                                   else _to_numpy(t.detach()))
 
 
 Tensor.__repr__ = _repr
