@@ -105,7 +105,9 @@ void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> in
   for (auto* t : inputs) ops.push_back(t);
   TensorIter it;
   it.build(ops);
-  if (it.numel == 0) return;
+  // An empty operand still goes through the kernel's dtype dispatch (torch refuses a dtype even
+  // with no elements); with no dims and numel 0 the loops run zero times.
+  if (it.numel == 0) { it.shape.clear(); it.strides.clear(); }
   kernel<ElementwiseKernel>(op, out.device())(it, s);
 }
 
@@ -159,8 +161,7 @@ static void check_no_internal_overlap(const Tensor& t) {
 
 Tensor& copy_(Tensor& self, const Tensor& src0) {
   check_same_device(self, src0, "copy_");
-  Shape bs = broadcast_shapes(self.sizes(), src0.sizes());
-  AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
+  expand(src0, self.sizes());  // raises torch's "The expanded size of the tensor ..." when src does not broadcast
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || src0.requires_grad());
   if (grad) check_inplace(self, "copy_");
@@ -183,11 +184,13 @@ Tensor ones_like(const Tensor& a) { return full(a.sizes(), Scalar(1.0), a.dtype(
 // Note [In-place ops]: with autograd in play an in-place op is computed out of place (so the
 // out-of-place formula is its backward), written into self, and self's history is rebased onto
 // the result. A view's base gets a CopySlices node that routes the view's region of the gradient
-// through the new history and the rest through the old one.
+// through the new history and the rest through the old one. The formula reads inplace_input(self),
+// a clone, since what it saves must survive self being overwritten.
 void check_inplace(const Tensor& self, const char* op) {
   if (!autograd::GradMode::is_enabled()) return;
-  if (self.requires_grad() && self.is_leaf() && !self.is_view())
-    AG_THROW(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (self.requires_grad() && self.is_leaf())
+    AG_THROW(RuntimeError, self.is_view() ? "a view of a leaf Variable that requires grad is being used in an in-place operation."
+                                          : "a leaf Variable that requires grad is being used in an in-place operation.");
   if (self.is_view()) {
     Tensor b = self.base();
     if (b.requires_grad() && b.is_leaf())
@@ -215,6 +218,10 @@ struct CopySlices : autograd::Node {
 };
 }  // namespace
 
+Tensor inplace_input(const Tensor& self) {
+  return autograd::GradMode::is_enabled() ? clone(self) : self;
+}
+
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
   check_inplace(self, op);
   {
@@ -223,7 +230,14 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
     run_elementwise(Op::copy, self, {&src});
   }
   self.bump_version();
-  if (!result.requires_grad()) return self;
+  if (!autograd::GradMode::is_enabled() || (!result.requires_grad() && !self.requires_grad())) return self;
+  if (!self.is_view() && !result.requires_grad()) {
+    // Overwritten by values without history: the old history gets a zero gradient (torch's
+    // CopyBackwards), rather than the tensor silently keeping a graph it no longer computes.
+    if (auto node = autograd::make_node("CopyBackwards", {&self}, AG_BW { return {zeros_like(g[0])}; }))
+      autograd::set_history(node, {&self});
+    return self;
+  }
   if (!self.is_view()) {
     auto& m = self.ensure_autograd_meta();
     Tensor r = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
@@ -257,9 +271,18 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
 namespace {
 enum Save { IN, OUT, NONE_ };
 
+// torch's dtype refusals that are not just a missing kernel.
+void check_unary_dtype(Op op, ScalarType t) {
+  if (t != ScalarType::Bool) return;
+  AG_CHECK(op != Op::neg, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead.");
+  AG_CHECK(op != Op::relu, "Boolean inputs not supported for relu");
+}
+
 Tensor unary_impl(Op op, const Tensor& a0, bool to_float, const char* bw_name, Save save,
                   std::function<variable_list(FunctionNode&, const variable_list&)> bw, const double* s = nullptr) {
   Tensor a = a0;
+  check_unary_dtype(op, a.dtype());
   AG_AUTOCAST(op, &a);
   if (to_float && !is_floating(a.dtype())) a = to_dtype(a, default_dtype());
   Tensor out = elementwise(op, a.sizes(), a.dtype(), {&a}, s);
@@ -278,12 +301,13 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622
 #define AG_UNARY(name, to_float, bw_name, save, formula)                                              \
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
   Tensor& name##_(Tensor& a) {                                                                        \
+    check_unary_dtype(Op::name, a.dtype());                                                           \
     if (!autograd::GradMode::is_enabled() || !a.requires_grad()) {                                    \
-      AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type Float can't be cast to the desired output type ", dtype_name(a.dtype())); \
+      AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type ", scalar_type_name(default_dtype()), " can't be cast to the desired output type ", scalar_type_name(a.dtype())); \
       check_no_internal_overlap(a);                                                                   \
       run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
     }                                                                                                 \
-    return apply_inplace(a, name(a), #name "_");                                                      \
+    return apply_inplace(a, name(inplace_input(a)), #name "_");                                       \
   }
 #define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY(name, false, bw_name, NONE_, zeros_like(g[0]))
 
@@ -311,24 +335,34 @@ AG_UNARY(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
 AG_UNARY(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
 AG_UNARY(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
 AG_UNARY(relu, false, "ReluBackward0", OUT, g[0] * compare(Op::gt, x, wrap_scalar(0.0)))
-AG_UNARY(silu, true, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
+AG_UNARY(silu, false, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
 AG_UNARY(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
 AG_UNARY(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
 AG_UNARY_NOGRAD(floor, "FloorBackward0")
 AG_UNARY_NOGRAD(ceil, "CeilBackward0")
 AG_UNARY_NOGRAD(trunc, "TruncBackward0")
-AG_UNARY(frac, true, "FracBackward0", NONE_, g[0])
-AG_UNARY(logical_not, false, "", NONE_, g[0])
+AG_UNARY(frac, false, "FracBackward0", NONE_, g[0])
 AG_UNARY(bitwise_not, false, "", NONE_, g[0])
 
+// logical_not returns bool; in place it writes 0/1 in self's dtype.
+Tensor logical_not(const Tensor& a) { return elementwise(Op::logical_not, a.sizes(), ScalarType::Bool, {&a}); }
+Tensor& logical_not_(Tensor& a) {
+  check_no_internal_overlap(a);
+  Tensor r = logical_not(a);
+  run_elementwise(Op::copy, a, {&r});
+  a.bump_version();
+  return a;
+}
+
 Tensor round(const Tensor& a, int64_t decimals) {
+  AG_CHECK_NOT_IMPL(decimals == 0 || is_floating(a.dtype()), "\"round_cpu\" not implemented for '", scalar_type_name(a.dtype()), "'");
   double s[1] = {static_cast<double>(decimals)};
   return unary_impl(Op::round, a, false, "RoundBackward0", NONE_, AG_BW { return {zeros_like(g[0])}; }, s);
 }
 
 Tensor gelu(const Tensor& a, const std::string& approximate) {
   AG_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
-  AG_CHECK_TYPE(is_floating(a.dtype()), "\"GeluKernelImpl\" not implemented for '", dtype_name(a.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"GeluKernelImpl\" not implemented for '", scalar_type_name(a.dtype()), "'");
   if (approximate == "none")
     return unary_impl(Op::gelu, a, true, "GeluBackward0", IN, AG_BW {
       Tensor x = c.get(0);
@@ -348,7 +382,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
 
 Tensor softplus(const Tensor& a, double beta, double threshold) {
   double s[2] = {beta, threshold};
-  return unary_impl(Op::softplus, a, true, "SoftplusBackward0", IN, AG_BW {
+  return unary_impl(Op::softplus, a, false, "SoftplusBackward0", IN, AG_BW {
     Tensor x = c.get(0);
     Tensor z = x * beta;
     return {where(compare(Op::gt, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};
@@ -424,12 +458,16 @@ void record2(const char* name, const Tensor& a, const Tensor& b, Tensor& out, bo
 }
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
-  AG_CHECK(!(a.dtype() == ScalarType::Bool && b.dtype() == ScalarType::Bool && alpha.kind != Scalar::Bool && alpha.i != 1) ,
-           "Boolean alpha only supported for Boolean results.");
-  Binary p = prepare(Op::add, a, b, false);
-  AG_CHECK(is_floating(p.dt) || alpha.kind != Scalar::Float,
+// torch's alpha_check: a bool alpha needs a bool result, a float alpha a floating one.
+static void check_alpha(ScalarType dt, Scalar alpha) {
+  AG_CHECK(alpha.kind != Scalar::Bool || dt == ScalarType::Bool, "Boolean alpha only supported for Boolean results.");
+  AG_CHECK(is_floating(dt) || alpha.kind != Scalar::Float,
            "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
+  Binary p = prepare(Op::add, a, b, false);
+  check_alpha(p.dt, alpha);
   p.s[2] = alpha.to_double();
   Tensor out = run_binary(Op::add, p, p.dt);
   double al = alpha.to_double();
@@ -440,10 +478,13 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
+  AG_CHECK(a.dtype() != ScalarType::Bool || b.dtype() != ScalarType::Bool,
+           "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
   AG_CHECK(a.dtype() != ScalarType::Bool && b.dtype() != ScalarType::Bool,
            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
            "use the `~` or `logical_not()` operator instead.");
   Binary p = prepare(Op::sub, a, b, false);
+  check_alpha(p.dt, alpha);
   p.s[2] = alpha.to_double();
   Tensor out = run_binary(Op::sub, p, p.dt);
   double al = alpha.to_double();
@@ -477,6 +518,7 @@ Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", mode, "'");
   Op op = mode == "trunc" ? Op::div_trunc : Op::div_floor;
   Binary p = prepare(op, a, b, false);
+  AG_CHECK_NOT_IMPL(p.dt != ScalarType::Bool, "\"", op_name(op), "_cpu\" not implemented for 'Bool'");
   if (!is_floating(p.dt) && p.b.defined()) {  // integer division by zero
     Tensor zero = compare(Op::eq, p.b, wrap_scalar(int64_t(0)));
     AG_CHECK(item_double(any(zero, std::nullopt, false)) == 0, "ZeroDivisionError");
@@ -541,6 +583,7 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return minmax(Op::minimum, "M
 
 static Tensor modop(Op op, const char* name, const Tensor& a, const Tensor& b) {
   Binary p = prepare(op, a, b, false);
+  AG_CHECK_NOT_IMPL(p.dt != ScalarType::Bool, "\"", op_name(op), "_cpu\" not implemented for 'Bool'");
   if (!is_floating(p.dt) && p.b.defined()) {
     Tensor zero = compare(Op::eq, p.b, wrap_scalar(int64_t(0)));
     AG_CHECK(item_double(any(zero, std::nullopt, false)) == 0, "ZeroDivisionError");
@@ -570,7 +613,7 @@ Tensor logical(Op op, const Tensor& a, const Tensor& b) {
 
 Tensor bitwise(Op op, const Tensor& a, const Tensor& b) {
   Binary p = prepare(op, a, b, false);
-  AG_CHECK_TYPE(!is_floating(p.dt), "\"", op_name(op), "_cpu\" not implemented for '", dtype_name(p.dt), "'");
+  AG_CHECK_NOT_IMPL(!is_floating(p.dt), "\"", op_name(op), "_cpu\" not implemented for '", scalar_type_name(p.dt), "'");
   return run_binary(op, p, p.dt);
 }
 
@@ -599,8 +642,8 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   bool is_cmp = op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge ||
                 op == Op::logical_and || op == Op::logical_or || op == Op::logical_xor;
   if (!is_cmp)
-    AG_CHECK(can_cast(rt, self.dtype()), "result type ", dtype_name(rt) == std::string("float32") ? "Float" : dtype_name(rt),
-             " can't be cast to the desired output type ", dtype_name(self.dtype()));
+    AG_CHECK(can_cast(rt, self.dtype()), "result type ", scalar_type_name(rt), " can't be cast to the desired output type ",
+             scalar_type_name(self.dtype()));
   Shape bs = broadcast_shapes(self.sizes(), other.sizes());
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_no_internal_overlap(self);
@@ -611,7 +654,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
     // Without autograd the result is computed then written back; the copy is cheap next to the
     // op and keeps one code path (Note [In-place ops]).
     autograd::AutoGradMode m(grad);
-    Tensor selfv = grad ? self : detach(self);
+    Tensor selfv = grad ? inplace_input(self) : detach(self);
     result = binary_dispatch(op, selfv, other, alpha, mode);
   }
   if (!grad) {

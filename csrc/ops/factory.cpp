@@ -73,7 +73,7 @@ Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device) {
 // ---------------------------------------------------------------- random
 Tensor& uniform_(Tensor& t, double from, double to) {
   AG_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  AG_CHECK_TYPE(is_floating(t.dtype()), "\"check_uniform_bounds\" not implemented for '", dtype_name(t.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"check_uniform_bounds\" not implemented for '", scalar_type_name(t.dtype()), "'");
   check_inplace(t, "uniform_");
   kernel<RandomKernel>(Op::uniform, t.device())(t, from, to);
   t.bump_version();
@@ -82,7 +82,7 @@ Tensor& uniform_(Tensor& t, double from, double to) {
 
 Tensor& normal_(Tensor& t, double mean, double std) {
   AG_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  AG_CHECK_TYPE(is_floating(t.dtype()), "\"normal_kernel_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(t.dtype()), "'");
   check_inplace(t, "normal_");
   kernel<RandomKernel>(Op::normal, t.device())(t, mean, std);
   t.bump_version();
