@@ -204,13 +204,13 @@ struct CopySlices : autograd::Node {
   int64_t voffset;
   std::string name() const override { return "CopySlices"; }
   autograd::variable_list apply(autograd::variable_list&& g) override {
-    Tensor gb = contiguous(g[0]);
-    Tensor region = as_strided(gb, vsizes, vstrides, voffset);
+    Tensor gb = contiguous(g[0]);  // the view geometry is relative to a dense base (which may sit at an offset)
+    Tensor region = as_strided(gb, vsizes, vstrides, gb.storage_offset() + voffset);
     Tensor res = clone(region);
     Tensor rest = clone(gb);
     if (next_edges[0].valid()) {
-      Tensor hole = make_view(rest, vsizes, vstrides, rest.storage_offset() + voffset);
-      autograd::AutoGradMode off(false);
+      // A recorded view and fill under create_graph, so the zeroed hole is part of rest's graph.
+      Tensor hole = as_strided(rest, vsizes, vstrides, rest.storage_offset() + voffset);
       fill_(hole, Scalar(0.0));
     }
     return {next_edges[0].valid() ? rest : Tensor(), res};
@@ -638,7 +638,7 @@ static Tensor binary_dispatch(Op op, const Tensor& a, const Tensor& b, Scalar al
 
 Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const std::string& mode) {
   ScalarType rt = result_type({&self, &other});
-  if ((op == Op::div && mode.empty()) && !is_floating(rt)) rt = default_dtype();
+  if (((op == Op::div && mode.empty()) || op == Op::atan2) && !is_floating(rt)) rt = default_dtype();  // float-valued ops
   bool is_cmp = op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge ||
                 op == Op::logical_and || op == Op::logical_or || op == Op::logical_xor;
   if (!is_cmp)

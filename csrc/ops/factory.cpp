@@ -7,18 +7,14 @@ namespace ampgrad {
 
 Tensor& fill_(Tensor& t, Scalar value) {
   if (t.requires_grad() && autograd::GradMode::is_enabled()) {
+    // Filled elements get zero gradient; a view's base keeps the rest of its history (torch's
+    // FillBackward / CopySlices), and the tensor still requires grad (Note [In-place ops]).
     check_inplace(t, "fill_");
-    autograd::AutoGradMode off(false);
+    return apply_inplace(t, full(t.sizes(), value, t.dtype(), t.device()), "fill_");
   }
   double s[1] = {value.to_double()};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
   t.bump_version();
-  if (t.requires_grad() && !t.is_leaf() && autograd::GradMode::is_enabled()) {
-    // The filled tensor no longer depends on its history.
-    auto& m = t.ensure_autograd_meta();
-    m.grad_fn = nullptr;
-    m.requires_grad = false;
-  }
   return t;
 }
 

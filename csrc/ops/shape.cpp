@@ -41,7 +41,11 @@ Tensor view_scatter(const Tensor& g, const Shape& in_shape, const Geom& where) {
     Tensor src = expand(g, where.sizes);
     run_elementwise(Op::copy, region, {&src});
   }
-  if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW { return {as_strided(g[0], where.sizes, where.strides, where.offset)}; }))
+  // `where` is in the frame of a dense tensor, so the incoming gradient is made dense first.
+  if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW {
+        Tensor gc = contiguous(g[0]);
+        return {as_strided(gc, where.sizes, where.strides, gc.storage_offset() + where.offset)};
+      }))
     autograd::set_history(node, {&out});
   return out;
 }
