@@ -108,7 +108,8 @@ class OpInfo:
     np_ref: Optional[Callable] = None  # NumPy reference (float64), used when torch is absent
     noncontig: bool = True  # also run with non-contiguous (strided / transposed) inputs
     fd: bool = True          # finite-difference check in float64
-    xfail: dict = field(default_factory=dict)  # test kind ("forward", "grad", "fd", or "forward-<dtype>") -> reason
+    # test kind ("forward", "grad", "gradgrad", "fd", "noncontig", or "<kind>-<dtype or layout>") -> reason
+    xfail: dict = field(default_factory=dict)
 
     def call(self, m, is_torch, *args, **kwargs):
         f = (self.torch_fn if is_torch else self.ag_fn) or self.fn
@@ -224,11 +225,25 @@ def make_tensor(m, arr, dt, layout="contig"):
 
 
 # ---------------------------------------------------------------- helpers for entries
+# Special values: signed zeros, infinities, nan, tiny/huge magnitudes, halves (rounding ties).
+INF, NAN = float("inf"), float("nan")
+SPECIAL = [0.0, -0.0, INF, -INF, NAN, 1e-30, -1e-30, 1e30, -1e30, 0.5, -0.5, 1.5, -2.5, 3.0, -7.0, 100.0]
+_SP_A, _SP_B = [a for a in SPECIAL for _ in SPECIAL], [b for _ in SPECIAL for b in SPECIAL]
+# fmod/remainder: torch's vectorized float32 kernel returns nan for a quotient like 1e30 / 1e-30
+# (its scalar path and ampgrad give the exact std::fmod result), so those pairs are left out.
+_SPM = [x for x in SPECIAL if abs(x) != 1e-30]
+_SPM_A, _SPM_B = [a for a in _SPM for _ in _SPM], [b for _ in _SPM for b in _SPM]
+INT_EDGE = [0, 1, -1, 127, -128, 255, 2, -2, 7, -7]
+_IE_A, _IE_B = [a for a in INT_EDGE for _ in INT_EDGE], [b for _ in INT_EDGE for b in INT_EDGE]
+
+
 def U(name, low=-2.0, high=2.0, dtypes=ALL, np_ref=None, shape=(3, 4), **kw):
     """A unary elementwise op called as m.<name>(x)."""
     return OpInfo(name, lambda m, x, _n=name: getattr(m, _n)(x),
                   [Sample((T(shape, low, high),)), Sample((T((), low, high),), desc="0-dim"),
-                   Sample((T((2, 0, 3), low, high),), desc="empty", grad=False)],
+                   Sample((T((2, 0, 3), low, high),), desc="empty", grad=False),
+                   Sample((Const(SPECIAL),), desc="special values", grad=False),
+                   Sample((Const(INT_EDGE),), desc="integer edges", grad=False)],
                   dtypes=dtypes, np_ref=np_ref, **kw)
 
 
@@ -238,7 +253,7 @@ def M(name, *args, **kwargs):
 
 
 def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, np_ref=None, kwargs=None,
-      scalars=(2, -1.5), **kw):
+      scalars=(2, -1.5), special=(_SP_A, _SP_B), **kw):
     """A binary elementwise op m.<name>(a, b): same shapes, broadcasting, 0-dim and Python scalars."""
     blow = low if blow is None else blow
     bhigh = high if bhigh is None else bhigh
@@ -251,6 +266,8 @@ def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, 
     ]
     for s in scalars:
         samples.append(Sample((T((2, 3), low, high), s), kwargs, desc=f"scalar {s!r}"))
+    samples.append(Sample((Const(special[0]), Const(special[1])), kwargs, desc="special values", grad=False))
+    samples.append(Sample((Const(_IE_A), Const(_IE_B)), kwargs, desc="integer edges", grad=False))
     return OpInfo(name, lambda m, a, b, _n=name, **k: getattr(m, _n)(a, b, **k), samples, dtypes=dtypes,
                   np_ref=np_ref, **kw)
 
@@ -289,7 +306,7 @@ OPS = [
            dtypes=ALL, np_ref=np.reciprocal),
     OpInfo("abs", lambda m, x: m.abs(x), [Sample((T((3, 4), 0.1, 2.0, sign=True),)), Sample((T((), 0.1, 2.0, sign=True),))],
            dtypes=ALL, np_ref=np.abs),
-    U("sign", np_ref=np.sign),
+    U("sign", np_ref=lambda x: np.where(np.isnan(x), 0.0, np.sign(x))),  # torch: sign(nan) == 0
     U("sin", np_ref=np.sin),
     U("cos", np_ref=np.cos),
     U("tan", -1.2, 1.2, np_ref=np.tan),
@@ -397,9 +414,9 @@ OPS = [
            [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))), desc="broadcast"),
             Sample((Const([1.0, 2.0, float("nan"), 3.0]), Const([1.0, 1.0, 0.0, float("nan")])), desc="ties and nan", grad=True)],
            dtypes=ALL, np_ref=np.minimum, fd=False),
-    B("fmod", -5, 5, 0.5, 2.0, bsign=True, scalars=(2, -1.5)),
-    B("remainder", -5, 5, 0.5, 2.0, bsign=True, scalars=(2, -1.5)),
-    OpInfo("Tensor.__mod__", lambda m, a, b: a % b, B("x", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=NUMERIC),
+    B("fmod", -5, 5, 0.5, 2.0, bsign=True, scalars=(2, -1.5), special=(_SPM_A, _SPM_B)),
+    B("remainder", -5, 5, 0.5, 2.0, bsign=True, scalars=(2, -1.5), special=(_SPM_A, _SPM_B)),
+    OpInfo("Tensor.__mod__", lambda m, a, b: a % b, B("x", -5, 5, 0.5, 2.0, bsign=True, special=(_SPM_A, _SPM_B)).samples, dtypes=NUMERIC),
     *[B(n, dtypes=ALL, grad=False, noncontig=True, scalars=(1, 0.5, True)) for n in ("eq", "ne", "lt", "le", "gt", "ge")],
     OpInfo("compare_ints_small", lambda m, a, b: (a == b, a < b, a >= b),
            [Sample((T((4, 5), -2, 2), T((4, 5), -2, 2)))], dtypes=ALL, grad=False),
@@ -743,9 +760,28 @@ OPS = [
           ("gather", lambda m, x, i: m.gather(x, 1, i), [Sample((T((200, 180)), Idx((200, 180), 180)))], ("float32",)),
           ("getitem", lambda m, x, i: x[i], [Sample((T((300, 150)), Idx((250,), 300)))], ("float32",)),
       ]],
+    # ---- in-place ops on views of a tensor with history (CopySlices)
+    *[OpInfo(f"inplace_view[{d}]", (lambda m, x, v, _f=f: _f(m, x.clone() * 1, v)), [Sample((T(shape), vspec))],
+             dtypes=("float32", "float64"), fd=True, xfail=(xfl[0] if xfl else {}))
+      for d, shape, f, vspec, *xfl in [
+          ("row fill_", (3, 4), lambda m, y, v: _ret(y, y[1].fill_(3.0)), T(())),
+          ("column zero_", (3, 4), lambda m, y, v: _ret(y, y[:, 0].zero_()), T(())),
+          ("transposed row mul_", (3, 4), lambda m, y, v: _ret(y, y.t()[1].mul_(v)), T((3,))),
+          ("step slice add_", (6, 2), lambda m, y, v: _ret(y, y[::2].add_(v)), T((2,))),
+          ("diagonal copy_", (3, 3), lambda m, y, v: _ret(y, y.diagonal().copy_(v)), T((3,))),
+          ("view exp_ then use", (2, 3), lambda m, y, v: (y.view(6)[2:].exp_() * v, y), T(()),
+           {"noncontig-transposed": "layout bug: clone() and elementwise results are always contiguous in ampgrad, torch keeps the "
+                         "input's stride order, so view(6) of a transposed input's clone()*1 raises in torch only"}),
+          ("select masked_fill_", (3, 4), lambda m, y, v: _ret(y, y[2].masked_fill_(y[2] > 0, 0.5)), T(())),
+          ("two views", (4, 4), lambda m, y, v: _ret(y, y[0].mul_(v), y[:, 1].add_(y[3])), T((4,))),
+      ]],
     OpInfo("setitem[python scalar]", lambda m, x: _set(x.clone(), (slice(None), 0), 2), [Sample((T((3, 4)),))],
            dtypes=("float32", "float64", "int64", "bool")),
 ]
+
+
+def _ret(y, *_):
+    return y
 
 
 def _set(y, idx, v):
@@ -759,6 +795,36 @@ def _dt(m, k):
         k = dict(k, dtype=getattr(m, k["dtype"]))
     return k
 
+
+# Reductions over special values (nan wins in max/min/argmax, inf in sums, -inf rows in softmax).
+RED_SPECIAL = [[1.0, NAN, 3.0, -2.0], [INF, -INF, 2.0, 0.5], [-0.0, 0.0, -1.0, -INF], [7.0, 7.0, -7.0, 1e30]]
+for _name, _kws in [("max", [{}]), ("min", [{}]), ("max_dim", [{"dim": 0}, {"dim": 1}]), ("min_dim", [{"dim": 1}]),
+                    ("amax", [{}, {"dim": 0}, {"dim": 1}]), ("amin", [{"dim": 1}]), ("argmax", [{}, {"dim": 0}, {"dim": 1}]),
+                    ("argmin", [{}, {"dim": 1}]), ("sum", [{}, {"dim": 1}]), ("mean", [{"dim": 0}]), ("prod", [{"dim": 1}]),
+                    ("cumsum", [{"dim": 1}]), ("cumprod", [{"dim": 0}]), ("softmax", [{"dim": 1}, {"dim": 0}]),
+                    ("log_softmax", [{"dim": 1}]), ("logsumexp", [{"dim": 1}, {"dim": 0}]), ("norm", [{}, {"p": 1, "dim": 1},
+                    {"p": float("inf"), "dim": 1}, {"p": 3, "dim": 0}]), ("var", [{"dim": 1}]), ("std", [{}]),
+                    ("all", [{"dim": 1}]), ("any", [{"dim": 0}]), ("nan_to_num", [{}])]:
+    _op = next(op for op in OPS if op.name == _name)
+    for _kw in _kws:
+        _op.samples.append(Sample((Const(RED_SPECIAL),), dict(_kw), "special values", grad=False))
+
+# In-place variants of the elementwise ops (x.clone().exp_(), a.clone().add_(b)): torch's cast rule
+# (the result must fit self's dtype), broadcasting into self, and autograd through the rebase.
+_UNARY_INPLACE = ("neg exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal abs sign sin cos tan asin acos atan sinh "
+                  "cosh tanh sigmoid relu erf erfinv floor ceil trunc frac logical_not bitwise_not").split()
+_BINARY_INPLACE = "add sub mul div fmod remainder atan2 eq lt bitwise_and logical_or pow".split()
+for _op in list(OPS):
+    if _op.name in _UNARY_INPLACE:
+        OPS.append(OpInfo(f"inplace.{_op.name}_", lambda m, x, _n=_op.name: getattr(x.clone(), _n + "_")(),
+                          [s for s in _op.samples if s.desc != "0-dim"] + [Sample((T(()),), desc="0-dim")],
+                          dtypes=_op.dtypes, tol=_op.tol, noncontig=False, fd=False))
+    if _op.name in _BINARY_INPLACE:
+        # torch's logical_*_ keep the old grad_fn (the gradient passes through values they replaced);
+        # ampgrad gives those elements zero gradient, as comparisons' eq_ do in both: not compared.
+        OPS.append(OpInfo(f"inplace.{_op.name}_", lambda m, a, b, _n=_op.name, **k: getattr(a.clone(), _n + "_")(b, **k),
+                          _op.samples, dtypes=_op.dtypes, tol=_op.tol, noncontig=False, fd=False,
+                          grad=(_op.grad or _op.name in ("eq", "lt")) and not _op.name.startswith("logical")))
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 assert len(OPS_BY_NAME) == len(OPS), "duplicate op names in the op database"
