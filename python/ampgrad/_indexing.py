@@ -23,11 +23,19 @@ def _to_index_tensor(x, device):
     return t
 
 
+def _treat_as_tuple(index):
+    """torch's treatSequenceAsTuple: a short non-tuple sequence holding a sequence, slice, None,
+    Ellipsis or tensor is a tuple of indices (x[[[0, 1], [2, 0]]] is x[[0, 1], [2, 0]]); a plain
+    list of ints is one advanced index."""
+    if isinstance(index, tuple):
+        return True
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(it is None or it is Ellipsis or isinstance(it, (list, tuple, slice, _C.Tensor)) for it in index)
+
+
 def _normalize(index):
-    if not isinstance(index, tuple):
-        index = (index,)
-    # A list of ints/tensors at top level is an advanced index, never a tuple of indices.
-    return index
+    return tuple(index) if _treat_as_tuple(index) else (index,)
 
 
 def _apply(self, index):
@@ -60,9 +68,10 @@ def _apply(self, index):
             t = t.unsqueeze(dim)
             dim += 1
             continue
-        if isinstance(it, bool):
+        if isinstance(it, bool) or (isinstance(it, _C.Tensor) and it.dim() == 0 and it.dtype in (_C.bool, _C.uint8)):
+            # a 0-dim mask adds a dim of size 1 (True) or 0 (False), like a Python bool
             t = t.unsqueeze(dim)
-            if not it:
+            if not bool(it):
                 t = _C._slice(t, dim, 0, 0, 1)
             dim += 1
             continue
