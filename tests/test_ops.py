@@ -86,6 +86,9 @@ def assert_same(actual, expected, tol, what, torch):
     assert len(acts) == len(exps), f"{what}: {len(acts)} outputs, torch gives {len(exps)}"
     for k, (a, e) in enumerate(zip(acts, exps)):
         where = f"{what} output {k}"
+        if isinstance(e, torch.dtype):
+            assert isinstance(a, ampgrad.dtype) and dtype_name(a) == dtype_name(e), f"{where}: {a!r} != {e!r}"
+            continue
         if not isinstance(e, torch.Tensor):
             assert not isinstance(a, ampgrad.Tensor) and a == e, f"{where}: {a!r} != {e!r}"
             continue
