@@ -1,5 +1,6 @@
 // Elementwise front ends: type promotion, broadcasting, casts/copies, unary, binary and ternary
 // ops with their backward formulas, and the in-place machinery.
+#include <algorithm>
 #include <cmath>
 #include "ops/internal.h"
 
@@ -111,8 +112,44 @@ void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> in
   kernel<ElementwiseKernel>(op, out.device())(it, s);
 }
 
+// Note [Output layout]: an elementwise result is laid out in the memory order of its operands, as
+// torch's TensorIterator does (x.t() * 2 is transposed too, so a later view() fails or succeeds
+// as in torch): dims are sorted by the strides of the first operand that tells them apart
+// (broadcast dims skipped, ties keep the smaller dim first), then packed densely in that order.
+Shape output_strides(const Shape& shape, const std::vector<const Tensor*>& ins) {
+  const int64_t n = static_cast<int64_t>(shape.size());
+  bool all_contiguous = true;
+  for (const Tensor* t : ins) all_contiguous &= t->dim() != n || t->is_contiguous();
+  if (all_contiguous || shape_numel(shape) == 0) return contiguous_strides(shape);
+  std::vector<int64_t> perm(n);  // perm[0] is the fastest-moving dim
+  for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const Tensor* t : ins) {
+      if (t->dim() != n) continue;
+      int64_t s0 = t->strides()[d0], s1 = t->strides()[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {  // torch's insertion sort, which tolerates ambiguous pairs
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) { std::swap(perm[d0], perm[d1]); d1 = d0; }
+      else if (c < 0) break;
+    }
+  }
+  Shape st(n);
+  int64_t next = 1;
+  for (int64_t i = 0; i < n; ++i) { st[perm[i]] = next; next *= shape[perm[i]]; }
+  return st;
+}
+
 Tensor elementwise(Op op, const Shape& shape, ScalarType out_dtype, std::initializer_list<const Tensor*> inputs, const double* s) {
-  Tensor out = empty(shape, out_dtype, (*inputs.begin())->device());
+  Tensor out = empty_strided(shape, output_strides(shape, std::vector<const Tensor*>(inputs)), out_dtype,
+                             (*inputs.begin())->device());
   run_elementwise(op, out, inputs, s);
   return out;
 }
@@ -126,8 +163,12 @@ double item_double(const Tensor& t) {
 }
 
 // ---------------------------------------------------------------- casts and copies
-static Tensor copy_kernel_out(const Tensor& src, ScalarType dtype) {
-  Tensor out = empty(src.sizes(), dtype, src.device());
+// A copy keeps src's strides when src is non-overlapping and dense, and src's dim order otherwise
+// (torch's preserve_format for clone() and to()); contiguous_out asks for row-major.
+static Tensor copy_kernel_out(const Tensor& src, ScalarType dtype, bool contiguous_out = false) {
+  Shape st = contiguous_out ? contiguous_strides(src.sizes())
+             : is_non_overlapping_and_dense(src) ? src.strides() : output_strides(src.sizes(), {&src});
+  Tensor out = empty_strided(src.sizes(), st, dtype, src.device());
   run_elementwise(Op::copy, out, {&src});
   return out;
 }
@@ -150,9 +191,16 @@ Tensor clone(const Tensor& t) {
   return out;
 }
 
-Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+Tensor contiguous(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = copy_kernel_out(t, t.dtype(), true);
+  if (auto node = autograd::make_node("CloneBackward0", {&t}, AG_BW { return {g[0]}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
 
 static void check_no_internal_overlap(const Tensor& t) {
+  if (t.numel() == 0) return;  // no element to write twice (empty arrays may carry stride 0)
   for (int64_t d = 0; d < t.dim(); ++d)
     if (t.strides()[d] == 0 && t.sizes()[d] > 1)
       AG_THROW(RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -199,21 +247,24 @@ void check_inplace(const Tensor& self, const char* op) {
 }
 
 namespace {
+// The view geometry (strides, offset) is in the base's storage units, so the gradient is laid out
+// as the base's memory first: permuted to the base's dim order (`order`, slowest dim first) and
+// flattened, the view's strides index it directly; the result is permuted back. All recorded, so
+// create_graph differentiates through it.
 struct CopySlices : autograd::Node {
+  IntList order, inv_order;
   Shape vsizes, vstrides;
-  int64_t voffset;
+  int64_t voffset;  // relative to the base's storage offset
   std::string name() const override { return "CopySlices"; }
   autograd::variable_list apply(autograd::variable_list&& g) override {
-    Tensor gb = contiguous(g[0]);  // the view geometry is relative to a dense base (which may sit at an offset)
-    Tensor region = as_strided(gb, vsizes, vstrides, gb.storage_offset() + voffset);
-    Tensor res = clone(region);
-    Tensor rest = clone(gb);
-    if (next_edges[0].valid()) {
-      // A recorded view and fill under create_graph, so the zeroed hole is part of rest's graph.
-      Tensor hole = as_strided(rest, vsizes, vstrides, rest.storage_offset() + voffset);
-      fill_(hole, Scalar(0.0));
-    }
-    return {next_edges[0].valid() ? rest : Tensor(), res};
+    Tensor gp = contiguous(permute(g[0], order));
+    Tensor flat = reshape(gp, {-1});
+    Tensor res = clone(as_strided(flat, vsizes, vstrides, flat.storage_offset() + voffset));
+    if (!next_edges[0].valid()) return {Tensor(), res};
+    Tensor rest = clone(flat);
+    Tensor hole = as_strided(rest, vsizes, vstrides, rest.storage_offset() + voffset);
+    fill_(hole, Scalar(0.0));
+    return {permute(reshape(rest, IntList(gp.sizes().begin(), gp.sizes().end())), inv_order), res};
   }
 };
 }  // namespace
@@ -247,8 +298,15 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
     return self;
   }
   Tensor base = self.base();
-  AG_CHECK(base.is_contiguous(), "[", op, "] in-place operation on a view of a non-contiguous tensor that requires grad is not supported");
+  AG_CHECK(is_non_overlapping_and_dense(base), "[", op, "] in-place operation on a view of a tensor whose elements do not "
+           "fill a dense block is not supported when it requires grad");
   auto node = std::make_shared<CopySlices>();
+  node->order.resize(base.dim());
+  for (int64_t d = 0; d < base.dim(); ++d) node->order[d] = d;
+  std::stable_sort(node->order.begin(), node->order.end(),
+                   [&](int64_t a, int64_t b) { return base.strides()[a] > base.strides()[b]; });
+  node->inv_order.resize(base.dim());
+  for (int64_t d = 0; d < base.dim(); ++d) node->inv_order[node->order[d]] = d;
   node->vsizes = self.sizes();
   node->vstrides = self.strides();
   node->voffset = self.storage_offset() - base.storage_offset();
@@ -439,7 +497,9 @@ Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
 }
 
 Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
-  Tensor out = empty(p.shape, out_dt, p.a.defined() ? p.a.device() : p.b.device());
+  std::vector<const Tensor*> ins;
+  for (const Tensor* t : {&p.a, &p.b}) if (t->defined()) ins.push_back(t);
+  Tensor out = empty_strided(p.shape, output_strides(p.shape, ins), out_dt, ins[0]->device());
   if (p.s[1] == 1) run_elementwise(op, out, {&p.a}, p.s);
   else if (p.s[1] == 2) run_elementwise(op, out, {&p.b}, p.s);
   else run_elementwise(op, out, {&p.a, &p.b}, p.s);

@@ -119,7 +119,7 @@ Tensor view(const Tensor& a, IntList sizes) {
 Tensor reshape(const Tensor& a, IntList sizes) {
   Shape shape = infer_size(sizes, a.numel());
   if (auto st = compute_stride(a.sizes(), a.strides(), shape)) return reshape_view(a, shape, *st, "ViewBackward0");
-  Tensor c = clone(a);
+  Tensor c = contiguous(a);  // not viewable, so not contiguous: a dense row-major copy
   Tensor out = make_view(c, shape, contiguous_strides(shape), c.storage_offset());
   Shape in_shape = a.sizes();
   if (auto node = autograd::make_node("UnsafeViewBackward0", {&c}, AG_BW { return {reshape(g[0], in_shape)}; }))
