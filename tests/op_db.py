@@ -777,16 +777,14 @@ OPS = [
       ]],
     # ---- in-place ops on views of a tensor with history (CopySlices)
     *[OpInfo(f"inplace_view[{d}]", (lambda m, x, v, _f=f: _f(m, x.clone() * 1, v)), [Sample((T(shape), vspec))],
-             dtypes=("float32", "float64"), fd=True, xfail=(xfl[0] if xfl else {}))
-      for d, shape, f, vspec, *xfl in [
+             dtypes=("float32", "float64"), fd=True)
+      for d, shape, f, vspec in [
           ("row fill_", (3, 4), lambda m, y, v: _ret(y, y[1].fill_(3.0)), T(())),
           ("column zero_", (3, 4), lambda m, y, v: _ret(y, y[:, 0].zero_()), T(())),
           ("transposed row mul_", (3, 4), lambda m, y, v: _ret(y, y.t()[1].mul_(v)), T((3,))),
           ("step slice add_", (6, 2), lambda m, y, v: _ret(y, y[::2].add_(v)), T((2,))),
           ("diagonal copy_", (3, 3), lambda m, y, v: _ret(y, y.diagonal().copy_(v)), T((3,))),
-          ("view exp_ then use", (2, 3), lambda m, y, v: (y.view(6)[2:].exp_() * v, y), T(()),
-           {"noncontig-transposed": "layout bug: clone() and elementwise results are always contiguous in ampgrad, torch keeps the "
-                         "input's stride order, so view(6) of a transposed input's clone()*1 raises in torch only"}),
+          ("view exp_ then use", (2, 3), lambda m, y, v: (y.view(6)[2:].exp_() * v, y), T(())),
           ("select masked_fill_", (3, 4), lambda m, y, v: _ret(y, y[2].masked_fill_(y[2] > 0, 0.5)), T(())),
           ("two views", (4, 4), lambda m, y, v: _ret(y, y[0].mul_(v), y[:, 1].add_(y[3])), T((4,))),
       ]],
@@ -860,6 +858,12 @@ OPS = [
           "x.bfloat16().dtype", "x.double().dtype", "x.bool().dtype", "x.to(m.float16)", "x.to(dtype=m.int32)", "x.to(y)",
           "x.type(m.float64)", "x.type_as(y.int())", "x.tolist()", "x[0, 0].item()", "x.sum().item()", "float(x[0, 1])",
           "int(x[0, 1])", "bool(x[0, 1] > 0)", "len(x)", "list(x.shape)", "x[0].numpy().shape",
+          # result layouts follow the operands' memory order (strides, contiguity, view-ability)
+          "(x.t() * 2).stride()", "(x.t() + y.t()).is_contiguous()", "(y + x.t()).stride()", "(x.t() + y).stride()",
+          "x.t().clone().stride()", "x.t().contiguous().stride()", "x.t().double().stride()", "(x.t()[::2] * 1).stride()",
+          "x.t()[::2].clone().stride()", "(x.t() > 0).stride()", "m.where(x.t() > 0, x.t(), 0.0).stride()",
+          "m.exp(x.t()).stride()", "(x.t()[:, None] * m.ones(2, 1)).stride()", "x.t().reshape(-1).stride()",
+          "(x.t() * 1).reshape(-1)", "m.cat([x.t(), y.t()]).stride()", "x.t().sum(0).stride()",
       ]]],
     OpInfo("setitem[python scalar]", lambda m, x: _set(x.clone(), (slice(None), 0), 2), [Sample((T((3, 4)),))],
            dtypes=("float32", "float64", "int64", "bool")),
