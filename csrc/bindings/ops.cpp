@@ -21,6 +21,13 @@ auto inplace(F f) {
   return [f](py::object self) { Tensor t = self.cast<Tensor>(); f(t); return self; };
 }
 
+// An operand of a binary function: a number only where torch has a Scalar overload for it.
+Tensor binary_arg(py::handle h, const char* op, const char* arg, int pos, bool number_ok) {
+  if (number_ok || is_tensor(h)) return tensor_or_scalar(h);
+  AG_THROW(TypeError, op, "(): argument '", arg, "' (position ", pos, ") must be Tensor, not ",
+           std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
 std::optional<ScalarType> opt_dtype(py::handle h) {
   if (h.is_none()) return std::nullopt;
   return dtype_from_handle(h);
@@ -43,7 +50,7 @@ void init_ops(py::module_& m) {
   m.attr("absolute") = m.attr("abs"); m.attr("fix") = m.attr("trunc");
   def_both(m, cls, "round", [](const Tensor& a, int64_t decimals) { return round(a, decimals); }, py::kw_only(), py::arg("decimals") = 0);
   cls.def("round_", [](py::object self, int64_t decimals) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, round(t, decimals), "round_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, round(inplace_input(t), decimals), "round_"); return self;
   }, py::kw_only(), py::arg("decimals") = 0);
   def_both(m, cls, "isnan", [](const Tensor& a) { return isnan(a); });
   def_both(m, cls, "isinf", [](const Tensor& a) { return isinf(a); });
@@ -73,9 +80,9 @@ void init_ops(py::module_& m) {
     Tensor r;
     {
       autograd::AutoGradMode g(autograd::GradMode::is_enabled() && t.requires_grad());
-      r = clamp_fn(t, lo, hi);
+      r = clamp_fn(inplace_input(t), lo, hi);
     }
-    AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", dtype_name(r.dtype()), " can't be cast to the desired output type ", dtype_name(t.dtype()));
+    AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", scalar_type_name(r.dtype()), " can't be cast to the desired output type ", scalar_type_name(t.dtype()));
     apply_inplace(t, r, "clamp_");
     return self;
   }, py::arg("min") = py::none(), py::arg("max") = py::none());
@@ -103,16 +110,23 @@ void init_ops(py::module_& m) {
   m.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
   cls.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
 
-#define AG_B(name, expr)                                                                                            \
-  m.def(#name, [](py::handle a, py::handle b) { Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b); return expr; }, py::arg("input"), py::arg("other")); \
-  cls.def(#name, [](py::handle a, py::handle b) { Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b); return expr; }, py::arg("other"));
-  AG_B(mul, mul(x, y)) AG_B(maximum, maximum(x, y)) AG_B(minimum, minimum(x, y))
-  AG_B(fmod, fmod(x, y)) AG_B(remainder, remainder(x, y)) AG_B(eq, compare(Op::eq, x, y)) AG_B(ne, compare(Op::ne, x, y))
-  AG_B(lt, compare(Op::lt, x, y)) AG_B(le, compare(Op::le, x, y)) AG_B(gt, compare(Op::gt, x, y)) AG_B(ge, compare(Op::ge, x, y))
-  AG_B(logical_and, logical(Op::logical_and, x, y)) AG_B(logical_or, logical(Op::logical_or, x, y))
-  AG_B(logical_xor, logical(Op::logical_xor, x, y)) AG_B(bitwise_and, bitwise(Op::bitwise_and, x, y))
-  AG_B(bitwise_or, bitwise(Op::bitwise_or, x, y)) AG_B(bitwise_xor, bitwise(Op::bitwise_xor, x, y))
-  AG_B(atan2, atan2(x, y))
+  // NUMS: torch has Scalar overloads for both operands; OTHER: for `other` only; NONE: tensors only.
+  enum ScalarArgs { NUMS, OTHER, NONE };
+#define AG_B(name, scalars, expr)                                                                                     \
+  m.def(#name, [](py::handle a, py::handle b) {                                                                      \
+    Tensor x = binary_arg(a, #name, "input", 1, scalars == NUMS), y = binary_arg(b, #name, "other", 2, scalars != NONE); \
+    return expr; }, py::arg("input"), py::arg("other"));                                                            \
+  cls.def(#name, [](py::handle a, py::handle b) {                                                                    \
+    Tensor x = binary_arg(a, #name, "input", 1, true), y = binary_arg(b, #name, "other", 1, scalars != NONE);          \
+    return expr; }, py::arg("other"));
+  AG_B(mul, NUMS, mul(x, y)) AG_B(maximum, NONE, maximum(x, y)) AG_B(minimum, NONE, minimum(x, y))
+  AG_B(fmod, OTHER, fmod(x, y)) AG_B(remainder, NUMS, remainder(x, y)) AG_B(eq, OTHER, compare(Op::eq, x, y))
+  AG_B(ne, OTHER, compare(Op::ne, x, y)) AG_B(lt, OTHER, compare(Op::lt, x, y)) AG_B(le, OTHER, compare(Op::le, x, y))
+  AG_B(gt, OTHER, compare(Op::gt, x, y)) AG_B(ge, OTHER, compare(Op::ge, x, y))
+  AG_B(logical_and, NONE, logical(Op::logical_and, x, y)) AG_B(logical_or, NONE, logical(Op::logical_or, x, y))
+  AG_B(logical_xor, NONE, logical(Op::logical_xor, x, y)) AG_B(bitwise_and, NUMS, bitwise(Op::bitwise_and, x, y))
+  AG_B(bitwise_or, NUMS, bitwise(Op::bitwise_or, x, y)) AG_B(bitwise_xor, NUMS, bitwise(Op::bitwise_xor, x, y))
+  AG_B(atan2, NONE, atan2(x, y))
 #undef AG_B
   auto pow_fn = [](py::handle a, py::handle b) {
     Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b);
@@ -161,7 +175,7 @@ void init_ops(py::module_& m) {
   m.def("lerp", lerp_fn, py::arg("input"), py::arg("end"), py::arg("weight"));
   cls.def("lerp", lerp_fn, py::arg("end"), py::arg("weight"));
   cls.def("lerp_", [lerp_fn](py::object self, const Tensor& b, py::handle w) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, lerp_fn(t, b, w), "lerp_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, lerp_fn(inplace_input(t), b, w), "lerp_"); return self;
   }, py::arg("end"), py::arg("weight"));
   auto addcmul_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcmul(s, a, b, scalar_from_handle(v)); };
   auto addcdiv_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcdiv(s, a, b, scalar_from_handle(v)); };
@@ -170,10 +184,10 @@ void init_ops(py::module_& m) {
   m.def("addcdiv", addcdiv_fn, py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcdiv", addcdiv_fn, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcmul_", [addcmul_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcmul_fn(t, a, b, v), "addcmul_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcmul_fn(inplace_input(t), a, b, v), "addcmul_"); return self;
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcdiv_", [addcdiv_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcdiv_fn(t, a, b, v), "addcdiv_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcdiv_fn(inplace_input(t), a, b, v), "addcdiv_"); return self;
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
 
   // ---- reductions (Python wraps max/min overloads and the dim=None/tuple forms)
@@ -301,11 +315,17 @@ void init_ops(py::module_& m) {
   AG_IP(masked_fill, masked_fill(t, mask, is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v))), const Tensor& mask, py::handle v)
   AG_IP(scatter, scatter(t, d, i, is_tensor(s) ? s.cast<Tensor>() : to_dtype(wrap_scalar(scalar_from_handle(s)), t.dtype())), int64_t d, const Tensor& i, py::handle s)
   AG_IP(scatter_add, scatter_add(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
-  AG_IP(index_add, index_add(t, d, i, s, Scalar(alpha)), int64_t d, const Tensor& i, const Tensor& s, double alpha)
   AG_IP(index_copy, index_copy(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
-  AG_IP(tril, tril(t, k), int64_t k)
-  AG_IP(triu, triu(t, k), int64_t k)
 #undef AG_IP
+  cls.def("index_add_", [](py::object self, int64_t d, const Tensor& i, const Tensor& s, py::handle alpha) {
+    Tensor t = self.cast<Tensor>();
+    apply_inplace(t, index_add(t, d, i, s, scalar_from_handle(alpha)), "index_add_");
+    return self;
+  }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
+  cls.def("tril_", [](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); apply_inplace(t, tril(t, k), "tril_"); return self; },
+          py::arg("diagonal") = 0);
+  cls.def("triu_", [](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); apply_inplace(t, triu(t, k), "triu_"); return self; },
+          py::arg("diagonal") = 0);
 
   // ---- casts and creation
   m.def("_to", [](const Tensor& t, std::optional<Device> dev, std::optional<ScalarType> dt, bool copy) {

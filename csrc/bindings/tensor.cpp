@@ -173,7 +173,9 @@ void init_tensor(py::module_& m) {
         return rbinop(a, b, [](const Tensor& x, const Tensor& y) {
           Tensor xx = x, yy = y;
           AG_AUTOCAST(Op::rtruediv, &xx, &yy);
-          return div(xx, yy);
+          // torch computes number / tensor as tensor.reciprocal() * number (the reciprocal rounds
+          // to the tensor's dtype first, which shows in fp16/bf16).
+          return mul(reciprocal(yy), xx);
         });
       })
       .def("__itruediv__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::div, x, y); }); })
@@ -201,7 +203,10 @@ void init_tensor(py::module_& m) {
       .def("__neg__", [](const Tensor& a) { return neg(a); })
       .def("__pos__", [](const Tensor& a) { return a; })
       .def("__abs__", [](const Tensor& a) { return abs(a); })
-      .def("__invert__", [](const Tensor& a) { return bitwise_not(a); });
+      .def("__invert__", [](const Tensor& a) {
+        AG_CHECK_TYPE(!is_floating(a.dtype()), "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+        return bitwise_not(a);
+      });
 #define AG_CMP(py_name, OP)                                                                                   \
   cls.def(py_name, [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return compare(Op::OP, x, y); }); });
   AG_CMP("__eq__", eq) AG_CMP("__ne__", ne) AG_CMP("__lt__", lt) AG_CMP("__le__", le) AG_CMP("__gt__", gt) AG_CMP("__ge__", ge)

@@ -26,5 +26,7 @@ template <typename... Args> std::string str_cat(const Args&... args) {
 #define AG_CHECK_VALUE(cond, ...) do { if (!(cond)) AG_THROW(ValueError, __VA_ARGS__); } while (0)
 #define AG_CHECK_INDEX(cond, ...) do { if (!(cond)) AG_THROW(IndexError, __VA_ARGS__); } while (0)
 #define AG_CHECK_TYPE(cond, ...) do { if (!(cond)) AG_THROW(TypeError, __VA_ARGS__); } while (0)
+// torch raises NotImplementedError for a kernel missing for a dtype ("... not implemented for 'Long'").
+#define AG_CHECK_NOT_IMPL(cond, ...) do { if (!(cond)) AG_THROW(NotImplementedError, __VA_ARGS__); } while (0)
 
 }  // namespace ampgrad

@@ -79,6 +79,10 @@ inline const char* dtype_name(ScalarType t) {  // torch's repr without the "torc
   static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "undefined"};
   return names[static_cast<int>(t)];
 }
+inline const char* scalar_type_name(ScalarType t) {  // c10's toString(ScalarType), used in kernel errors
+  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double", "Undefined"};
+  return names[static_cast<int>(t)];
+}
 inline const char* legacy_type_name(ScalarType t) {  // "FloatTensor" etc., used in autograd messages
   static const char* names[] = {"BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor", "UndefinedTensor"};
   return names[static_cast<int>(t)];
@@ -136,7 +140,7 @@ template <typename T> using acc_t = typename AccType<T>::type;
 #define AG_DISPATCH_FLOAT(dt, name, ...) do { switch (dt) { \
     AG_CASE(Float64, double, __VA_ARGS__) AG_CASE(Float32, float, __VA_ARGS__) \
     AG_CASE(Float16, ::ampgrad::Half, __VA_ARGS__) AG_CASE(BFloat16, ::ampgrad::BFloat16, __VA_ARGS__) \
-    default: AG_THROW(TypeError, "\"", name, "\" not implemented for '", ::ampgrad::dtype_name(dt), "'"); } } while (0)
+    default: AG_THROW(NotImplementedError, "\"", name, "\" not implemented for '", ::ampgrad::scalar_type_name(dt), "'"); } } while (0)
 #define AG_DISPATCH_INT(dt, name, ...) \
     AG_CASE(UInt8, uint8_t, __VA_ARGS__) AG_CASE(Int8, int8_t, __VA_ARGS__) AG_CASE(Int16, int16_t, __VA_ARGS__) \
     AG_CASE(Int32, int32_t, __VA_ARGS__) AG_CASE(Int64, int64_t, __VA_ARGS__)
@@ -144,11 +148,11 @@ template <typename T> using acc_t = typename AccType<T>::type;
     AG_CASE(Float64, double, __VA_ARGS__) AG_CASE(Float32, float, __VA_ARGS__) \
     AG_CASE(Float16, ::ampgrad::Half, __VA_ARGS__) AG_CASE(BFloat16, ::ampgrad::BFloat16, __VA_ARGS__) \
     AG_DISPATCH_INT(dt, name, __VA_ARGS__) AG_CASE(Bool, bool, __VA_ARGS__) \
-    default: AG_THROW(TypeError, "\"", name, "\" not implemented for '", ::ampgrad::dtype_name(dt), "'"); } } while (0)
+    default: AG_THROW(NotImplementedError, "\"", name, "\" not implemented for '", ::ampgrad::scalar_type_name(dt), "'"); } } while (0)
 #define AG_DISPATCH_NUMERIC(dt, name, ...) do { switch (dt) { \
     AG_CASE(Float64, double, __VA_ARGS__) AG_CASE(Float32, float, __VA_ARGS__) \
     AG_CASE(Float16, ::ampgrad::Half, __VA_ARGS__) AG_CASE(BFloat16, ::ampgrad::BFloat16, __VA_ARGS__) \
     AG_DISPATCH_INT(dt, name, __VA_ARGS__) \
-    default: AG_THROW(TypeError, "\"", name, "\" not implemented for '", ::ampgrad::dtype_name(dt), "'"); } } while (0)
+    default: AG_THROW(NotImplementedError, "\"", name, "\" not implemented for '", ::ampgrad::scalar_type_name(dt), "'"); } } while (0)
 
 }  // namespace ampgrad

@@ -1,5 +1,6 @@
 // TensorImpl bookkeeping, allocation and views.
 #include "core/tensor.h"
+#include <algorithm>
 #include <sstream>
 #include "autograd/node.h"
 
@@ -68,6 +69,27 @@ Tensor empty(const Shape& sizes, ScalarType dtype, Device device) {
 }
 
 Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
+
+Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype, Device device) {
+  Tensor t = empty(sizes, dtype, device);
+  t.impl()->strides = strides;
+  t.impl()->refresh();
+  return t;
+}
+
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.sizes()[d] != 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.strides()[a] < t.strides()[b]; });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
   auto impl = std::make_shared<TensorImpl>();

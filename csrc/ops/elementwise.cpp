@@ -1,5 +1,6 @@
 // Elementwise front ends: type promotion, broadcasting, casts/copies, unary, binary and ternary
 // ops with their backward formulas, and the in-place machinery.
+#include <algorithm>
 #include <cmath>
 #include "ops/internal.h"
 
@@ -110,12 +111,50 @@ void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> in
   for (auto* t : inputs) ops[n++] = t;
   TensorIter it;
   it.build(ops, n);
-  if (it.numel == 0) return;
+  // An empty operand still goes through the kernel's dtype dispatch (torch refuses a dtype even
+  // with no elements); with no dims and numel 0 the loops run zero times.
+  if (it.numel == 0) { it.shape.clear(); it.strides.clear(); }
   kernel<ElementwiseKernel>(op, out.device())(it, s);
 }
 
+// Note [Output layout]: an elementwise result is laid out in the memory order of its operands, as
+// torch's TensorIterator does (x.t() * 2 is transposed too, so a later view() fails or succeeds
+// as in torch): dims are sorted by the strides of the first operand that tells them apart
+// (broadcast dims skipped, ties keep the smaller dim first), then packed densely in that order.
+Shape output_strides(const Shape& shape, const std::vector<const Tensor*>& ins) {
+  const int64_t n = static_cast<int64_t>(shape.size());
+  bool all_contiguous = true;
+  for (const Tensor* t : ins) all_contiguous &= t->dim() != n || t->is_contiguous();
+  if (all_contiguous || shape_numel(shape) == 0) return contiguous_strides(shape);
+  std::vector<int64_t> perm(n);  // perm[0] is the fastest-moving dim
+  for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const Tensor* t : ins) {
+      if (t->dim() != n) continue;
+      int64_t s0 = t->strides()[d0], s1 = t->strides()[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {  // torch's insertion sort, which tolerates ambiguous pairs
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) { std::swap(perm[d0], perm[d1]); d1 = d0; }
+      else if (c < 0) break;
+    }
+  }
+  Shape st(n);
+  int64_t next = 1;
+  for (int64_t i = 0; i < n; ++i) { st[perm[i]] = next; next *= shape[perm[i]]; }
+  return st;
+}
+
 Tensor elementwise(Op op, const Shape& shape, ScalarType out_dtype, std::initializer_list<const Tensor*> inputs, const double* s) {
-  Tensor out = empty(shape, out_dtype, (*inputs.begin())->device());
+  Tensor out = empty_strided(shape, output_strides(shape, std::vector<const Tensor*>(inputs)), out_dtype,
+                             (*inputs.begin())->device());
   run_elementwise(op, out, inputs, s);
   return out;
 }
@@ -129,8 +168,12 @@ double item_double(const Tensor& t) {
 }
 
 // ---------------------------------------------------------------- casts and copies
-static Tensor copy_kernel_out(const Tensor& src, ScalarType dtype) {
-  Tensor out = empty(src.sizes(), dtype, src.device());
+// A copy keeps src's strides when src is non-overlapping and dense, and src's dim order otherwise
+// (torch's preserve_format for clone() and to()); contiguous_out asks for row-major.
+static Tensor copy_kernel_out(const Tensor& src, ScalarType dtype, bool contiguous_out = false) {
+  Shape st = contiguous_out ? contiguous_strides(src.sizes())
+             : is_non_overlapping_and_dense(src) ? src.strides() : output_strides(src.sizes(), {&src});
+  Tensor out = empty_strided(src.sizes(), st, dtype, src.device());
   run_elementwise(Op::copy, out, {&src});
   return out;
 }
@@ -153,9 +196,16 @@ Tensor clone(const Tensor& t) {
   return out;
 }
 
-Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+Tensor contiguous(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = copy_kernel_out(t, t.dtype(), true);
+  if (auto node = autograd::make_node("CloneBackward0", {&t}, AG_BW { return {g[0]}; }))
+    autograd::set_history(node, {&out});
+  return out;
+}
 
 static void check_no_internal_overlap(const Tensor& t) {
+  if (t.numel() == 0) return;  // no element to write twice (empty arrays may carry stride 0)
   for (int64_t d = 0; d < t.dim(); ++d)
     if (t.strides()[d] == 0 && t.sizes()[d] > 1)
       AG_THROW(RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -164,8 +214,7 @@ static void check_no_internal_overlap(const Tensor& t) {
 
 Tensor& copy_(Tensor& self, const Tensor& src0) {
   check_same_device(self, src0, "copy_");
-  Shape bs = broadcast_shapes(self.sizes(), src0.sizes());
-  AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
+  expand(src0, self.sizes());  // raises torch's "The expanded size of the tensor ..." when src does not broadcast
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || src0.requires_grad());
   if (grad) check_inplace(self, "copy_");
@@ -188,11 +237,13 @@ Tensor ones_like(const Tensor& a) { return full(a.sizes(), Scalar(1.0), a.dtype(
 // Note [In-place ops]: with autograd in play an in-place op is computed out of place (so the
 // out-of-place formula is its backward), written into self, and self's history is rebased onto
 // the result. A view's base gets a CopySlices node that routes the view's region of the gradient
-// through the new history and the rest through the old one.
+// through the new history and the rest through the old one. The formula reads inplace_input(self),
+// a clone, since what it saves must survive self being overwritten.
 void check_inplace(const Tensor& self, const char* op) {
   if (!autograd::GradMode::is_enabled()) return;
-  if (self.requires_grad() && self.is_leaf() && !self.is_view())
-    AG_THROW(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (self.requires_grad() && self.is_leaf())
+    AG_THROW(RuntimeError, self.is_view() ? "a view of a leaf Variable that requires grad is being used in an in-place operation."
+                                          : "a leaf Variable that requires grad is being used in an in-place operation.");
   if (self.is_view()) {
     Tensor b = self.base();
     if (b.requires_grad() && b.is_leaf())
@@ -201,24 +252,31 @@ void check_inplace(const Tensor& self, const char* op) {
 }
 
 namespace {
+// The view geometry (strides, offset) is in the base's storage units, so the gradient is laid out
+// as the base's memory first: permuted to the base's dim order (`order`, slowest dim first) and
+// flattened, the view's strides index it directly; the result is permuted back. All recorded, so
+// create_graph differentiates through it.
 struct CopySlices : autograd::Node {
+  IntList order, inv_order;
   Shape vsizes, vstrides;
-  int64_t voffset;
+  int64_t voffset;  // relative to the base's storage offset
   std::string name() const override { return "CopySlices"; }
   autograd::variable_list apply(autograd::variable_list&& g) override {
-    Tensor gb = contiguous(g[0]);
-    Tensor region = as_strided(gb, vsizes, vstrides, voffset);
-    Tensor res = clone(region);
-    Tensor rest = clone(gb);
-    if (next_edges[0].valid()) {
-      Tensor hole = make_view(rest, vsizes, vstrides, rest.storage_offset() + voffset);
-      autograd::AutoGradMode off(false);
-      fill_(hole, Scalar(0.0));
-    }
-    return {next_edges[0].valid() ? rest : Tensor(), res};
+    Tensor gp = contiguous(permute(g[0], order));
+    Tensor flat = reshape(gp, {-1});
+    Tensor res = clone(as_strided(flat, vsizes, vstrides, flat.storage_offset() + voffset));
+    if (!next_edges[0].valid()) return {Tensor(), res};
+    Tensor rest = clone(flat);
+    Tensor hole = as_strided(rest, vsizes, vstrides, rest.storage_offset() + voffset);
+    fill_(hole, Scalar(0.0));
+    return {permute(reshape(rest, IntList(gp.sizes().begin(), gp.sizes().end())), inv_order), res};
   }
 };
 }  // namespace
+
+Tensor inplace_input(const Tensor& self) {
+  return autograd::GradMode::is_enabled() ? clone(self) : self;
+}
 
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
   check_inplace(self, op);
@@ -228,7 +286,14 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
     run_elementwise(Op::copy, self, {&src});
   }
   self.bump_version();
-  if (!result.requires_grad()) return self;
+  if (!autograd::GradMode::is_enabled() || (!result.requires_grad() && !self.requires_grad())) return self;
+  if (!self.is_view() && !result.requires_grad()) {
+    // Overwritten by values without history: the old history gets a zero gradient (torch's
+    // CopyBackwards), rather than the tensor silently keeping a graph it no longer computes.
+    if (auto node = autograd::make_node("CopyBackwards", {&self}, AG_BW { return {zeros_like(g[0])}; }))
+      autograd::set_history(node, {&self});
+    return self;
+  }
   if (!self.is_view()) {
     auto& m = self.ensure_autograd_meta();
     Tensor r = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
@@ -238,8 +303,15 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
     return self;
   }
   Tensor base = self.base();
-  AG_CHECK(base.is_contiguous(), "[", op, "] in-place operation on a view of a non-contiguous tensor that requires grad is not supported");
+  AG_CHECK(is_non_overlapping_and_dense(base), "[", op, "] in-place operation on a view of a tensor whose elements do not "
+           "fill a dense block is not supported when it requires grad");
   auto node = std::make_shared<CopySlices>();
+  node->order.resize(base.dim());
+  for (int64_t d = 0; d < base.dim(); ++d) node->order[d] = d;
+  std::stable_sort(node->order.begin(), node->order.end(),
+                   [&](int64_t a, int64_t b) { return base.strides()[a] > base.strides()[b]; });
+  node->inv_order.resize(base.dim());
+  for (int64_t d = 0; d < base.dim(); ++d) node->inv_order[node->order[d]] = d;
   node->vsizes = self.sizes();
   node->vstrides = self.strides();
   node->voffset = self.storage_offset() - base.storage_offset();
@@ -262,9 +334,18 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
 namespace {
 enum Save { IN, OUT, NONE_ };
 
+// torch's dtype refusals that are not just a missing kernel.
+void check_unary_dtype(Op op, ScalarType t) {
+  if (t != ScalarType::Bool) return;
+  AG_CHECK(op != Op::neg, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead.");
+  AG_CHECK(op != Op::relu, "Boolean inputs not supported for relu");
+}
+
 Tensor unary_impl(Op op, const Tensor& a0, bool to_float, const char* bw_name, Save save,
                   std::function<variable_list(FunctionNode&, const variable_list&)> bw, const double* s = nullptr) {
   Tensor a = a0;
+  check_unary_dtype(op, a.dtype());
   AG_AUTOCAST(op, &a);
   if (to_float && !is_floating(a.dtype())) a = to_dtype(a, default_dtype());
   Tensor out = elementwise(op, a.sizes(), a.dtype(), {&a}, s);
@@ -283,12 +364,13 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622
 #define AG_UNARY(name, to_float, bw_name, save, formula)                                              \
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
   Tensor& name##_(Tensor& a) {                                                                        \
+    check_unary_dtype(Op::name, a.dtype());                                                           \
     if (!autograd::GradMode::is_enabled() || !a.requires_grad()) {                                    \
-      AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type Float can't be cast to the desired output type ", dtype_name(a.dtype())); \
+      AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type ", scalar_type_name(default_dtype()), " can't be cast to the desired output type ", scalar_type_name(a.dtype())); \
       check_no_internal_overlap(a);                                                                   \
       run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
     }                                                                                                 \
-    return apply_inplace(a, name(a), #name "_");                                                      \
+    return apply_inplace(a, name(inplace_input(a)), #name "_");                                       \
   }
 #define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY(name, false, bw_name, NONE_, zeros_like(g[0]))
 
@@ -316,24 +398,34 @@ AG_UNARY(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
 AG_UNARY(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
 AG_UNARY(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
 AG_UNARY(relu, false, "ReluBackward0", OUT, g[0] * compare(Op::gt, x, wrap_scalar(0.0)))
-AG_UNARY(silu, true, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
+AG_UNARY(silu, false, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
 AG_UNARY(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
 AG_UNARY(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
 AG_UNARY_NOGRAD(floor, "FloorBackward0")
 AG_UNARY_NOGRAD(ceil, "CeilBackward0")
 AG_UNARY_NOGRAD(trunc, "TruncBackward0")
-AG_UNARY(frac, true, "FracBackward0", NONE_, g[0])
-AG_UNARY(logical_not, false, "", NONE_, g[0])
+AG_UNARY(frac, false, "FracBackward0", NONE_, g[0])
 AG_UNARY(bitwise_not, false, "", NONE_, g[0])
 
+// logical_not returns bool; in place it writes 0/1 in self's dtype.
+Tensor logical_not(const Tensor& a) { return elementwise(Op::logical_not, a.sizes(), ScalarType::Bool, {&a}); }
+Tensor& logical_not_(Tensor& a) {
+  check_no_internal_overlap(a);
+  Tensor r = logical_not(a);
+  run_elementwise(Op::copy, a, {&r});
+  a.bump_version();
+  return a;
+}
+
 Tensor round(const Tensor& a, int64_t decimals) {
+  AG_CHECK_NOT_IMPL(decimals == 0 || is_floating(a.dtype()), "\"round_cpu\" not implemented for '", scalar_type_name(a.dtype()), "'");
   double s[1] = {static_cast<double>(decimals)};
   return unary_impl(Op::round, a, false, "RoundBackward0", NONE_, AG_BW { return {zeros_like(g[0])}; }, s);
 }
 
 Tensor gelu(const Tensor& a, const std::string& approximate) {
   AG_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
-  AG_CHECK_TYPE(is_floating(a.dtype()), "\"GeluKernelImpl\" not implemented for '", dtype_name(a.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"GeluKernelImpl\" not implemented for '", scalar_type_name(a.dtype()), "'");
   if (approximate == "none")
     return unary_impl(Op::gelu, a, true, "GeluBackward0", IN, AG_BW {
       Tensor x = c.get(0);
@@ -353,7 +445,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
 
 Tensor softplus(const Tensor& a, double beta, double threshold) {
   double s[2] = {beta, threshold};
-  return unary_impl(Op::softplus, a, true, "SoftplusBackward0", IN, AG_BW {
+  return unary_impl(Op::softplus, a, false, "SoftplusBackward0", IN, AG_BW {
     Tensor x = c.get(0);
     Tensor z = x * beta;
     return {where(compare(Op::gt, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};
@@ -411,7 +503,9 @@ Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
 }
 
 Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
-  Tensor out = empty(p.shape, out_dt, p.a.defined() ? p.a.device() : p.b.device());
+  std::vector<const Tensor*> ins;
+  for (const Tensor* t : {&p.a, &p.b}) if (t->defined()) ins.push_back(t);
+  Tensor out = empty_strided(p.shape, output_strides(p.shape, ins), out_dt, ins[0]->device());
   if (p.s[1] == 1) run_elementwise(op, out, {&p.a}, p.s);
   else if (p.s[1] == 2) run_elementwise(op, out, {&p.b}, p.s);
   else run_elementwise(op, out, {&p.a, &p.b}, p.s);
@@ -430,12 +524,16 @@ void record2(const char* name, const Tensor& a, const Tensor& b, Tensor& out, bo
 }
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
-  AG_CHECK(!(a.dtype() == ScalarType::Bool && b.dtype() == ScalarType::Bool && alpha.kind != Scalar::Bool && alpha.i != 1) ,
-           "Boolean alpha only supported for Boolean results.");
-  Binary p = prepare(Op::add, a, b, false);
-  AG_CHECK(is_floating(p.dt) || alpha.kind != Scalar::Float,
+// torch's alpha_check: a bool alpha needs a bool result, a float alpha a floating one.
+static void check_alpha(ScalarType dt, Scalar alpha) {
+  AG_CHECK(alpha.kind != Scalar::Bool || dt == ScalarType::Bool, "Boolean alpha only supported for Boolean results.");
+  AG_CHECK(is_floating(dt) || alpha.kind != Scalar::Float,
            "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
+  Binary p = prepare(Op::add, a, b, false);
+  check_alpha(p.dt, alpha);
   p.s[2] = alpha.to_double();
   Tensor out = run_binary(Op::add, p, p.dt);
   double al = alpha.to_double();
@@ -446,10 +544,13 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
+  AG_CHECK(a.dtype() != ScalarType::Bool || b.dtype() != ScalarType::Bool,
+           "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
   AG_CHECK(a.dtype() != ScalarType::Bool && b.dtype() != ScalarType::Bool,
            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
            "use the `~` or `logical_not()` operator instead.");
   Binary p = prepare(Op::sub, a, b, false);
+  check_alpha(p.dt, alpha);
   p.s[2] = alpha.to_double();
   Tensor out = run_binary(Op::sub, p, p.dt);
   double al = alpha.to_double();
@@ -483,6 +584,7 @@ Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", mode, "'");
   Op op = mode == "trunc" ? Op::div_trunc : Op::div_floor;
   Binary p = prepare(op, a, b, false);
+  AG_CHECK_NOT_IMPL(p.dt != ScalarType::Bool, "\"", op_name(op), "_cpu\" not implemented for 'Bool'");
   if (!is_floating(p.dt) && p.b.defined()) {  // integer division by zero
     Tensor zero = compare(Op::eq, p.b, wrap_scalar(int64_t(0)));
     AG_CHECK(item_double(any(zero, std::nullopt, false)) == 0, "ZeroDivisionError");
@@ -547,6 +649,7 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return minmax(Op::minimum, "M
 
 static Tensor modop(Op op, const char* name, const Tensor& a, const Tensor& b) {
   Binary p = prepare(op, a, b, false);
+  AG_CHECK_NOT_IMPL(p.dt != ScalarType::Bool, "\"", op_name(op), "_cpu\" not implemented for 'Bool'");
   if (!is_floating(p.dt) && p.b.defined()) {
     Tensor zero = compare(Op::eq, p.b, wrap_scalar(int64_t(0)));
     AG_CHECK(item_double(any(zero, std::nullopt, false)) == 0, "ZeroDivisionError");
@@ -576,7 +679,7 @@ Tensor logical(Op op, const Tensor& a, const Tensor& b) {
 
 Tensor bitwise(Op op, const Tensor& a, const Tensor& b) {
   Binary p = prepare(op, a, b, false);
-  AG_CHECK_TYPE(!is_floating(p.dt), "\"", op_name(op), "_cpu\" not implemented for '", dtype_name(p.dt), "'");
+  AG_CHECK_NOT_IMPL(!is_floating(p.dt), "\"", op_name(op), "_cpu\" not implemented for '", scalar_type_name(p.dt), "'");
   return run_binary(op, p, p.dt);
 }
 
@@ -601,12 +704,12 @@ static Tensor binary_dispatch(Op op, const Tensor& a, const Tensor& b, Scalar al
 
 Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const std::string& mode) {
   ScalarType rt = result_type({&self, &other});
-  if ((op == Op::div && mode.empty()) && !is_floating(rt)) rt = default_dtype();
+  if (((op == Op::div && mode.empty()) || op == Op::atan2) && !is_floating(rt)) rt = default_dtype();  // float-valued ops
   bool is_cmp = op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge ||
                 op == Op::logical_and || op == Op::logical_or || op == Op::logical_xor;
   if (!is_cmp)
-    AG_CHECK(can_cast(rt, self.dtype()), "result type ", dtype_name(rt) == std::string("float32") ? "Float" : dtype_name(rt),
-             " can't be cast to the desired output type ", dtype_name(self.dtype()));
+    AG_CHECK(can_cast(rt, self.dtype()), "result type ", scalar_type_name(rt), " can't be cast to the desired output type ",
+             scalar_type_name(self.dtype()));
   Shape bs = broadcast_shapes(self.sizes(), other.sizes());
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_no_internal_overlap(self);
@@ -619,6 +722,8 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   if (!grad && arith && rt == self.dtype() && !overlaps) {
     // The common optimizer/update case: write straight into self, one pass, no temporary.
     Binary p = prepare(op, self, other, op == Op::div);
+    AG_CHECK(!(op == Op::add || op == Op::sub) || is_floating(p.dt) || alpha.kind != Scalar::Float,
+             "For integral input tensors, argument alpha must not be a floating point number.");
     p.s[2] = alpha.to_double();
     if (op == Op::sub && self.dtype() == ScalarType::Bool) AG_THROW(RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported.");
     if (p.s[1] == 1) run_elementwise(op, self, {&p.a}, p.s);
@@ -630,7 +735,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   {
     // Otherwise the result is computed out of place then written back (Note [In-place ops]).
     autograd::AutoGradMode m(grad);
-    Tensor selfv = grad ? self : detach(self);
+    Tensor selfv = grad ? inplace_input(self) : detach(self);
     result = binary_dispatch(op, selfv, other, alpha, mode);
   }
   if (!grad) {

@@ -7,18 +7,14 @@ namespace ampgrad {
 
 Tensor& fill_(Tensor& t, Scalar value) {
   if (t.requires_grad() && autograd::GradMode::is_enabled()) {
+    // Filled elements get zero gradient; a view's base keeps the rest of its history (torch's
+    // FillBackward / CopySlices), and the tensor still requires grad (Note [In-place ops]).
     check_inplace(t, "fill_");
-    autograd::AutoGradMode off(false);
+    return apply_inplace(t, full(t.sizes(), value, t.dtype(), t.device()), "fill_");
   }
   double s[1] = {value.to_double()};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
   t.bump_version();
-  if (t.requires_grad() && !t.is_leaf() && autograd::GradMode::is_enabled()) {
-    // The filled tensor no longer depends on its history.
-    auto& m = t.ensure_autograd_meta();
-    m.grad_fn = nullptr;
-    m.requires_grad = false;
-  }
   return t;
 }
 
@@ -73,7 +69,7 @@ Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device) {
 // ---------------------------------------------------------------- random
 Tensor& uniform_(Tensor& t, double from, double to) {
   AG_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  AG_CHECK_TYPE(is_floating(t.dtype()), "\"check_uniform_bounds\" not implemented for '", dtype_name(t.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"check_uniform_bounds\" not implemented for '", scalar_type_name(t.dtype()), "'");
   check_inplace(t, "uniform_");
   kernel<RandomKernel>(Op::uniform, t.device())(t, from, to);
   t.bump_version();
@@ -82,7 +78,7 @@ Tensor& uniform_(Tensor& t, double from, double to) {
 
 Tensor& normal_(Tensor& t, double mean, double std) {
   AG_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  AG_CHECK_TYPE(is_floating(t.dtype()), "\"normal_kernel_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(t.dtype()), "'");
   check_inplace(t, "normal_");
   kernel<RandomKernel>(Op::normal, t.device())(t, mean, std);
   t.bump_version();

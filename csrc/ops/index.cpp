@@ -105,6 +105,20 @@ Tensor rest_offsets_of(const IndexPlan& p, const Tensor& t) {
   return rest_offsets(sz, st, t.device());
 }
 
+// torch's index ops, unlike advanced indexing, take no negative indices; `fail` raises the op's
+// own error for the first index outside [0, size).
+template <typename F>
+void check_bounds(const Tensor& idx, int64_t size, F fail) {
+  if (idx.numel() == 0) return;
+  autograd::AutoGradMode off(false);
+  Tensor c = detach(idx);
+  if (!c.device().is_cpu()) c = to_device(c, Device());
+  c = contiguous(to_dtype(c, ScalarType::Int64));
+  const int64_t* p = c.data<int64_t>();
+  for (int64_t i = 0; i < c.numel(); ++i)
+    if (p[i] < 0 || p[i] >= size) fail(p[i]);
+}
+
 IntList inverse_perm(const IntList& perm) {
   IntList inv(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
@@ -172,6 +186,7 @@ Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indi
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& idx) {
   AG_CHECK_INDEX(idx.dim() <= 1, "index_select(): Index is supposed to be a vector");
   AG_CHECK(idx.dtype() == ScalarType::Int64 || idx.dtype() == ScalarType::Int32, "index_select(): Expected dtype int32 or int64 for index");
+  check_bounds(idx, a.dim() ? a.sizes()[wrap_dim(dim, a.dim())] : 1, [](int64_t) { AG_THROW(IndexError, "index out of range in self"); });
   if (a.dim() == 0) return index(unsqueeze(a, 0), {reshape(idx, {-1})}).dim() ? reshape(index(unsqueeze(a, 0), {reshape(idx, {-1})}), {}) : a;
   int64_t d = wrap_dim(dim, a.dim());
   std::vector<std::optional<Tensor>> ind(d);
@@ -180,8 +195,10 @@ Tensor index_select(const Tensor& a, int64_t dim, const Tensor& idx) {
 }
 
 static std::vector<std::optional<Tensor>> gather_coords(const Tensor& a, int64_t d, const Tensor& index, const char* op) {
-  AG_CHECK(index.dtype() == ScalarType::Int64, op, "(): Expected dtype int64 for index");
+  AG_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, op, "(): Expected dtype int32/int64 for index");
   AG_CHECK(index.dim() == a.dim() || (index.dim() <= 1 && a.dim() <= 1), "Index tensor must have the same number of dimensions as input tensor");
+  int64_t n = a.sizes()[d];
+  check_bounds(index, n, [&](int64_t i) { AG_THROW(RuntimeError, "index ", i, " is out of bounds for dimension ", d, " with size ", n); });
   std::vector<std::optional<Tensor>> coords;
   for (int64_t k = 0; k < a.dim(); ++k) {
     if (k == d) { coords.push_back(index); continue; }
@@ -257,9 +274,37 @@ Tensor scatter_add(const Tensor& a0, int64_t dim, const Tensor& idx, const Tenso
   return scatter_impl("ScatterAddBackward0", a, dim, idx, src, true);
 }
 
+// The shape rules index_add / index_copy share: src matches self except in dim d, where it has
+// one slice per index.
+static void check_index_source(const char* op, const Tensor& a, int64_t d, const Tensor& idx, const Tensor& src) {
+  int64_t n = idx.numel();
+  if (std::string(op) == "index_copy_") {
+    AG_CHECK_INDEX(src.dim() == 0 || n == src.sizes()[d], op, "(): Number of indices (", n, ") should be equal to source.size(dim) (",
+                   src.dim() ? src.sizes()[d] : 1, ")");
+  } else {
+    AG_CHECK(src.dim() == 0 || n == src.sizes()[d], op, "(): Number of indices (", n, ") should be equal to source.size(dim): (",
+             src.dim() ? src.sizes()[d] : 1, "), for dim: ", d);
+  }
+  bool same = src.dim() == a.dim();
+  for (int64_t k = 0; same && k < a.dim(); ++k) same = k == d || src.sizes()[k] == a.sizes()[k];
+  if (src.dim() > 0 && !same) {
+    if (std::string(op) == "index_copy_")
+      AG_THROW(RuntimeError, "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: ",
+               shape_str(a.sizes()), " at dimension ", d, " and source slice shape: ", shape_str(src.sizes()), " at dimension ", d, ".");
+    AG_THROW(RuntimeError, "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
+             shape_str(a.sizes()), " source.shape = ", shape_str(src.sizes()));
+  }
+}
+
 Tensor index_add(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, Scalar alpha) {
   int64_t d = wrap_dim(dim, a.dim());
   AG_CHECK_INDEX(idx.dim() <= 1, "index_add_(): Index is supposed to be a vector");
+  AG_CHECK(idx.dtype() == ScalarType::Int64 || idx.dtype() == ScalarType::Int32, "index_add_(): Expected dtype int32/int64 for index");
+  AG_CHECK(a.dtype() == src.dtype(), "index_add_(): self (", scalar_type_name(a.dtype()), ") and source (", scalar_type_name(src.dtype()),
+           ") must have the same scalar type");
+  check_index_source("index_add_", a, d, idx, src);
+  int64_t n = a.dim() ? a.sizes()[d] : 1;
+  check_bounds(idx, n, [&](int64_t i) { AG_THROW(RuntimeError, "index ", i, " is out of bounds for dimension ", d, " with size ", n); });
   std::vector<std::optional<Tensor>> ind(d);
   ind.push_back(reshape(idx, {-1}));
   Tensor s = alpha.to_double() == 1.0 ? src : mul(src, wrap_scalar(alpha));
@@ -271,6 +316,12 @@ Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor
   AG_AUTOCAST(Op::index_copy, &a, &src);
   int64_t d = wrap_dim(dim, a.dim());
   AG_CHECK_INDEX(idx.dim() <= 1, "index_copy_(): Index should have dimension 1 or 0 (got ", idx.dim(), ")");
+  AG_CHECK(idx.dtype() == ScalarType::Int64, "index_copy_(): Expected a long tensor for index, but got ", scalar_type_name(idx.dtype()));
+  AG_CHECK(a.dtype() == src.dtype(), "index_copy_(): self and source expected to have the same dtype, but got (self) ",
+           scalar_type_name(a.dtype()), " and (source) ", scalar_type_name(src.dtype()));
+  check_index_source("index_copy_", a, d, idx, src);
+  int64_t n = a.dim() ? a.sizes()[d] : 1;
+  check_bounds(idx, n, [&](int64_t i) { AG_THROW(IndexError, "index_copy_(): index ", i, " is out of bounds for dimension ", d, " with size ", n); });
   std::vector<std::optional<Tensor>> ind(d);
   ind.push_back(reshape(idx, {-1}));
   return index_put(a, ind, src, false);

@@ -19,7 +19,9 @@ inline ScalarType float_dtype(ScalarType t) { return is_floating(t) ? t : defaul
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 // Runs an elementwise kernel over operands already broadcast to `out`'s shape.
 void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> inputs, const double* s = nullptr);
-// A fresh output of `shape`, then run_elementwise.
+// Strides of an elementwise result over operands already broadcast to `shape` (Note [Output layout]).
+Shape output_strides(const Shape& shape, const std::vector<const Tensor*>& inputs);
+// A fresh output of `shape` (laid out as its operands), then run_elementwise.
 Tensor elementwise(Op op, const Shape& shape, ScalarType out_dtype, std::initializer_list<const Tensor*> inputs,
                    const double* s = nullptr);
 bool is_cpu_scalar(const Tensor& t);

@@ -20,7 +20,7 @@ const char* c10_name(ScalarType t) {
 void check_mm_dtypes(const Tensor& a, const Tensor& b, const char* what) {
   check_same_device(a, b, what);
   AG_CHECK(a.dtype() == b.dtype(), "expected ", what, " to have the same dtype, but got: ", c10_name(a.dtype()), " != ", c10_name(b.dtype()));
-  AG_CHECK_TYPE(is_floating(a.dtype()) || a.device().is_cpu(), "\"addmm_cuda\" not implemented for '", dtype_name(a.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(a.dtype()) || a.device().is_cpu(), "\"addmm_cuda\" not implemented for '", scalar_type_name(a.dtype()), "'");
 }
 
 // out = beta * out + alpha * a @ b over 3-d operands (out already holds the bias when beta != 0).
@@ -43,6 +43,17 @@ Tensor mm_raw(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+
+// torch computes integer results with beta/alpha converted to the integer type (2.6 -> 2).
+Scalar result_scalar(Scalar s, ScalarType dt) { return is_floating(dt) ? s : Scalar(static_cast<int64_t>(s.to_double())); }
+
+// beta * self + alpha * prod; with beta == 0 self is ignored, so its nan/inf do not propagate.
+Tensor add_scaled(const Tensor& self, const Tensor& prod, Scalar beta, Scalar alpha) {
+  ScalarType dt = prod.dtype();
+  Tensor p = alpha.to_double() == 1.0 ? prod : mul(prod, wrap_scalar(result_scalar(alpha, dt)));
+  if (beta.to_double() == 0) return p;
+  return add(beta.to_double() == 1.0 ? self : mul(self, wrap_scalar(result_scalar(beta, dt))), p);
+}
 }  // namespace
 
 Tensor mm(const Tensor& a0, const Tensor& b0) {
@@ -69,9 +80,8 @@ Tensor bmm(const Tensor& a0, const Tensor& b0) {
   AG_AUTOCAST(Op::bmm, &a, &b);
   AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
-  AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ", b.sizes()[0]);
-  AG_CHECK(a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [", a.sizes()[0], ", ",
-           a.sizes()[2], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
+  AG_CHECK(a.sizes()[0] == b.sizes()[0] && a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [",
+           a.sizes()[0], ", ", a.sizes()[2], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
   check_mm_dtypes(a, b, "batch1 and batch2");
   Tensor out = empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype(), a.device());
   gemm(detach(a), detach(b), out, 0.0, 1.0);
@@ -146,7 +156,8 @@ Tensor matmul(const Tensor& a0, const Tensor& b0) {
     int64_t k = a.sizes()[da - 1];
     AG_CHECK(k == bb.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.numel() / std::max<int64_t>(k, 1), "x", k, " and ",
              bb.sizes()[0], "x", bb.sizes()[1], ")");
-    Tensor r = mm(reshape(a, {-1, k}), bb);
+    int64_t rows = shape_numel(Shape(a.sizes().begin(), a.sizes().end() - 1));  // not numel / k: k may be 0
+    Tensor r = mm(reshape(a, {rows, k}), bb);
     IntList shape(a.sizes().begin(), a.sizes().end() - 1);
     if (db == 2) shape.push_back(bb.sizes()[1]);
     return reshape(r, shape);
@@ -178,8 +189,7 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
   check_mm_dtypes(a, b, "mat1 and mat2");
   AG_CHECK(s.dtype() == a.dtype(), "self and mat2 must have the same dtype, but got ", c10_name(s.dtype()), " and ", c10_name(a.dtype()));
   Shape shape{a.sizes()[0], b.sizes()[1]};
-  Shape bs = broadcast_shapes(s.sizes(), shape);
-  AG_CHECK(bs == shape, "The expanded size of the tensor (", shape[1], ") must match the existing size (", s.sizes().back(), ")");
+  expand(s, shape);  // raises torch's "The expanded size of the tensor ..." when self does not broadcast
   double be = beta.to_double(), al = alpha.to_double();
   Tensor out = empty(shape, a.dtype(), a.device());
   if (be != 0) {
@@ -205,29 +215,31 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
 Tensor addmv(const Tensor& s, const Tensor& a0, const Tensor& v0, Scalar beta, Scalar alpha) {
   Tensor a = a0, v = v0, ss = s;
   AG_AUTOCAST(Op::addmv, &ss, &a, &v);
-  return add(mul(ss, wrap_scalar(beta)), mul(mv(a, v), wrap_scalar(alpha)));
+  return add_scaled(ss, mv(a, v), beta, alpha);
 }
 
 Tensor addr(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor a = a0, b = b0, ss = s;
   AG_AUTOCAST(Op::addr, &ss, &a, &b);
-  return add(mul(ss, wrap_scalar(beta)), mul(outer(a, b), wrap_scalar(alpha)));
+  Tensor p = outer(a, b);
+  if (!is_floating(p.dtype())) {
+    AG_CHECK(beta.kind != Scalar::Float, "For integral input tensors, argument beta must not be a floating point number.");
+    AG_CHECK(alpha.kind != Scalar::Float, "For integral input tensors, argument alpha must not be a floating point number.");
+  }
+  return add_scaled(ss, p, beta, alpha);
 }
 
 Tensor baddbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor a = a0, b = b0, ss = s;
   AG_AUTOCAST(Op::baddbmm, &ss, &a, &b);
-  Tensor p = bmm(a, b);
-  if (beta.to_double() == 0) return mul(p, wrap_scalar(alpha));
-  return add(mul(ss, wrap_scalar(beta)), mul(p, wrap_scalar(alpha)));
+  return add_scaled(ss, bmm(a, b), beta, alpha);
 }
 
 Tensor addbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor a = a0, b = b0, ss = s;
   AG_AUTOCAST(Op::addbmm, &ss, &a, &b);
   Tensor p = sum(bmm(a, b), IntList{0}, false, std::nullopt);
-  if (beta.to_double() == 0) return mul(p, wrap_scalar(alpha));
-  return add(mul(ss, wrap_scalar(beta)), mul(p, wrap_scalar(alpha)));
+  return add_scaled(ss, p.dtype() == a.dtype() ? p : to_dtype(p, a.dtype()), beta, alpha);
 }
 
 Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& bias0) {

@@ -166,6 +166,10 @@ Tensor repeat(const Tensor& a, IntList repeats);
 // ---- in place with autograd (Note [In-place ops]): computes `fn(self)` out of place, writes it
 // into self and rebases self's history onto the result.
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op);
+// What the out-of-place formula of a recorded in-place op reads: a differentiable clone of self
+// under grad mode, so no saved input aliases the tensor about to be overwritten (torch saves
+// original_self the same way).
+Tensor inplace_input(const Tensor& self);
 void check_inplace(const Tensor& self, const char* op);
 
 // ---- creation and random

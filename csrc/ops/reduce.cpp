@@ -200,7 +200,8 @@ Tensor min_all(const Tensor& a) {
 }
 
 static Tensor argop(Op op, const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  AG_CHECK(a.numel() > 0 || dim, op_name(op), "(): Expected reduction dim to be specified for input.numel() == 0.");
+  AG_CHECK(a.dtype() != ScalarType::Bool, op_name(op), "(): does not support bool input");
+  AG_CHECK_INDEX(a.numel() > 0 || dim, op_name(op), "(): Expected reduction dim to be specified for input.numel() == 0.");
   Tensor src = dim ? a : reshape(detach(a), {-1});
   int64_t d = dim ? wrap_dim(*dim, a.dim()) : 0;
   AG_CHECK_INDEX(src.dim() == 0 || src.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
@@ -349,8 +350,8 @@ Tensor any(const Tensor& a, OptDims dims, bool keepdim) { return boolreduce(Op::
 static Tensor softmax_impl(Op op, const Tensor& a0, int64_t dim, std::optional<ScalarType> dtype) {
   dtype = amp::set_opt_dtype(op, a0, dtype);
   Tensor a = dtype ? to_dtype(a0, *dtype) : a0;
-  AG_CHECK_TYPE(is_floating(a.dtype()), "\"", op == Op::softmax ? "softmax_lastdim_kernel_impl" : "log_softmax_lastdim_kernel_impl",
-                "\" not implemented for '", std::string(dtype_name(a.dtype())) == "int64" ? "Long" : dtype_name(a.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"", op == Op::softmax ? "softmax_lastdim_kernel_impl" : "log_softmax_lastdim_kernel_impl",
+                    "\" not implemented for '", scalar_type_name(a.dtype()), "'");
   Tensor out = scan(op, a, dim, a.dtype());
   int64_t d = a.dim() ? wrap_dim(dim, a.dim()) : 0;
   bool is_log = op == Op::log_softmax;

@@ -41,7 +41,11 @@ Tensor view_scatter(const Tensor& g, const Shape& in_shape, const Geom& where) {
     Tensor src = expand(g, where.sizes);
     run_elementwise(Op::copy, region, {&src});
   }
-  if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW { return {as_strided(g[0], where.sizes, where.strides, where.offset)}; }))
+  // `where` is in the frame of a dense tensor, so the incoming gradient is made dense first.
+  if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW {
+        Tensor gc = contiguous(g[0]);
+        return {as_strided(gc, where.sizes, where.strides, gc.storage_offset() + where.offset)};
+      }))
     autograd::set_history(node, {&out});
   return out;
 }
@@ -115,7 +119,7 @@ Tensor view(const Tensor& a, IntList sizes) {
 Tensor reshape(const Tensor& a, IntList sizes) {
   Shape shape = infer_size(sizes, a.numel());
   if (auto st = compute_stride(a.sizes(), a.strides(), shape)) return reshape_view(a, shape, *st, "ViewBackward0");
-  Tensor c = clone(a);
+  Tensor c = contiguous(a);  // not viewable, so not contiguous: a dense row-major copy
   Tensor out = make_view(c, shape, contiguous_strides(shape), c.storage_offset());
   Shape in_shape = a.sizes();
   if (auto node = autograd::make_node("UnsafeViewBackward0", {&c}, AG_BW { return {reshape(g[0], in_shape)}; }))
@@ -137,10 +141,28 @@ Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional
   AG_CHECK(shape_numel(sizes) == 0 || hi < storage_elems, "setStorage: sizes ", shape_str(sizes), ", strides ", shape_str(strides),
            ", storage offset ", off, ", and itemsize ", itemsize(a.dtype()), " requiring a storage size of ",
            (hi + 1) * itemsize(a.dtype()), " are out of bounds for storage of size ", a.storage()->nbytes);
-  return make_view_op(a, [=](const Geom& g) {
-    // Offsets are relative to the input's own offset in the logical (gradient) frame.
-    return Geom{sizes, strides, g.offset == base_off ? off : off - base_off};
-  }, "AsStridedBackward0");
+  Tensor out = make_view(a, Shape(sizes.begin(), sizes.end()), Shape(strides.begin(), strides.end()), off);
+  mark_view(out, a);
+  if (!a.requires_grad() || !autograd::GradMode::is_enabled()) return out;
+  // Backward in storage coordinates, as torch's as_strided_backward: the view's elements may
+  // overlap (they accumulate) and the input may itself be strided, so the gradient is summed into
+  // a buffer spanning both geometries and read back through the input's geometry.
+  Shape in_sizes = a.sizes(), in_strides = a.strides();
+  int64_t in_hi = base_off;
+  for (int64_t d = 0; d < a.dim(); ++d) if (in_sizes[d] > 0) in_hi += (in_sizes[d] - 1) * in_strides[d];
+  int64_t lo = std::min(off, base_off), span = std::max(hi, in_hi) - lo + 1;
+  if (auto node = autograd::make_node("AsStridedBackward0", {&a}, AG_BW {
+        Tensor buf = full({span}, Scalar(0.0), g[0].dtype(), g[0].device());
+        Tensor offs = full({}, Scalar(off - lo), ScalarType::Int64, g[0].device());
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          Tensor r = arange(0, static_cast<double>(sizes[k]), 1, ScalarType::Int64, g[0].device());
+          offs = add(unsqueeze(offs, -1), mul(r, wrap_scalar(strides[k])));
+        }
+        buf = index_put(buf, {reshape(offs, {-1})}, reshape(g[0], {-1}), true);
+        return {as_strided(buf, in_sizes, in_strides, base_off - lo)};
+      }))
+    autograd::set_history(node, {&out});
+  return out;
 }
 
 Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
@@ -204,7 +226,8 @@ Tensor squeeze(const Tensor& a, OptDims dims) {
   if (!dims) {
     for (int64_t d = 0; d < n; ++d) drop[d] = a.sizes()[d] == 1;
   } else {
-    for (int64_t d : *dims) { int64_t w = wrap_dim(d, n); drop[w] = n > 0 && a.sizes()[w] == 1; }
+    // A 0-dim tensor accepts dim 0 / -1 (wrap_dim) but has no dim to drop.
+    for (int64_t d : *dims) { int64_t w = wrap_dim(d, n); if (n > 0) drop[w] = a.sizes()[w] == 1; }
   }
   Shape sz, st;
   for (int64_t d = 0; d < n; ++d)

@@ -83,12 +83,12 @@ template <typename T> T pow_op(T a, T b) {
 }
 template <int Kind, typename T> T bit_op(T a, T b) {
   if constexpr (std::is_integral_v<T>) return static_cast<T>(Kind == 0 ? (a & b) : Kind == 1 ? (a | b) : (a ^ b));
-  else AG_THROW(TypeError, "bitwise ops are only implemented for integral and boolean tensors");
+  else AG_THROW(NotImplementedError, "bitwise ops are only implemented for integral and boolean tensors");
 }
 template <typename T> T bit_not(T x) {
   if constexpr (std::is_same_v<T, bool>) return !x;
   else if constexpr (std::is_integral_v<T>) return static_cast<T>(~x);
-  else AG_THROW(TypeError, "\"bitwise_not_cpu\" not implemented for floating types");
+  else AG_THROW(NotImplementedError, "\"bitwise_not_cpu\" not implemented for floating types");
 }
 
 template <typename T> T nan_max(T a, T b) {
@@ -135,7 +135,7 @@ AG_UNARY_K(sqrt, AG_DISPATCH_FLOAT, std::sqrt(x))
 AG_UNARY_K(rsqrt, AG_DISPATCH_FLOAT, T(1) / std::sqrt(x))
 AG_UNARY_K(reciprocal, AG_DISPATCH_FLOAT, T(1) / x)
 AG_UNARY_K(abs, AG_DISPATCH_NUMERIC, x < T(0) ? T(-x) : x)
-AG_UNARY_K(sign, AG_DISPATCH_NUMERIC, T((T(0) < x) - (x < T(0))))
+AG_UNARY_K(sign, AG_DISPATCH_ALL, T((T(0) < x) - (x < T(0))))
 AG_UNARY_K(sin, AG_DISPATCH_FLOAT, std::sin(x))
 AG_UNARY_K(cos, AG_DISPATCH_FLOAT, std::cos(x))
 AG_UNARY_K(tan, AG_DISPATCH_FLOAT, std::tan(x))
@@ -163,8 +163,11 @@ AG_UNARY_K(frac, AG_DISPATCH_FLOAT, x - std::trunc(x))
 AG_UNARY_K(clamp, AG_DISPATCH_NUMERIC, [&] {
   if constexpr (std::is_floating_point_v<T>) return nan_min<T>(nan_max<T>(x, T(s[0])), T(s[1]));
   else {
-    double v = static_cast<double>(x);
-    return static_cast<T>(std::min(std::max(v, s[0]), s[1]));
+    // torch converts integer bounds to the tensor's type first (C-cast wrap: -1 -> 255 for uint8).
+    T v = x;
+    if (!std::isinf(s[0])) v = std::max<T>(v, static_cast<T>(static_cast<int64_t>(s[0])));
+    if (!std::isinf(s[1])) v = std::min<T>(v, static_cast<T>(static_cast<int64_t>(s[1])));
+    return v;
   }
 }())
 AG_UNARY_K(nan_to_num, AG_DISPATCH_FLOAT,
@@ -185,7 +188,7 @@ AG_PRED_K(isfinite, [&] { if constexpr (std::is_floating_point_v<T>) return std:
 AG_PRED_K(logical_not, !static_cast<bool>(x))
 
 static void k_bitwise_not(TensorIter& it, const double*) {
-  AG_CHECK_TYPE(!is_floating(it.dtype(1)), "\"bitwise_not_cpu\" not implemented for '", dtype_name(it.dtype(1)), "'");
+  AG_CHECK_NOT_IMPL(!is_floating(it.dtype(1)), "\"bitwise_not_cpu\" not implemented for '", scalar_type_name(it.dtype(1)), "'");
   AG_DISPATCH_ALL(it.dtype(1), "bitwise_not_cpu", [&] {
     cpu_kernel<scalar_t, scalar_t>(it, [](acc_t<scalar_t> x) { return bit_not<acc_t<scalar_t>>(x); });
   });
@@ -292,7 +295,7 @@ AG_BINARY_K(logical_xor, AG_DISPATCH_ALL, bool, static_cast<bool>(a) != static_c
 
 #define AG_BITWISE_K(OP, KIND)                                                                \
   static void k_##OP(TensorIter& it, const double* s) {                                      \
-    AG_CHECK_TYPE(!is_floating(it.dtype(1)), "\"" #OP "_cpu\" not implemented for '", dtype_name(it.dtype(1)), "'"); \
+    AG_CHECK_NOT_IMPL(!is_floating(it.dtype(1)), "\"" #OP "_cpu\" not implemented for '", scalar_type_name(it.dtype(1)), "'"); \
     AG_DISPATCH_ALL(it.dtype(1), #OP, [&] {                                                  \
       using T = acc_t<scalar_t>;                                                              \
       binary_loop<scalar_t, scalar_t>(it, s, [](T a, T b) { return bit_op<KIND, T>(a, b); }); \

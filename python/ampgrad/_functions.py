@@ -95,6 +95,19 @@ def _to_nested(data):
     return data
 
 
+def _check_ragged(data, dim=0):
+    """Raises torch's error for the first ragged level of nested sequences."""
+    if not isinstance(data, (list, tuple)) or not data or not isinstance(data[0], (list, tuple)):
+        return
+    n = len(data[0])
+    for x in data:
+        if not isinstance(x, (list, tuple)) or len(x) != n:
+            got = len(x) if isinstance(x, (list, tuple)) else 0
+            raise ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {got})")
+    for x in data:
+        _check_ragged(x, dim + 1)
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copies `data` (nested sequences, NumPy arrays, numbers, tensors) into a new tensor."""
     dev = _check_device(_device(device))
@@ -110,8 +123,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         t = _C.from_numpy(_contig(arr))
     else:
         inferred = _infer_dtype(data)
-        arr = np.array(_to_nested(data))
+        nested = _to_nested(data)
+        try:
+            arr = np.array(nested)
+        except ValueError:
+            _check_ragged(nested)
+            raise
         if arr.dtype == object:
+            _check_ragged(nested)
             raise ValueError("expected sequence of equal-length sequences (ragged nested sequence)")
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")

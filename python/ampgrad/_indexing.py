@@ -23,11 +23,19 @@ def _to_index_tensor(x, device):
     return t
 
 
+def _treat_as_tuple(index):
+    """torch's treatSequenceAsTuple: a short non-tuple sequence holding a sequence, slice, None,
+    Ellipsis or tensor is a tuple of indices (x[[[0, 1], [2, 0]]] is x[[0, 1], [2, 0]]); a plain
+    list of ints is one advanced index."""
+    if isinstance(index, tuple):
+        return True
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(it is None or it is Ellipsis or isinstance(it, (list, tuple, slice, _C.Tensor)) for it in index)
+
+
 def _normalize(index):
-    if not isinstance(index, tuple):
-        index = (index,)
-    # A list of ints/tensors at top level is an advanced index, never a tuple of indices.
-    return index
+    return tuple(index) if _treat_as_tuple(index) else (index,)
 
 
 def _apply(self, index):
@@ -43,25 +51,27 @@ def _apply(self, index):
             continue
         else:
             n_used += 1
-    if sum(1 for it in index if it is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if n_used > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     t = self
     dim = 0
     adv = []  # (dim in result, index tensor)
+    seen_ellipsis = False
     for it in index:
         if it is Ellipsis:
-            dim += self.dim() - n_used
-            # skip dims consumed by ellipsis
+            # torch: the first ellipsis spans the unindexed dims, any later one spans none
+            if not seen_ellipsis:
+                dim += self.dim() - n_used
+            seen_ellipsis = True
             continue
         if it is None:
             t = t.unsqueeze(dim)
             dim += 1
             continue
-        if isinstance(it, bool):
+        if isinstance(it, bool) or (isinstance(it, _C.Tensor) and it.dim() == 0 and it.dtype in (_C.bool, _C.uint8)):
+            # a 0-dim mask adds a dim of size 1 (True) or 0 (False), like a Python bool
             t = t.unsqueeze(dim)
-            if not it:
+            if not bool(it):
                 t = _C._slice(t, dim, 0, 0, 1)
             dim += 1
             continue

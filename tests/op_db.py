@@ -1,0 +1,925 @@
+"""The op database: ONE table of op entries that drives tests/test_ops.py.
+
+Each OpInfo names an op, how to call it (`fn(m, *args, **kwargs)` where `m` is the module,
+ampgrad or torch, so one callable serves both; `ag_fn`/`torch_fn` override a side when the
+spellings differ), its samples (input specs + keyword arguments), the dtypes it is tested in,
+whether it is differentiable, and tolerances per dtype. Input specs (T, Idx, Perm, Mask, Const,
+TList) are realized with a seeded NumPy generator, so both libraries see bit-identical inputs.
+This module imports neither torch nor ampgrad; the tests pass the modules in.
+"""
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+BOOL = ("bool",)
+UINT = ("uint8",)
+SINT = ("int8", "int16", "int32", "int64")
+INTS = UINT + SINT
+LOWP = ("float16", "bfloat16")
+FLOATS = LOWP + ("float32", "float64")
+ALL = BOOL + INTS + FLOATS
+NUMERIC = INTS + FLOATS
+GRAD_DTYPES = ("float32", "float64")
+
+# Default tolerances (atol, rtol) per dtype: torch.testing's defaults for floats, exact for ints.
+DEFAULT_TOL = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-5, 1.3e-6),
+    "float16": (1e-3, 1e-3),
+    "bfloat16": (1e-5, 1.6e-2),
+}
+# Gradients go through more arithmetic than the forward (and torch fuses some formulas).
+GRAD_TOL = {"float64": (1e-7, 1e-6), "float32": (1e-4, 1e-4)}
+
+
+# ---------------------------------------------------------------- input specs
+@dataclass
+class T:
+    """A tensor of `shape` with values uniform in [low, high) (in the op's dtype unless `dtype`).
+    sign=True draws the magnitude from [low, high) and a random sign (keeps values off zero);
+    unique=True gives distinct values, exactly representable in every float dtype (no ties)."""
+    shape: tuple
+    low: float = -2.0
+    high: float = 2.0
+    dtype: Optional[str] = None
+    sign: bool = False
+    unique: bool = False
+    grad: bool = True
+
+
+@dataclass
+class Idx:
+    """int64 indices in [low, high)."""
+    shape: tuple
+    high: int
+    low: int = 0
+    dtype: str = "int64"
+
+
+@dataclass
+class Perm:
+    """A random permutation of range(n)[:k] (int64): distinct indices."""
+    n: int
+    k: Optional[int] = None
+
+
+@dataclass
+class Mask:
+    """A random bool tensor (about half True, never all False)."""
+    shape: tuple
+
+
+@dataclass
+class Const:
+    """Fixed data; dtype None means the op's dtype (then it is differentiable when floating)."""
+    data: Any
+    dtype: Optional[str] = None
+    grad: bool = True
+
+
+@dataclass
+class TList:
+    """A Python list of tensors (cat, stack, ...)."""
+    items: list
+
+
+@dataclass
+class Sample:
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    desc: str = ""
+    grad: bool = True  # this sample is differentiable (when the op is)
+
+
+@dataclass
+class OpInfo:
+    name: str
+    fn: Callable
+    samples: list
+    dtypes: tuple = FLOATS
+    grad: bool = True
+    tol: dict = field(default_factory=dict)
+    grad_tol: dict = field(default_factory=dict)
+    ag_fn: Optional[Callable] = None
+    torch_fn: Optional[Callable] = None
+    np_ref: Optional[Callable] = None  # NumPy reference (float64), used when torch is absent
+    noncontig: bool = True  # also run with non-contiguous (strided / transposed) inputs
+    fd: bool = True          # finite-difference check in float64
+    # test kind ("forward", "grad", "gradgrad", "fd", "noncontig", or "<kind>-<dtype or layout>") -> reason
+    xfail: dict = field(default_factory=dict)
+
+    def call(self, m, is_torch, *args, **kwargs):
+        f = (self.torch_fn if is_torch else self.ag_fn) or self.fn
+        return f(m, *args, **kwargs)
+
+    def tolerance(self, dtype):
+        return self.tol.get(dtype, DEFAULT_TOL.get(dtype, (0, 0)))
+
+    def grad_tolerance(self, dtype):
+        return self.grad_tol.get(dtype, GRAD_TOL[dtype])
+
+
+# ---------------------------------------------------------------- realization
+def _round_bf16(a):
+    """Rounds float values to bfloat16 (nearest even) and back, without torch."""
+    f = np.asarray(a, dtype=np.float32)
+    u = f.view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return u.view(np.float32).astype(np.float64)
+
+
+def round_to(a, dtype):
+    """float64 values rounded to `dtype` (so every library starts from the same numbers)."""
+    a = np.asarray(a, dtype=np.float64)
+    if dtype == "float16":
+        return a.astype(np.float16).astype(np.float64)
+    if dtype == "bfloat16":
+        return _round_bf16(a)
+    if dtype == "float32":
+        return a.astype(np.float32).astype(np.float64)
+    return a
+
+
+NP_INT = {"uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64}
+
+
+def rng_for(*keys):
+    return np.random.RandomState(zlib.crc32("/".join(map(str, keys)).encode()))
+
+
+def realize_array(spec, dtype, rng):
+    """(numpy array, dtype name, differentiable) for one tensor spec."""
+    if isinstance(spec, T):
+        dt = spec.dtype or dtype
+        n = int(np.prod(spec.shape)) if spec.shape else 1
+        if dt == "bool":
+            a = rng.rand(*spec.shape) < 0.5
+            return np.asarray(a), dt, False
+        if dt in NP_INT:
+            lo, hi = math.ceil(spec.low), math.floor(spec.high)
+            if spec.sign:
+                lo = max(lo, 1)
+            if dt == "uint8":
+                lo = max(lo, 0)
+                hi = max(hi, lo)
+            if spec.unique:
+                a = rng.permutation(n).reshape(spec.shape) + (lo if dt == "uint8" else -(n // 2))
+            else:
+                a = rng.randint(lo, hi + 1, size=spec.shape)
+            if spec.sign and dt != "uint8":
+                a = a * rng.choice([-1, 1], size=spec.shape)
+            return np.asarray(a).astype(NP_INT[dt]), dt, False
+        if spec.unique:
+            a = (rng.permutation(n) - n // 2).reshape(spec.shape) * 0.25
+            a = a + (spec.low + spec.high) / 2 if spec.low > -n * 0.125 else a
+        else:
+            a = rng.uniform(spec.low, spec.high, size=spec.shape)
+        if spec.sign:
+            a = a * rng.choice([-1.0, 1.0], size=spec.shape)
+        return round_to(a, dt), dt, spec.grad
+    if isinstance(spec, Idx):
+        return rng.randint(spec.low, spec.high, size=spec.shape).astype(NP_INT[spec.dtype]), spec.dtype, False
+    if isinstance(spec, Perm):
+        p = rng.permutation(spec.n)[: spec.k if spec.k is not None else spec.n]
+        return p.astype(np.int64), "int64", False
+    if isinstance(spec, Mask):
+        a = rng.rand(*spec.shape) < 0.5
+        a.reshape(-1)[0] = True
+        return a, "bool", False
+    if isinstance(spec, Const):
+        dt = spec.dtype or dtype
+        if dt == "bool":
+            return np.asarray(spec.data, dtype=np.bool_), dt, False
+        if dt in NP_INT:
+            with np.errstate(invalid="ignore"):  # nan/inf constants in an integer dtype
+                return np.asarray(spec.data).astype(NP_INT[dt]), dt, False
+        return round_to(spec.data, dt), dt, spec.grad and spec.dtype is None
+    raise TypeError(f"not a tensor spec: {spec!r}")
+
+
+def is_spec(x):
+    return isinstance(x, (T, Idx, Perm, Mask, Const))
+
+
+def make_tensor(m, arr, dt, layout="contig"):
+    """A tensor of module `m` holding `arr` as `dt`, contiguous or as a strided/transposed view."""
+    dtype = getattr(m, dt)
+    src_dt = m.float64 if arr.dtype == np.float64 else None
+
+    def build(a):
+        a = np.array(a, order="C")  # (np.ascontiguousarray turns 0-d into 1-d)
+        t = m.tensor(a, dtype=src_dt) if src_dt is not None else m.tensor(a)
+        return t.to(dtype)
+
+    if layout == "contig" or arr.ndim == 0 or arr.size == 0:
+        return build(arr)
+    if layout == "transposed" and arr.ndim >= 2:
+        return build(np.swapaxes(arr, -1, -2)).transpose(-1, -2)
+    # strided: every other element of a buffer twice as long in the last dim
+    buf = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],), dtype=arr.dtype)
+    buf[..., ::2] = arr
+    return build(buf)[..., ::2]
+
+
+# ---------------------------------------------------------------- helpers for entries
+# Special values: signed zeros, infinities, nan, tiny/huge magnitudes, halves (rounding ties).
+INF, NAN = float("inf"), float("nan")
+SPECIAL = [0.0, -0.0, INF, -INF, NAN, 1e-30, -1e-30, 1e30, -1e30, 0.5, -0.5, 1.5, -2.5, 3.0, -7.0, 100.0]
+_SP_A, _SP_B = [a for a in SPECIAL for _ in SPECIAL], [b for _ in SPECIAL for b in SPECIAL]
+# fmod/remainder: torch's vectorized float32 kernel returns nan for a quotient like 1e30 / 1e-30
+# (its scalar path and ampgrad give the exact std::fmod result), so those pairs are left out.
+_SPM = [x for x in SPECIAL if abs(x) != 1e-30]
+_SPM_A, _SPM_B = [a for a in _SPM for _ in _SPM], [b for _ in _SPM for b in _SPM]
+INT_EDGE = [0, 1, -1, 127, -128, 255, 2, -2, 7, -7]
+_IE_A, _IE_B = [a for a in INT_EDGE for _ in INT_EDGE], [b for _ in INT_EDGE for b in INT_EDGE]
+
+
+def U(name, low=-2.0, high=2.0, dtypes=ALL, np_ref=None, shape=(3, 4), **kw):
+    """A unary elementwise op called as m.<name>(x)."""
+    return OpInfo(name, lambda m, x, _n=name: getattr(m, _n)(x),
+                  [Sample((T(shape, low, high),)), Sample((T((), low, high),), desc="0-dim"),
+                   Sample((T((2, 0, 3), low, high),), desc="empty", grad=False),
+                   Sample((Const(SPECIAL),), desc="special values", grad=False),
+                   Sample((Const(INT_EDGE),), desc="integer edges", grad=False)],
+                  dtypes=dtypes, np_ref=np_ref, **kw)
+
+
+def M(name, *args, **kwargs):
+    """A method call x.<name>(*args, **kwargs)."""
+    return lambda m, x, *a, **k: getattr(x, name)(*args, *a, **kwargs, **k)
+
+
+def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, np_ref=None, kwargs=None,
+      scalars=(2, -1.5), special=(_SP_A, _SP_B), **kw):
+    """A binary elementwise op m.<name>(a, b): same shapes, broadcasting, 0-dim and Python scalars."""
+    blow = low if blow is None else blow
+    bhigh = high if bhigh is None else bhigh
+    kwargs = kwargs or {}
+    samples = [
+        Sample((T((3, 4), low, high), T((3, 4), blow, bhigh, sign=bsign)), kwargs),
+        Sample((T((3, 1), low, high), T((4,), blow, bhigh, sign=bsign)), kwargs, desc="broadcast"),
+        Sample((T((2, 3), low, high), T((), blow, bhigh, sign=bsign)), kwargs, desc="0-dim b"),
+        Sample((T((), low, high), T((2, 3), blow, bhigh, sign=bsign)), kwargs, desc="0-dim a"),
+    ]
+    for s in scalars:
+        samples.append(Sample((T((2, 3), low, high), s), kwargs, desc=f"scalar {s!r}"))
+    samples.append(Sample((Const(special[0]), Const(special[1])), kwargs, desc="special values", grad=False))
+    samples.append(Sample((Const(_IE_A), Const(_IE_B)), kwargs, desc="integer edges", grad=False))
+    return OpInfo(name, lambda m, a, b, _n=name, **k: getattr(m, _n)(a, b, **k), samples, dtypes=dtypes,
+                  np_ref=np_ref, **kw)
+
+
+def R(name, samples, dtypes=FLOATS, **kw):
+    return OpInfo(name, lambda m, x, _n=name, **k: getattr(m, _n)(x, **k), samples, dtypes=dtypes, **kw)
+
+
+def _dims_samples(shape=(3, 4, 5), low=-2.0, high=2.0, extra=(), unique=False):
+    x = lambda: T(shape, low, high, unique=unique)  # noqa: E731
+    return [Sample((x(),), {}, "all"), Sample((x(),), {"dim": 1}, "dim=1"),
+            Sample((x(),), {"dim": (0, 2)}, "dim=(0,2)"), Sample((x(),), {"dim": -1, "keepdim": True}, "dim=-1 keepdim"),
+            Sample((x(),), {"dim": (2, 0), "keepdim": True}, "dim=(2,0) keepdim"),
+            Sample((T((), low, high),), {}, "0-dim")] + [Sample((x(),), k, str(k)) for k in extra]
+
+
+def _sgelu(m, x, approximate):
+    return m.nn.functional.gelu(x, approximate=approximate)
+
+
+# ---------------------------------------------------------------- the table
+OPS = [
+    # ---- elementwise unary
+    U("neg", np_ref=np.negative),
+    U("exp", np_ref=np.exp),
+    U("exp2", np_ref=np.exp2),
+    U("expm1", np_ref=np.expm1),
+    U("log", 0.1, 3.0, np_ref=np.log),
+    U("log2", 0.1, 3.0, np_ref=np.log2),
+    U("log10", 0.1, 3.0, np_ref=np.log10),
+    U("log1p", -0.5, 2.0, np_ref=np.log1p),
+    U("sqrt", 0.1, 3.0, np_ref=np.sqrt),
+    U("rsqrt", 0.1, 3.0, np_ref=lambda x: 1 / np.sqrt(x)),
+    OpInfo("reciprocal", lambda m, x: m.reciprocal(x), [Sample((T((3, 4), 0.5, 2.0, sign=True),)),
+                                                        Sample((T((), 0.5, 2.0, sign=True),))],
+           dtypes=ALL, np_ref=np.reciprocal),
+    OpInfo("abs", lambda m, x: m.abs(x), [Sample((T((3, 4), 0.1, 2.0, sign=True),)), Sample((T((), 0.1, 2.0, sign=True),))],
+           dtypes=ALL, np_ref=np.abs),
+    U("sign", np_ref=lambda x: np.where(np.isnan(x), 0.0, np.sign(x))),  # torch: sign(nan) == 0
+    U("sin", np_ref=np.sin),
+    U("cos", np_ref=np.cos),
+    U("tan", -1.2, 1.2, np_ref=np.tan),
+    U("asin", -0.9, 0.9, np_ref=np.arcsin),
+    U("acos", -0.9, 0.9, np_ref=np.arccos),
+    U("atan", np_ref=np.arctan),
+    U("sinh", np_ref=np.sinh),
+    U("cosh", np_ref=np.cosh),
+    U("tanh", np_ref=np.tanh),
+    U("sigmoid", np_ref=lambda x: 1 / (1 + np.exp(-x))),
+    OpInfo("relu", lambda m, x: m.relu(x), [Sample((T((3, 4), 0.05, 2.0, sign=True),)), Sample((T((), 0.05, 2.0, sign=True),))],
+           dtypes=ALL, np_ref=lambda x: np.maximum(x, 0)),
+    OpInfo("nn.functional.relu", lambda m, x: m.nn.functional.relu(x), [Sample((T((3, 4), 0.05, 2.0, sign=True),))],
+           dtypes=FLOATS + ("int64",)),
+    OpInfo("gelu", lambda m, x, **k: m.nn.functional.gelu(x, **k),
+           [Sample((T((3, 4), -3, 3),)), Sample((T((3, 4), -3, 3),), {"approximate": "tanh"}, "tanh"),
+            Sample((T((), -3, 3),), {"approximate": "none"}, "0-dim"), Sample((T((0, 3)),), {}, "empty", grad=False)],
+           dtypes=ALL),
+    OpInfo("silu", lambda m, x: m.nn.functional.silu(x),
+           [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),)), Sample((T((0, 3)),), {}, "empty", grad=False)],
+           dtypes=ALL),
+    OpInfo("softplus", lambda m, x, **k: m.nn.functional.softplus(x, **k),
+           [Sample((T((3, 4), -3, 3),)), Sample((T((3, 4), -3, 3),), {"beta": 2.0, "threshold": 1.5}, "beta"),
+            Sample((T((3, 4), 15, 25),), {}, "over threshold"), Sample((T((0, 3)),), {}, "empty", grad=False)],
+           dtypes=ALL),
+    U("erf", np_ref=None),
+    U("erfinv", -0.95, 0.95, tol={"float32": (1e-5, 1e-5)}),
+    OpInfo("floor", lambda m, x: m.floor(x), [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),))], dtypes=ALL, np_ref=np.floor),
+    OpInfo("ceil", lambda m, x: m.ceil(x), [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),))], dtypes=ALL, np_ref=np.ceil),
+    OpInfo("trunc", lambda m, x: m.trunc(x), [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),))], dtypes=ALL, np_ref=np.trunc),
+    OpInfo("round", lambda m, x, **k: m.round(x, **k),
+           [Sample((T((3, 4), -3, 3),)), Sample((Const([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]),), {}, "half to even", grad=False),
+            Sample((T((3, 4), -30, 30),), {"decimals": 1}, "decimals=1"),
+            Sample((T((3, 4), -300, 300),), {"decimals": -1}, "decimals=-1"),
+            Sample((T((), -3, 3),), {"decimals": 2}, "0-dim")],
+           dtypes=ALL, tol={"float16": (1e-2, 1e-3), "bfloat16": (0.5, 1.6e-2)}),
+    OpInfo("frac", lambda m, x: m.frac(x), [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),)), Sample((T((0, 3)),), {}, "empty", grad=False)],
+           dtypes=ALL),
+    OpInfo("clamp", lambda m, x, **k: m.clamp(x, **k),
+           [Sample((T((3, 4), -3, 3),), {"min": -1, "max": 1}, "int bounds"),
+            Sample((T((3, 4), -3, 3),), {"min": -0.5}, "min only"),
+            Sample((T((3, 4), -3, 3),), {"max": 0.5}, "max only"),
+            Sample((T((3, 4), -3, 3),), {"min": 1.5, "max": -1.0}, "min > max")],
+           dtypes=NUMERIC),
+    OpInfo("clamp_tensor", lambda m, x, lo, hi: m.clamp(x, lo, hi),
+           [Sample((T((3, 4), -3, 3), T((3, 4), -2, -0.2), T((4,), 0.2, 2)), desc="tensor bounds")],
+           dtypes=NUMERIC),
+    OpInfo("clip", lambda m, x, **k: m.clip(x, **k), [Sample((T((3, 4), -3, 3),), {"min": -1.0, "max": 1.0})], dtypes=NUMERIC),
+    OpInfo("Tensor.clamp_", lambda m, x, **k: x.clone().clamp_(**k), [Sample((T((3, 4), -3, 3),), {"min": -1, "max": 1})],
+           dtypes=NUMERIC),
+    OpInfo("nan_to_num", lambda m, x, **k: m.nan_to_num(x, **k),
+           [Sample((Const([0.5, float("nan"), float("inf"), -float("inf"), -2.0]),), {}, "defaults"),
+            Sample((Const([0.5, float("nan"), float("inf"), -float("inf"), -2.0]),), {"nan": 1.0, "posinf": 9.0, "neginf": -9.0}, "values"),
+            Sample((T((3, 4)),), {}, "finite")],
+           dtypes=FLOATS, fd=False),
+    OpInfo("nan_to_num_int", lambda m, x: m.nan_to_num(x), [Sample((T((3, 4), -3, 3),))], dtypes=BOOL + INTS, grad=False),
+    OpInfo("isnan", lambda m, x: m.isnan(x), [Sample((Const([0.5, float("nan"), float("inf"), -float("inf")]),)), Sample((T((3, 4)),))],
+           dtypes=FLOATS, grad=False),
+    OpInfo("isinf", lambda m, x: m.isinf(x), [Sample((Const([0.5, float("nan"), float("inf"), -float("inf")]),)), Sample((T((3, 4)),))],
+           dtypes=FLOATS, grad=False),
+    OpInfo("isfinite", lambda m, x: m.isfinite(x), [Sample((Const([0.5, float("nan"), float("inf"), -float("inf")]),)), Sample((T((3, 4)),))],
+           dtypes=FLOATS, grad=False),
+    OpInfo("isnan_int", lambda m, x: (m.isnan(x), m.isinf(x), m.isfinite(x)), [Sample((T((3, 4)),))], dtypes=BOOL + INTS, grad=False),
+    U("logical_not", dtypes=ALL, grad=False),
+    U("bitwise_not", dtypes=ALL, grad=False),
+
+    # ---- elementwise binary
+    OpInfo("add", lambda m, a, b, **k: m.add(a, b, **k),
+           B("add").samples + [Sample((T((3, 4)), T((3, 4))), {"alpha": 2}, "alpha=2"),
+                               Sample((T((3, 4)), T((4,))), {"alpha": -0.5}, "alpha=-0.5")],
+           dtypes=ALL, np_ref=np.add),
+    OpInfo("sub", lambda m, a, b, **k: m.sub(a, b, **k),
+           B("sub").samples + [Sample((T((3, 4)), T((3, 4))), {"alpha": 2}, "alpha=2"),
+                               Sample((T((3, 4)), T((4,))), {"alpha": -0.5}, "alpha=-0.5")],
+           dtypes=ALL, np_ref=np.subtract),
+    B("mul", np_ref=np.multiply),
+    B("div", blow=0.5, bhigh=2.0, bsign=True, np_ref=np.divide, scalars=(2, -1.5, 0.5)),
+    OpInfo("div_trunc", lambda m, a, b: m.div(a, b, rounding_mode="trunc"),
+           B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=True),
+    OpInfo("div_floor", lambda m, a, b: m.div(a, b, rounding_mode="floor"),
+           B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=True),
+    OpInfo("floor_divide", lambda m, a, b: m.floor_divide(a, b),
+           B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=False),
+    OpInfo("Tensor.__floordiv__", lambda m, a, b: a // b, B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=NUMERIC, grad=False),
+    OpInfo("pow", lambda m, a, b: m.pow(a, b),
+           [Sample((T((3, 4), 0.5, 2.0), T((3, 4), -2.0, 2.0))),
+            Sample((T((3, 1), 0.5, 2.0), T((4,), 0.0, 3.0)), desc="broadcast"),
+            Sample((T((2, 3), 0.5, 2.0), 2), desc="scalar exponent 2"),
+            Sample((T((2, 3), 0.5, 2.0), 0.5), desc="scalar exponent 0.5"),
+            Sample((T((2, 3), 0.5, 2.0), -1), desc="scalar exponent -1"),
+            Sample((T((2, 3), -2.0, 2.0), 3), desc="negative base, int exponent"),
+            Sample((T((2, 3), 0.5, 2.0), 0), desc="exponent 0"),
+            Sample((2, T((2, 3), -2.0, 2.0)), desc="scalar base"),
+            Sample((T((2, 3), 0.5, 2.0), T((), 0.0, 3.0)), desc="0-dim exponent")],
+           dtypes=ALL, tol={"float32": (1e-5, 3e-6)}),
+    OpInfo("Tensor.__pow__", lambda m, a, b: a ** b,
+           [Sample((T((2, 3), 0.5, 2.0), 2)), Sample((2.5, T((2, 3), -2.0, 2.0)), desc="rpow")],
+           dtypes=FLOATS + ("int64",)),
+    B("atan2", np_ref=np.arctan2, dtypes=ALL, scalars=()),  # torch has no Scalar overload
+    OpInfo("maximum", lambda m, a, b: m.maximum(a, b),
+           [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))), desc="broadcast"),
+            Sample((Const([1.0, 2.0, float("nan"), 3.0]), Const([1.0, 1.0, 0.0, float("nan")])), desc="ties and nan", grad=True)],
+           dtypes=ALL, np_ref=np.maximum, fd=False),
+    OpInfo("minimum", lambda m, a, b: m.minimum(a, b),
+           [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))), desc="broadcast"),
+            Sample((Const([1.0, 2.0, float("nan"), 3.0]), Const([1.0, 1.0, 0.0, float("nan")])), desc="ties and nan", grad=True)],
+           dtypes=ALL, np_ref=np.minimum, fd=False),
+    B("fmod", -5, 5, 0.5, 2.0, bsign=True, scalars=(2, -1.5), special=(_SPM_A, _SPM_B)),
+    B("remainder", -5, 5, 0.5, 2.0, bsign=True, scalars=(2, -1.5), special=(_SPM_A, _SPM_B)),
+    OpInfo("Tensor.__mod__", lambda m, a, b: a % b, B("x", -5, 5, 0.5, 2.0, bsign=True, special=(_SPM_A, _SPM_B)).samples, dtypes=NUMERIC),
+    *[B(n, dtypes=ALL, grad=False, noncontig=True, scalars=(1, 0.5, True)) for n in ("eq", "ne", "lt", "le", "gt", "ge")],
+    OpInfo("compare_ints_small", lambda m, a, b: (a == b, a < b, a >= b),
+           [Sample((T((4, 5), -2, 2), T((4, 5), -2, 2)))], dtypes=ALL, grad=False),
+    *[B(n, dtypes=ALL, grad=False, scalars=()) for n in ("logical_and", "logical_or", "logical_xor")],
+    *[B(n, -20, 20, dtypes=ALL, grad=False, scalars=(3, True)) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")],
+    OpInfo("Tensor.__and__", lambda m, a, b: (a & b, a | b, a ^ b, ~a), [Sample((T((3, 4), -20, 20), T((3, 4), -20, 20)))],
+           dtypes=BOOL + INTS, grad=False),
+    OpInfo("Tensor.__rsub__", lambda m, a: (1.5 - a, 2 - a, 3 / a, 2 + a, 2 * a), [Sample((T((3, 4), 0.5, 2.0, sign=True),))],
+           dtypes=NUMERIC),
+    OpInfo("Tensor.add_", lambda m, a, b: a.clone().add_(b, alpha=2), [Sample((T((3, 4)), T((4,))))], dtypes=NUMERIC),
+    OpInfo("Tensor.mul_", lambda m, a, b: a.clone().mul_(b), [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 4)), 3), desc="scalar")],
+           dtypes=NUMERIC),
+    OpInfo("Tensor.div_", lambda m, a, b: a.clone().div_(b), [Sample((T((3, 4)), T((4,), 0.5, 2.0, sign=True)))], dtypes=FLOATS),
+
+    # ---- ternary
+    OpInfo("where", lambda m, c, a, b: m.where(c, a, b),
+           [Sample((Mask((3, 4)), T((3, 4)), T((3, 4)))), Sample((Mask((3, 1)), T((4,)), T((3, 4))), desc="broadcast"),
+            Sample((Mask((3, 4)), T((3, 4)), 0.0), desc="scalar other"),
+            Sample((Mask((3, 4)), 1, T((3, 4))), desc="scalar input")],
+           dtypes=ALL),
+    OpInfo("Tensor.where", lambda m, c, a, b: a.where(c, b), [Sample((Mask((3, 4)), T((3, 4)), T((3, 4))))], dtypes=ALL),
+    OpInfo("lerp", lambda m, a, b, w: m.lerp(a, b, w),
+           [Sample((T((3, 4)), T((3, 4)), T((3, 4), 0, 1))), Sample((T((3, 4)), T((4,)), 0.3), desc="scalar weight"),
+            Sample((T((3, 4)), T((3, 4)), 0.75), desc="weight >= 0.5"),
+            Sample((T((3, 1)), T((4,)), T((3, 4), 0, 1)), desc="broadcast")],
+           dtypes=FLOATS),
+    OpInfo("addcmul", lambda m, s, a, b, **k: m.addcmul(s, a, b, **k),
+           [Sample((T((3, 4)), T((3, 4)), T((3, 4)))), Sample((T((4,)), T((3, 1)), T((3, 4))), {"value": 0.5}, "value broadcast")],
+           dtypes=NUMERIC),
+    OpInfo("addcdiv", lambda m, s, a, b, **k: m.addcdiv(s, a, b, **k),
+           [Sample((T((3, 4)), T((3, 4)), T((3, 4), 0.5, 2.0, sign=True))),
+            Sample((T((4,)), T((3, 1)), T((3, 4), 0.5, 2.0, sign=True)), {"value": -2}, "value broadcast")],
+           dtypes=NUMERIC, tol={"float32": (1e-5, 3e-6), "float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2)}),
+
+    # ---- reductions
+    OpInfo("sum", lambda m, x, **k: m.sum(x, **_dt(m, k)), _dims_samples(extra=({"dim": 1, "dtype": "float64"},)),
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 2e-2)}),
+    OpInfo("Tensor.sum", lambda m, x, **k: x.sum(**k), [Sample((T((3, 4)),), {}), Sample((T((3, 4)),), {"dim": 0})], dtypes=ALL,
+           tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 2e-2)}),
+    OpInfo("mean", lambda m, x, **k: m.mean(x, **_dt(m, k)), _dims_samples(extra=({"dim": 1, "dtype": "float64"},)), dtypes=ALL,
+           tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 2e-2)}),
+    OpInfo("mean_dtype", lambda m, x, **k: m.mean(x, **_dt(m, k)), [Sample((T((3, 4)),), {"dtype": "float32"})], dtypes=ALL,
+           grad=False),
+    OpInfo("prod", lambda m, x, **k: m.prod(x, **_dt(m, k)),
+           [Sample((T((3, 4), 0.5, 1.5, sign=True),), {}, "all"), Sample((T((3, 4), 0.5, 1.5, sign=True),), {"dim": 1}, "dim=1"),
+            Sample((T((2, 3, 4), 0.5, 1.5, sign=True),), {"dim": -2, "keepdim": True}, "dim=-2 keepdim"),
+            Sample((Const([[1.5, 0.0, 2.0], [0.0, 0.0, 3.0]]),), {"dim": 1}, "zeros dim"),
+            Sample((Const([[1.5, 0.0, 2.0], [0.5, 1.0, 3.0]]),), {}, "one zero all"),
+            Sample((T((), 0.5, 1.5),), {}, "0-dim"),
+            Sample((T((3, 4), 0.5, 1.5),), {"dim": 0, "dtype": "float64"}, "dtype")],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("max", lambda m, x: m.max(x), [Sample((T((3, 4), unique=True),)), Sample((T((), -2, 2),), desc="0-dim")], dtypes=ALL),
+    OpInfo("max_dim", lambda m, x, **k: tuple(m.max(x, **k)),
+           [Sample((T((3, 4), unique=True),), {"dim": 1}), Sample((T((2, 3, 4), unique=True),), {"dim": -2, "keepdim": True}),
+            Sample((T((2, 3, 4), unique=True),), {"dim": 0}), Sample((T((), -2, 2),), {"dim": 0}, "0-dim")],
+           dtypes=ALL),
+    OpInfo("max_binary", lambda m, a, b: m.max(a, b), [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))))], dtypes=ALL),
+    OpInfo("min", lambda m, x: m.min(x), [Sample((T((3, 4), unique=True),)), Sample((T((), -2, 2),), desc="0-dim")], dtypes=ALL),
+    OpInfo("min_dim", lambda m, x, **k: tuple(m.min(x, **k)),
+           [Sample((T((3, 4), unique=True),), {"dim": 1}), Sample((T((2, 3, 4), unique=True),), {"dim": -2, "keepdim": True})],
+           dtypes=ALL),
+    OpInfo("min_binary", lambda m, a, b: m.min(a, b), [Sample((T((3, 4)), T((3, 4))))], dtypes=ALL),
+    OpInfo("max_ties", lambda m, x: (m.max(x), m.min(x), m.max(x, 1)[0], m.max(x, 1)[1], m.argmax(x, 1), m.argmin(x)),
+           [Sample((Const([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, -1.0, -1.0]]),))], dtypes=ALL, fd=False),
+    OpInfo("amax", lambda m, x, **k: m.amax(x, **k), _dims_samples(unique=True), dtypes=ALL),
+    OpInfo("amin", lambda m, x, **k: m.amin(x, **k), _dims_samples(unique=True), dtypes=ALL),
+    OpInfo("amax_ties", lambda m, x, **k: m.amax(x, **k),
+           [Sample((Const([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, -1.0, 2.0]]),), {"dim": 1}),
+            Sample((Const([[1.0, 3.0, 3.0, 0.0], [2.0, 3.0, -1.0, 2.0]]),), {})], dtypes=FLOATS, fd=False),
+    OpInfo("argmax", lambda m, x, **k: m.argmax(x, **k),
+           [Sample((T((3, 4), unique=True),)), Sample((T((3, 4), unique=True),), {"dim": 1}),
+            Sample((T((2, 3, 4), unique=True),), {"dim": 0, "keepdim": True}),
+            Sample((T((2, 3, 4), unique=True),), {"keepdim": True}, "all keepdim")],
+           dtypes=ALL, grad=False),
+    OpInfo("argmin", lambda m, x, **k: m.argmin(x, **k),
+           [Sample((T((3, 4), unique=True),)), Sample((T((3, 4), unique=True),), {"dim": -1}),
+            Sample((T((2, 3, 4), unique=True),), {"dim": 1, "keepdim": True})],
+           dtypes=ALL, grad=False),
+    OpInfo("var", lambda m, x, **k: m.var(x, **k),
+           _dims_samples(extra=({"dim": 1, "unbiased": False}, {"dim": 1, "correction": 0}, {"dim": (0, 1), "correction": 2},
+                                {"correction": 0})),
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("std", lambda m, x, **k: m.std(x, **k),
+           _dims_samples(extra=({"dim": 1, "unbiased": False}, {"dim": 2, "correction": 0}, {"dim": (0, 1), "correction": 2},
+                                {"unbiased": True})),
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("var_positional_unbiased", lambda m, x: (m.var(x, 1, False), x.std(False), x.var(0, True, True)),
+           [Sample((T((3, 4)),))], dtypes=FLOATS),
+    OpInfo("norm", lambda m, x, **k: m.norm(x, **k),
+           [Sample((T((3, 4)),), {}, "fro"), Sample((T((3, 4)),), {"p": 1}, "p=1"), Sample((T((3, 4)),), {"p": 2, "dim": 1}, "p=2 dim"),
+            Sample((T((3, 4), unique=True),), {"p": float("inf")}, "inf"),
+            Sample((T((3, 4), unique=True),), {"p": float("inf"), "dim": 0, "keepdim": True}, "inf dim"),
+            Sample((T((3, 4)),), {"p": 3, "dim": 1}, "p=3 dim"), Sample((T((2, 3, 4)),), {"p": 3}, "p=3"),
+            Sample((T((2, 3, 4)),), {"p": 2, "dim": (0, 2), "keepdim": True}, "tuple dim")],
+           dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("Tensor.norm", lambda m, x, *a: (x.norm(), x.norm(1), x.norm(2, 1), x.norm(dim=0)), [Sample((T((3, 4)),))], dtypes=FLOATS,
+           tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("logsumexp", lambda m, x, **k: m.logsumexp(x, **k),
+           [Sample((T((3, 4)),), {"dim": 1}), Sample((T((2, 3, 4)),), {"dim": (0, 2)}), Sample((T((3, 4)),), {"dim": -1, "keepdim": True}),
+            Sample((Const([[0.0, -float("inf")], [-float("inf"), -float("inf")]]),), {"dim": 1}, "-inf", grad=False)],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("cumsum", lambda m, x, **k: m.cumsum(x, **_dt(m, k)),
+           [Sample((T((3, 4)),), {"dim": 0}), Sample((T((3, 4)),), {"dim": -1}), Sample((T((2, 3, 4)),), {"dim": 1}),
+            Sample((T((3, 4)),), {"dim": 1, "dtype": "float64"}, "dtype"), Sample((T((), -2, 2),), {"dim": 0}, "0-dim")],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("cumprod", lambda m, x, **k: m.cumprod(x, **_dt(m, k)),
+           [Sample((T((3, 4), 0.5, 1.5, sign=True),), {"dim": 0}), Sample((T((3, 4), 0.5, 1.5, sign=True),), {"dim": -1}),
+            Sample((T((2, 3, 4), 0.5, 1.5, sign=True),), {"dim": 1}),
+            Sample((Const([[1.5, 0.0, 2.0, 3.0], [0.5, 2.0, 0.0, 0.0]]),), {"dim": 1}, "zeros"),
+            Sample((T((3, 4), 0.5, 1.5),), {"dim": 1, "dtype": "float64"}, "dtype")],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("all", lambda m, x, **k: m.all(x, **k),
+           [Sample((T((3, 4), -1, 1),)), Sample((T((3, 4), -1, 1),), {"dim": 1}), Sample((T((3, 4), -1, 1),), {"dim": 0, "keepdim": True}),
+            Sample((Const([[1, 1, 1], [1, 0, 1]]),), {"dim": 1}, "const")],
+           dtypes=ALL, grad=False),
+    OpInfo("any", lambda m, x, **k: m.any(x, **k),
+           [Sample((T((3, 4), -1, 1),)), Sample((T((3, 4), -1, 1),), {"dim": 1}), Sample((T((3, 4), -1, 1),), {"dim": 0, "keepdim": True}),
+            Sample((Const([[0, 0, 0], [1, 0, 0]]),), {"dim": 1}, "const")],
+           dtypes=ALL, grad=False),
+    OpInfo("softmax", lambda m, x, **k: m.softmax(x, **_dt(m, k)),
+           [Sample((T((3, 4), -3, 3),), {"dim": 1}), Sample((T((3, 4), -3, 3),), {"dim": 0}),
+            Sample((T((2, 3, 4), -3, 3),), {"dim": 1}), Sample((T((3, 4), -3, 3),), {"dim": -1, "dtype": "float64"}, "dtype")],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2)}),
+    OpInfo("log_softmax", lambda m, x, **k: m.log_softmax(x, **_dt(m, k)),
+           [Sample((T((3, 4), -3, 3),), {"dim": 1}), Sample((T((3, 4), -3, 3),), {"dim": 0}),
+            Sample((T((2, 3, 4), -3, 3),), {"dim": 1}), Sample((T((3, 4), -3, 3),), {"dim": -1, "dtype": "float64"}, "dtype")],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2)}),
+    OpInfo("nn.functional.softmax", lambda m, x, **k: (m.nn.functional.softmax(x, **k), m.nn.functional.log_softmax(x, **k)),
+           [Sample((T((2, 3, 4), -3, 3),), {"dim": -1})], dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2)}),
+
+    # ---- linear algebra
+    OpInfo("matmul", lambda m, a, b: m.matmul(a, b),
+           [Sample((T((4,)), T((4,))), desc="1d@1d"), Sample((T((3, 4)), T((4,))), desc="2d@1d"),
+            Sample((T((4,)), T((4, 5))), desc="1d@2d"), Sample((T((3, 4)), T((4, 5))), desc="2d@2d"),
+            Sample((T((2, 3, 4)), T((2, 4, 5))), desc="3d@3d"), Sample((T((2, 3, 4)), T((4, 5))), desc="3d@2d"),
+            Sample((T((3, 4)), T((2, 4, 5))), desc="2d@3d"), Sample((T((4,)), T((2, 4, 5))), desc="1d@3d"),
+            Sample((T((2, 3, 4)), T((4,))), desc="3d@1d"), Sample((T((2, 1, 3, 4)), T((3, 4, 5))), desc="4d@3d broadcast"),
+            Sample((T((1, 3, 4)), T((2, 1, 4, 2))), desc="3d@4d broadcast"), Sample((T((2, 3, 0)), T((0, 5))), desc="k=0", grad=False)],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("Tensor.__matmul__", lambda m, a, b: a @ b, [Sample((T((2, 3, 4)), T((4, 2))))], dtypes=("float32", "float64")),
+    OpInfo("mm", lambda m, a, b: m.mm(a, b), [Sample((T((3, 4)), T((4, 5)))), Sample((T((1, 4)), T((4, 1))), desc="1x1")],
+           dtypes=FLOATS + ("int64", "int32"), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("bmm", lambda m, a, b: m.bmm(a, b), [Sample((T((2, 3, 4)), T((2, 4, 5))))],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("mv", lambda m, a, b: m.mv(a, b), [Sample((T((3, 4)), T((4,))))],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("dot", lambda m, a, b: m.dot(a, b), [Sample((T((5,)), T((5,))))],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("outer", lambda m, a, b: m.outer(a, b), [Sample((T((3,)), T((4,))))], dtypes=NUMERIC),
+    OpInfo("addmm", lambda m, s, a, b, **k: m.addmm(s, a, b, **k),
+           [Sample((T((3, 5)), T((3, 4)), T((4, 5)))), Sample((T((5,)), T((3, 4)), T((4, 5))), {"beta": 0.5, "alpha": 2}, "1-d bias"),
+            Sample((T((3, 1)), T((3, 4)), T((4, 5))), {"beta": 0}, "beta=0")],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("addmv", lambda m, s, a, b, **k: m.addmv(s, a, b, **k),
+           [Sample((T((3,)), T((3, 4)), T((4,)))), Sample((T(()), T((3, 4)), T((4,))), {"beta": 2, "alpha": -1}, "0-dim self")],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("addr", lambda m, s, a, b, **k: m.addr(s, a, b, **k),
+           [Sample((T((3, 4)), T((3,)), T((4,)))), Sample((T((4,)), T((3,)), T((4,))), {"beta": 0.5, "alpha": 3}, "broadcast self")],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}),
+    OpInfo("addbmm", lambda m, s, a, b, **k: m.addbmm(s, a, b, **k),
+           [Sample((T((3, 5)), T((2, 3, 4)), T((2, 4, 5)))), Sample((T((5,)), T((2, 3, 4)), T((2, 4, 5))), {"beta": 0.5, "alpha": 2}, "bias")],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("baddbmm", lambda m, s, a, b, **k: m.baddbmm(s, a, b, **k),
+           [Sample((T((2, 3, 5)), T((2, 3, 4)), T((2, 4, 5)))), Sample((T((3, 5)), T((2, 3, 4)), T((2, 4, 5))), {"beta": 0.5, "alpha": 2}, "bias"),
+            Sample((T((2, 3, 5)), T((2, 3, 4)), T((2, 4, 5))), {"beta": 0}, "beta=0")],
+           dtypes=FLOATS + ("int64",), tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+    OpInfo("nn.functional.linear", lambda m, x, w, *b: m.nn.functional.linear(x, w, *b),
+           [Sample((T((3, 4)), T((5, 4)), T((5,))), desc="bias"), Sample((T((3, 4)), T((5, 4))), desc="no bias"),
+            Sample((T((2, 3, 4)), T((5, 4)), T((5,))), desc="3-d input"), Sample((T((4,)), T((5, 4)), T((5,))), desc="1-d input"),
+            Sample((T((3, 4)), T((4,))), desc="1-d weight")],
+           dtypes=FLOATS, tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5)}),
+
+    # ---- shape and indexing (copies)
+    OpInfo("cat", lambda m, ts, **k: m.cat(ts, **k),
+           [Sample((TList([T((2, 3)), T((4, 3))]),), {}), Sample((TList([T((2, 3)), T((2, 1)), T((2, 2))]),), {"dim": 1}),
+            Sample((TList([T((2, 3)), T((2, 3))]),), {"dim": -1}), Sample((TList([T((2, 3)), T((0,))]),), {}, "legacy empty")],
+           dtypes=ALL),
+    OpInfo("cat_mixed_dtypes", lambda m, a, b: m.cat([a, b]), [Sample((T((2, 3)), T((2, 3), dtype="int32")))], dtypes=ALL),
+    OpInfo("stack", lambda m, ts, **k: m.stack(ts, **k),
+           [Sample((TList([T((2, 3)), T((2, 3))]),), {}), Sample((TList([T((2, 3)), T((2, 3)), T((2, 3))]),), {"dim": 1}),
+            Sample((TList([T((2, 3)), T((2, 3))]),), {"dim": -1}), Sample((TList([T(()), T(())]),), {}, "0-dim")],
+           dtypes=ALL),
+    OpInfo("hstack", lambda m, ts: m.hstack(ts),
+           [Sample((TList([T((2, 3)), T((2, 1))]),)), Sample((TList([T((3,)), T((2,))]),), desc="1-d"),
+            Sample((TList([T(()), T((2,))]),), desc="0-d")], dtypes=ALL),
+    OpInfo("vstack", lambda m, ts: m.vstack(ts),
+           [Sample((TList([T((2, 3)), T((1, 3))]),)), Sample((TList([T((3,)), T((3,))]),), desc="1-d"),
+            Sample((TList([T(()), T(())]),), desc="0-d")], dtypes=ALL),
+    OpInfo("gather", lambda m, x, i, **k: m.gather(x, k.pop("dim"), i),
+           [Sample((T((3, 4)), Idx((3, 2), 4)), {"dim": 1}), Sample((T((3, 4)), Idx((2, 4), 3)), {"dim": 0}),
+            Sample((T((3, 4)), Idx((2, 3), 4)), {"dim": -1}, "smaller index"), Sample((T((2, 3, 4)), Idx((2, 3, 5), 4)), {"dim": 2}, "3-d")],
+           dtypes=ALL),
+    OpInfo("scatter", lambda m, x, i, s, **k: m.scatter(x, k["dim"], i, s),
+           [Sample((T((3, 4)), Const([[1, 0, 3, 2], [0, 2, 1, 3]], "int64"), T((2, 4))), {"dim": 1}),
+            Sample((T((3, 4)), Const([[2, 0, 1, 1], [1, 2, 0, 2]], "int64"), T((3, 5))), {"dim": 0}, "bigger src", grad=False),
+            Sample((T((3, 4)), Const([[1, 0], [2, 3]], "int64"), 1.5), {"dim": 1}, "scalar src")],
+           dtypes=ALL),
+    OpInfo("scatter_add", lambda m, x, i, s, **k: m.scatter_add(x, k["dim"], i, s),
+           [Sample((T((3, 4)), Idx((2, 4), 4), T((2, 4))), {"dim": 1}), Sample((T((3, 4)), Idx((4, 4), 3), T((4, 4))), {"dim": 0}),
+            Sample((T((3, 4)), Idx((2, 3), 3), T((2, 5))), {"dim": 0}, "bigger src", grad=False)],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}),
+    OpInfo("Tensor.scatter_", lambda m, x, i, s: x.clone().scatter_(1, i, s),
+           [Sample((T((3, 4)), Const([[1, 0, 3, 2], [0, 2, 1, 3]], "int64"), T((2, 4))))], dtypes=FLOATS + ("int64",)),
+    OpInfo("index_select", lambda m, x, i, **k: m.index_select(x, k["dim"], i),
+           [Sample((T((3, 4)), Idx((5,), 3)), {"dim": 0}), Sample((T((3, 4)), Idx((2,), 4)), {"dim": 1}),
+            Sample((T((2, 3, 4)), Idx((3,), 4)), {"dim": -1}), Sample((T((3, 4)), Idx((), 4)), {"dim": 1}, "0-dim index"),
+            Sample((T((3, 4)), Idx((2,), 3, dtype="int32")), {"dim": 0}, "int32 index")],
+           dtypes=ALL),
+    OpInfo("index_add", lambda m, x, i, s, **k: m.index_add(x, k["dim"], i, s, **({"alpha": k["alpha"]} if "alpha" in k else {})),
+           [Sample((T((3, 4)), Idx((5,), 3), T((5, 4))), {"dim": 0}), Sample((T((3, 4)), Idx((2,), 4), T((3, 2))), {"dim": 1, "alpha": 2}, "alpha")],
+           dtypes=NUMERIC, tol={"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}),
+    OpInfo("index_copy", lambda m, x, i, s, **k: m.index_copy(x, k["dim"], i, s),
+           [Sample((T((4, 3)), Perm(4, 2), T((2, 3))), {"dim": 0}), Sample((T((3, 4)), Perm(4, 3), T((3, 3))), {"dim": 1})],
+           dtypes=ALL),
+    OpInfo("masked_fill", lambda m, x, mask, v: m.masked_fill(x, mask, v),
+           [Sample((T((3, 4)), Mask((3, 4)), 0.5)), Sample((T((3, 4)), Mask((4,)), -1), desc="broadcast mask"),
+            Sample((T((3, 4)), Mask((3, 4)), Const(2.5)), desc="0-dim tensor value")],
+           dtypes=ALL),
+    OpInfo("Tensor.masked_fill_", lambda m, x, mask: x.clone().masked_fill_(mask, 3), [Sample((T((3, 4)), Mask((3, 4))))], dtypes=ALL),
+    OpInfo("masked_select", lambda m, x, mask: m.masked_select(x, mask),
+           [Sample((T((3, 4)), Mask((3, 4)))), Sample((T((3, 4)), Mask((4,))), desc="broadcast mask"),
+            Sample((T((4,)), Mask((3, 4))), desc="broadcast input")],
+           dtypes=ALL),
+    OpInfo("nonzero", lambda m, x, **k: m.nonzero(x, **k),
+           [Sample((T((3, 4), -1, 1),)), Sample((T((2, 3, 2), -1, 1),), {"as_tuple": True}, "as_tuple"),
+            Sample((Const([0.0, 0.0]),), {}, "none"), Sample((T((), 0.5, 1),), {}, "0-dim")],
+           dtypes=ALL, grad=False),
+    OpInfo("where_cond", lambda m, c: m.where(c), [Sample((Mask((3, 4)),))], dtypes=("bool",), grad=False),
+    OpInfo("tril", lambda m, x, **k: m.tril(x, **k),
+           [Sample((T((4, 5)),)), Sample((T((4, 5)),), {"diagonal": 1}), Sample((T((2, 3, 4)),), {"diagonal": -1})], dtypes=ALL),
+    OpInfo("triu", lambda m, x, **k: m.triu(x, **k),
+           [Sample((T((4, 5)),)), Sample((T((4, 5)),), {"diagonal": 2}), Sample((T((2, 3, 4)),), {"diagonal": -1})], dtypes=ALL),
+    OpInfo("flip", lambda m, x, **k: m.flip(x, **k),
+           [Sample((T((3, 4)),), {"dims": (0,)}), Sample((T((2, 3, 4)),), {"dims": (0, 2)}), Sample((T((3, 4)),), {"dims": (-1,)})],
+           dtypes=ALL),
+    OpInfo("roll", lambda m, x, **k: m.roll(x, **k),
+           [Sample((T((3, 4)),), {"shifts": 1}), Sample((T((3, 4)),), {"shifts": (1, -2), "dims": (0, 1)}),
+            Sample((T((3, 4)),), {"shifts": 5, "dims": 1}), Sample((T((3, 4)),), {"shifts": -7, "dims": 0})],
+           dtypes=ALL),
+    OpInfo("repeat", lambda m, x, *r: x.repeat(*r),
+           [Sample((T((2, 3)), 2, 1)), Sample((T((2, 3)), 2, 1, 3), desc="more dims"), Sample((T((3,)), 2, 2), desc="1-d")], dtypes=ALL),
+    OpInfo("tile", lambda m, x, d: m.tile(x, d),
+           [Sample((T((2, 3)), (2,))), Sample((T((2, 3)), (2, 1, 2)))], dtypes=ALL),
+
+    # ---- views
+    OpInfo("view", lambda m, x, *s: x.view(*s), [Sample((T((3, 4)), 4, 3)), Sample((T((3, 4)), -1)), Sample((T((2, 3, 4)), 6, -1)),
+                                                 Sample((T((3, 4)), (2, 2, 3)), desc="tuple")], dtypes=ALL),
+    OpInfo("reshape", lambda m, x, s: m.reshape(x, s), [Sample((T((3, 4)), (4, 3))), Sample((T((3, 4)), (-1,))), Sample((T(()), (1, 1)))],
+           dtypes=ALL),
+    OpInfo("Tensor.reshape_noncontig", lambda m, x: x.t().reshape(-1), [Sample((T((3, 4)),))], dtypes=ALL),
+    OpInfo("t", lambda m, x: (m.t(x), x.t()), [Sample((T((3, 4)),)), Sample((T((3,)),), desc="1-d")], dtypes=ALL),
+    OpInfo("T", lambda m, x: x.T, [Sample((T((3, 4)),)), Sample((T((2, 3, 4)),))], dtypes=ALL),
+    OpInfo("mT", lambda m, x: x.mT, [Sample((T((3, 4)),)), Sample((T((2, 3, 4)),))], dtypes=ALL),
+    OpInfo("transpose", lambda m, x, a, b: m.transpose(x, a, b), [Sample((T((2, 3, 4)), 0, 2)), Sample((T((3, 4)), -1, 0))], dtypes=ALL),
+    OpInfo("permute", lambda m, x, *d: x.permute(*d), [Sample((T((2, 3, 4)), 2, 0, 1)), Sample((T((2, 3, 4)), (1, 2, 0)), desc="tuple")],
+           dtypes=ALL),
+    OpInfo("expand", lambda m, x, *s: x.expand(*s), [Sample((T((3, 1)), 3, 4)), Sample((T((3, 1)), 2, -1, 4)), Sample((T(()), 2, 3))],
+           dtypes=ALL),
+    OpInfo("expand_as", lambda m, x, y: x.expand_as(y), [Sample((T((1, 4)), T((3, 4), grad=False)))], dtypes=ALL),
+    OpInfo("squeeze", lambda m, x, *d: m.squeeze(x, *d),
+           [Sample((T((3, 1, 4, 1)),)), Sample((T((3, 1, 4, 1)), 1)), Sample((T((3, 1, 4, 1)), (1, 3)), desc="tuple"),
+            Sample((T((3, 4)), 0), desc="non-1 dim"), Sample((T(()), 0), desc="0-dim")], dtypes=ALL),
+    OpInfo("unsqueeze", lambda m, x, d: m.unsqueeze(x, d), [Sample((T((3, 4)), 0)), Sample((T((3, 4)), -1)), Sample((T((3, 4)), 1)),
+                                                             Sample((T(()), 0))], dtypes=ALL),
+    OpInfo("flatten", lambda m, x, *a: m.flatten(x, *a), [Sample((T((2, 3, 4)),)), Sample((T((2, 3, 4)), 1)), Sample((T((2, 3, 4)), 0, 1)),
+                                                          Sample((T(()),), desc="0-dim")], dtypes=ALL),
+    OpInfo("unflatten", lambda m, x, d, s: m.unflatten(x, d, s), [Sample((T((2, 12)), 1, (3, 4))), Sample((T((2, 12)), -1, (2, -1, 3)))],
+           dtypes=ALL),
+    OpInfo("narrow", lambda m, x, d, s, n: m.narrow(x, d, s, n), [Sample((T((4, 5)), 0, 1, 2)), Sample((T((4, 5)), 1, -3, 2))], dtypes=ALL),
+    OpInfo("select", lambda m, x, d, i: m.select(x, d, i), [Sample((T((4, 5)), 0, 1)), Sample((T((4, 5)), 1, -1))], dtypes=ALL),
+    OpInfo("unbind", lambda m, x, *d: m.unbind(x, *d), [Sample((T((3, 4)),)), Sample((T((3, 4)), 1))], dtypes=ALL),
+    OpInfo("split", lambda m, x, s, *d: m.split(x, s, *d),
+           [Sample((T((5, 4)), 2)), Sample((T((5, 4)), [1, 3], 1), desc="sections"), Sample((T((5, 4)), 3, -1))], dtypes=ALL),
+    OpInfo("chunk", lambda m, x, c, *d: m.chunk(x, c, *d),
+           [Sample((T((5, 4)), 2)), Sample((T((5, 4)), 3, 1)), Sample((T((6, 4)), 4))], dtypes=ALL),
+    OpInfo("as_strided", lambda m, x, *a: m.as_strided(x, *a),
+           [Sample((T((3, 4)), (2, 2), (1, 2))), Sample((T((3, 4)), (3, 3), (4, 1), 1), desc="offset"),
+            Sample((T((3, 4)), (2, 2), (0, 1)), desc="overlapping")], dtypes=ALL),
+    OpInfo("contiguous", lambda m, x: x.t().contiguous(), [Sample((T((3, 4)),))], dtypes=ALL),
+    OpInfo("diagonal", lambda m, x, **k: m.diagonal(x, **k), [Sample((T((3, 4)),)), Sample((T((3, 4)),), {"offset": 1}),
+                                                              Sample((T((2, 3, 4)),), {"offset": -1, "dim1": 1, "dim2": 2})],
+           dtypes=ALL),
+
+    # ---- __getitem__ / __setitem__
+    *[OpInfo(f"getitem[{d}]", (lambda m, x, *i, _f=f: _f(x, *i)), [Sample((T(shape),) + extra)], dtypes=("float32", "float64", "int64", "bool", "float16"))
+      for d, shape, f, extra in [
+          ("int", (3, 4), lambda x: x[1], ()),
+          ("neg int", (3, 4), lambda x: x[-1, 2], ()),
+          ("slice", (5, 4), lambda x: x[1:4], ()),
+          ("slice step", (6, 5), lambda x: x[::2, 1::2], ()),
+          ("slice neg", (6, 5), lambda x: x[-4:-1, :-2], ()),
+          ("slice out of range", (4, 3), lambda x: x[2:10], ()),
+          ("None", (3, 4), lambda x: x[:, None], ()),
+          ("ellipsis", (2, 3, 4), lambda x: x[..., 1], ()),
+          ("ellipsis None", (2, 3, 4), lambda x: x[None, ..., 0], ()),
+          ("list", (4, 3), lambda x: x[[0, 2, 2]], ()),
+          ("list neg", (4, 3), lambda x: x[[-1, 0]], ()),
+          ("two lists", (4, 3), lambda x: x[[0, 2], [1, 0]], ()),
+          ("slice list", (4, 3), lambda x: x[:, [2, 0]], ()),
+          ("int list", (3, 4, 5), lambda x: x[1, [0, 2]], ()),
+          ("non-adjacent", (3, 4, 5), lambda x: x[[0, 1], :, [1, 2]], ()),
+          ("adjacent middle", (3, 4, 5), lambda x: x[:, [0, 1], [1, 2]], ()),
+          ("tensor index", (4, 3), lambda x, i: x[i], (Idx((2, 2), 4),)),
+          ("tensor index dim1", (4, 3), lambda x, i: x[:, i], (Idx((5,), 3),)),
+          ("bool mask", (3, 4), lambda x, mk: x[mk], (Mask((3, 4)),)),
+          ("bool mask rows", (3, 4), lambda x, mk: x[mk], (Mask((3,)),)),
+          ("bool mask dim1", (3, 4), lambda x, mk: x[:, mk], (Mask((4,)),)),
+          ("bool mask + int", (2, 3, 4), lambda x, mk: x[mk, 1], (Mask((2, 3)),)),
+          ("python bool", (3, 4), lambda x: x[True], ()),
+          ("0-dim int tensor", (3, 4), lambda x, i: x[i], (Idx((), 3),)),
+          ("int32 tensor index", (4, 3), lambda x, i: x[i], (Idx((3,), 4, dtype="int32"),)),
+          ("list of bools", (3, 4), lambda x: x[[True, False, True]], ()),
+          ("nested list", (4, 3), lambda x: x[[[0, 1], [2, 0]]], ()),
+          ("numpy index", (4, 3), lambda x: x[np.array([2, 0])], ()),
+          ("slice + list", (4, 5), lambda x: x[1:3, [0, 4, 2]], ()),
+          ("ellipsis None int", (2, 3, 4), lambda x: x[..., None, 1], ()),
+          ("empty slice", (4, 3), lambda x: x[3:1], ()),
+          ("empty list", (4, 3), lambda x: x[:, []], ()),
+          ("negative slice start", (5, 3), lambda x: x[-2:], ()),
+          ("broadcast index tensors", (4, 5), lambda x, i, j: x[i, j], (Idx((3, 1), 4), Idx((2,), 5))),
+          ("mask and list", (3, 4), lambda x, mk: x[[0, 2]][:, mk], (Mask((4,)),)),
+          ("0-dim bool tensor", (3, 4), lambda x: x[x.sum() > -100], ()),
+      ]],
+    *[OpInfo(f"setitem[{d}]", (lambda m, x, v, *i, _f=f: _f(x.clone(), v, *i)),
+             [Sample((T(shape), vspec) + ((Mask(shape),) if "mask" in d else (Perm(4, 2),) if "tensor" in d else ()))],
+             dtypes=("float32", "float64", "int64", "bool", "float16"))
+      for d, shape, f, vspec in [
+          ("int", (3, 4), lambda y, v: _set(y, 1, v), T((4,))),
+          ("slice step", (6, 5), lambda y, v: _set(y, (slice(None, None, 2), slice(1, None, 2)), v), T((3, 2))),
+          ("broadcast value", (3, 4), lambda y, v: _set(y, (slice(None), 1), v), T(())),
+          ("ellipsis", (2, 3, 4), lambda y, v: _set(y, (Ellipsis, 0), v), T((2, 3))),
+          ("list", (4, 3), lambda y, v: _set(y, [0, 2], v), T((2, 3))),
+          ("two lists", (4, 3), lambda y, v: _set(y, ([0, 2], [1, 0]), v), T((2,))),
+          ("bool mask", (3, 4), lambda y, v, mk: _set(y, mk, v), T(())),
+          ("tensor index", (4, 3), lambda y, v, i: _set(y, i, v), T((3,))),
+          ("augmented", (4, 3), lambda y, v: _iadd(y, (slice(1, 3),), v), T((3,))),
+          ("augmented list", (4, 3), lambda y, v: _iadd(y, [0, 3], v), T((2, 3))),
+          ("None and ellipsis", (2, 3), lambda y, v: _set(y, (None, Ellipsis, 1), v), T((1, 2))),
+      ]],
+    # ---- large inputs: past the kernels' parallel grain (32768 elements), incl. strided layouts
+    *[OpInfo(f"{name}_large", fn, samples, dtypes=dts, tol={"float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (0.1, 5e-2)})
+      for name, fn, samples, dts in [
+          ("exp", lambda m, x: m.exp(x), [Sample((T((200, 180), -3, 3),))], FLOATS),
+          ("sigmoid", lambda m, x: m.sigmoid(x), [Sample((T((200, 180), -3, 3),))], ("float32", "float16")),
+          ("add", lambda m, a, b: m.add(a, b, alpha=2), [Sample((T((200, 180)), T((200, 1))))], ("float32", "float64", "int64")),
+          ("where", lambda m, c, a, b: m.where(c, a, b), [Sample((Mask((200, 180)), T((200, 180)), T((180,))))], ("float32", "int32")),
+          ("sum", lambda m, x, **k: m.sum(x, **k), [Sample((T((200, 180)),), {"dim": 0}), Sample((T((200, 180)),), {"dim": 1}),
+                                                  Sample((T((4, 200, 50)),), {"dim": (0, 2)})], ("float32", "float64", "int64")),
+          ("amax", lambda m, x, **k: m.amax(x, **k), [Sample((T((200, 180), unique=True),), {"dim": 0})], ("float32",)),
+          ("max_dim", lambda m, x: tuple(m.max(x, 1)), [Sample((T((200, 180), unique=True),))], ("float32", "int64")),
+          ("var", lambda m, x: m.var(x, 0), [Sample((T((200, 180)),))], ("float32", "float64")),
+          ("softmax", lambda m, x, d: m.softmax(x, d), [Sample((T((200, 180), -3, 3), 0)), Sample((T((200, 180), -3, 3), 1))],
+           ("float32", "float64")),
+          ("cumsum", lambda m, x, d: m.cumsum(x, d), [Sample((T((200, 180)), 0)), Sample((T((200, 180)), 1))], ("float32", "int64")),
+          ("matmul", lambda m, a, b: m.matmul(a, b), [Sample((T((3, 64, 96)), T((96, 80))))], ("float32", "float64")),
+          ("gather", lambda m, x, i: m.gather(x, 1, i), [Sample((T((200, 180)), Idx((200, 180), 180)))], ("float32",)),
+          ("getitem", lambda m, x, i: x[i], [Sample((T((300, 150)), Idx((250,), 300)))], ("float32",)),
+      ]],
+    # ---- in-place ops on views of a tensor with history (CopySlices)
+    *[OpInfo(f"inplace_view[{d}]", (lambda m, x, v, _f=f: _f(m, x.clone() * 1, v)), [Sample((T(shape), vspec))],
+             dtypes=("float32", "float64"), fd=True)
+      for d, shape, f, vspec in [
+          ("row fill_", (3, 4), lambda m, y, v: _ret(y, y[1].fill_(3.0)), T(())),
+          ("column zero_", (3, 4), lambda m, y, v: _ret(y, y[:, 0].zero_()), T(())),
+          ("transposed row mul_", (3, 4), lambda m, y, v: _ret(y, y.t()[1].mul_(v)), T((3,))),
+          ("step slice add_", (6, 2), lambda m, y, v: _ret(y, y[::2].add_(v)), T((2,))),
+          ("diagonal copy_", (3, 3), lambda m, y, v: _ret(y, y.diagonal().copy_(v)), T((3,))),
+          ("view exp_ then use", (2, 3), lambda m, y, v: (y.view(6)[2:].exp_() * v, y), T(())),
+          ("select masked_fill_", (3, 4), lambda m, y, v: _ret(y, y[2].masked_fill_(y[2] > 0, 0.5)), T(())),
+          ("two views", (4, 4), lambda m, y, v: _ret(y, y[0].mul_(v), y[:, 1].add_(y[3])), T((4,))),
+      ]],
+    # ---- call signatures: positional / keyword spellings and method forms, as torch accepts them
+    # (torch has no derivative for floor_divide or for remainder with a number as input; ampgrad's
+    # zero / -floor(a/b) gradients are not compared)
+    *[OpInfo(f"api[{src}]", f, [Sample((T((3, 4), -2, 2, unique=True), T((3, 4), 0.5, 2)))], dtypes=("float32", "float64"), fd=False,
+             noncontig=False,
+             grad=not ("//" in src or "floor_divide" in src or src.startswith(("-3 %", "m.remainder(-5"))))
+      for src, f in [(s, eval("lambda m, x, y: " + s)) for s in [
+          "m.sum(x, 1, True)", "x.sum(1, keepdim=True, dtype=m.float64)", "m.sum(x, dim=(0, 1))", "x.sum(dim=[1])",
+          "m.mean(x, 1, True)", "x.mean(-1)", "m.prod(x, 1, True)", "x.prod(dim=0, keepdim=False)",
+          "tuple(m.max(x, 1, True))", "tuple(x.max(dim=1))", "x.max(1).values", "x.max(1).indices", "m.max(x, y)", "x.max(y)",
+          "tuple(m.min(x, dim=0, keepdim=True))", "x.min()", "m.min(x, y)",
+          "m.amax(x, (0, 1))", "x.amax(-1, True)", "m.amin(x, dim=1, keepdim=True)", "m.argmax(x, dim=1, keepdim=True)",
+          "x.argmax(1)", "x.argmin()", "m.argmin(x, 0)",
+          "m.var(x, 1, True, True)", "x.var(1, unbiased=False)", "m.var(x, dim=1, correction=0)", "m.std(x, (0, 1))",
+          "x.std(dim=0, keepdim=True)", "m.std(x, unbiased=False)", "x.var(correction=2)",
+          "m.norm(x)", "m.norm(x, 2, 1)", "x.norm(p=1, dim=1, keepdim=True)", "m.norm(x, float('inf'))", "x.norm(3)",
+          "m.norm(x, 'fro')", "m.norm(x, dim=1)",
+          "m.logsumexp(x, 1)", "x.logsumexp(dim=(0, 1), keepdim=True)", "m.cumsum(x, dim=1)", "x.cumsum(0)",
+          "x.cumsum(1, dtype=m.float64)", "m.cumprod(x, 1)", "x.cumprod(dim=0)",
+          "m.softmax(x, -1)", "m.softmax(x, 1, m.float64)", "x.softmax(0)", "x.log_softmax(dim=1)", "m.log_softmax(x, 0, dtype=m.float64)",
+          "m.nn.functional.softmax(x, dim=1)", "m.nn.functional.log_softmax(x, 1)", "m.nn.functional.softmax(x)",
+          "m.all(x > 0, dim=1)", "(x > 0).any()", "(x > 0).all(0, True)", "m.any(x > 0, 1, keepdim=True)",
+          "m.split(x, 2, dim=1)", "x.split(2, 1)", "x.split([1, 2], dim=0)", "m.chunk(x, 2, dim=1)", "x.chunk(3)",
+          "m.unbind(x, dim=1)", "x.unbind()", "m.flatten(x, start_dim=1)", "x.flatten(0, -1)", "x.unflatten(1, (2, 2))",
+          "m.transpose(x, 0, 1)", "x.transpose(-1, -2)", "x.permute([1, 0])", "m.permute(x, (1, 0))",
+          "x.view((4, 3))", "x.reshape((2, 6))", "x.reshape(-1, 2)", "m.reshape(x, (12,))",
+          "x.view_as(y)", "x.reshape_as(y.t())", "x[None].expand(2, 3, 4)", "x[:, :1].expand_as(y)", "x.repeat((2, 1))",
+          "x.flip(0)", "x.flip(0, 1)", "m.flip(x, [0])", "m.roll(x, 1, 0)", "x.roll(shifts=(1, 1), dims=(0, 1))", "m.roll(x, -1)",
+          "m.narrow(x, 0, 1, 2)", "x.narrow(1, 1, 2)", "x.select(1, -1)", "m.select(x, 0, 2)", "x.squeeze()", "x[:, None].squeeze(1)",
+          "x[None, :, None].squeeze((0, 2))", "x.unsqueeze(dim=0)", "m.unsqueeze(x, -1)", "x.t()", "x.T", "x.mT", "x.contiguous()",
+          "m.stack((x, y), dim=1)", "m.stack([x, y], -1)", "m.cat((x, y), dim=-1)", "m.cat([x, y])", "m.concat((x, y))",
+          "m.hstack((x, y))", "m.vstack((x, y))", "m.tile(x, (2,))", "x.tile(2, 1)",
+          "m.gather(x, 1, index=m.tensor([[0], [1], [2]]))", "x.gather(0, m.tensor([[0, 1, 2, 0]]))",
+          "x.scatter(1, m.tensor([[0], [1], [2]]), y)", "x.scatter(1, m.tensor([[0], [1], [2]]), 2.5)",
+          "m.scatter(x, 0, m.tensor([[2, 1, 0, 1]]), 1.5)",
+          "x.scatter_add(0, m.tensor([[2, 1, 0, 1]]), y)", "x.index_select(1, m.tensor([0, 3]))",
+          "x.index_add(0, m.tensor([0, 2]), y[:2], alpha=2)", "x.index_copy(1, m.tensor([3, 0]), y[:, :2])",
+          "x.masked_fill(x > 0, 0.0)", "m.masked_fill(x, y > 1, -1.0)", "x.masked_select(x > 0)",
+          "m.where(x > 0, x, 0.0)", "m.where(x > 0, 1.0, y)", "x.where(x > 0, y)", "m.where(x > 0)", "m.nonzero(x > 0)",
+          "(x > 0).nonzero()", "m.nonzero(x > 0, as_tuple=True)", "m.tril(x, -1)", "x.triu(1)", "x.tril(diagonal=1)",
+          "m.clamp(x, min=-0.5)", "x.clamp(-1, 1)", "x.clamp(max=0.5)", "m.clamp(x, y * -1, y)", "x.clamp(min=y * -1)",
+          "m.clip(x, -1, 1)", "x.clip(max=1)", "x.clamp_min(0.3)", "x.clamp_max(-0.3)", "m.clamp_min(x, 0.1)",
+          "m.round(x, decimals=1)", "x.round(decimals=2)", "x.round()", "m.nan_to_num(x / 0, nan=0.0, posinf=1.0)",
+          "(x / 0).nan_to_num(0.0)", "m.nn.functional.gelu(x, approximate='tanh')", "m.nn.functional.silu(x)",
+          "m.nn.functional.relu(x)", "m.nn.functional.softplus(x, beta=2)", "m.nn.functional.softplus(x, 2, 0.9)",
+          "m.nn.functional.sigmoid(x)", "m.nn.functional.tanh(x)", "x.relu()", "x.sigmoid()", "x.exp()", "x.abs()",
+          "x.add(y, alpha=2)", "m.add(x, 1.5)", "m.add(2, x)", "m.sub(x, y, alpha=0.5)", "x.sub(1)", "m.subtract(x, y)",
+          "x.mul(2)", "m.multiply(x, y)", "x.div(y, rounding_mode='floor')", "m.div(x, 2, rounding_mode='trunc')",
+          "m.true_divide(x, y)", "m.divide(x, y)", "x.floor_divide(y)", "x // 2", "2 // y", "x % y", "-3 % y", "x.fmod(1.5)",
+          "m.remainder(x, 1.5)", "m.remainder(-5, y)", "x.pow(2)", "m.pow(x, y)", "m.pow(2, x)", "2 ** x", "x ** y",
+          "x.atan2(y)", "m.arctan2(x, y)", "x.maximum(y)", "m.minimum(x, y)", "x.eq(y)", "x.ne(0)", "m.lt(x, 0.5)", "x.le(y)",
+          "x.gt(0)", "m.ge(x, y)", "m.greater(x, y)", "m.less_equal(x, 0)", "m.not_equal(x, y)", "x.lerp(y, 0.5)",
+          "m.lerp(x, y, x.sigmoid())", "m.addcmul(x, x, y, value=0.5)", "x.addcmul(x, y)", "m.addcdiv(x, x, y, value=2)",
+          "x.addcdiv(x, y)", "x.matmul(y.t())", "x @ y.t()", "m.mm(x, y.t())", "x.mm(y.t())", "m.mv(x, y[0])", "x.mv(y[0])",
+          "m.dot(x[0], y[0])", "x[0].dot(y[0])", "m.outer(x[0], y[0])", "m.ger(x[0], y[0])", "x[0].outer(y[:, 0])",
+          "m.addmm(y[:, :3], x, y.t(), beta=0.5, alpha=2)", "y[:, :3].addmm(x, y.t())", "m.addmv(y[:, 0], x, y[0], alpha=2)",
+          "m.addr(x, x[:, 0], y[0])", "m.bmm(x[None], y.t()[None])", "x[None].bmm(y.t()[None])",
+          "m.addbmm(x[:, :3], x[None], y.t()[None])", "m.baddbmm(x[None, :, :3], x[None], y.t()[None], alpha=0.5)",
+          "m.nn.functional.linear(x, y)", "m.nn.functional.linear(x, y, y[:, 0])", "m.inner(x, y)",
+          "m.exp2(x)", "x.expm1()", "x.log1p()", "m.rsqrt(y)", "y.reciprocal()", "m.square(x)", "x.square()", "m.frac(x)",
+          "m.trunc(x)", "m.fix(x)", "m.negative(x)", "m.absolute(x)", "m.arcsin(x / 3)", "m.logical_not(x > 0)",
+          "m.logical_and(x > 0, y > 1)", "(x > 0).logical_or(y > 1)", "m.logical_xor(x > 0, y > 1)",
+          "m.bitwise_and(x > 0, y > 1)", "(x > 0) & (y > 1)", "(x > 0) | (y > 1)", "(x > 0) ^ (y > 1)", "~(x > 0)",
+          "x.isnan()", "m.isinf(x / 0)", "x.isfinite()", "m.isclose(x, y)", "m.allclose(x, x)", "x.equal(x)",
+          "m.count_nonzero(x > 0)", "x.numel()", "x.dim()", "x.size(1)", "x.shape", "x.ndim", "x.is_contiguous()",
+          "x.t().is_contiguous()", "x.t().stride()", "x[1:, ::2].stride()", "x[1:, ::2].storage_offset()", "x.element_size()",
+          "x.dtype", "x.is_floating_point()", "(x > 0).dtype", "x.long().dtype", "x.int().float().dtype", "x.half().dtype",
+          "x.bfloat16().dtype", "x.double().dtype", "x.bool().dtype", "x.to(m.float16)", "x.to(dtype=m.int32)", "x.to(y)",
+          "x.type(m.float64)", "x.type_as(y.int())", "x.tolist()", "x[0, 0].item()", "x.sum().item()", "float(x[0, 1])",
+          "int(x[0, 1])", "bool(x[0, 1] > 0)", "len(x)", "list(x.shape)", "x[0].numpy().shape",
+          # result layouts follow the operands' memory order (strides, contiguity, view-ability)
+          "(x.t() * 2).stride()", "(x.t() + y.t()).is_contiguous()", "(y + x.t()).stride()", "(x.t() + y).stride()",
+          "x.t().clone().stride()", "x.t().contiguous().stride()", "x.t().double().stride()", "(x.t()[::2] * 1).stride()",
+          "x.t()[::2].clone().stride()", "(x.t() > 0).stride()", "m.where(x.t() > 0, x.t(), 0.0).stride()",
+          "m.exp(x.t()).stride()", "(x.t()[:, None] * m.ones(2, 1)).stride()", "x.t().reshape(-1).stride()",
+          "(x.t() * 1).reshape(-1)", "m.cat([x.t(), y.t()]).stride()", "x.t().sum(0).stride()",
+      ]]],
+    OpInfo("setitem[python scalar]", lambda m, x: _set(x.clone(), (slice(None), 0), 2), [Sample((T((3, 4)),))],
+           dtypes=("float32", "float64", "int64", "bool")),
+]
+
+
+def _ret(y, *_):
+    return y
+
+
+def _iadd(y, idx, v):
+    y[idx] += v
+    return y
+
+
+def _set(y, idx, v):
+    y[idx] = v
+    return y
+
+
+def _dt(m, k):
+    """Maps a dtype name in kwargs to module m's dtype object."""
+    if "dtype" in k and isinstance(k["dtype"], str):
+        k = dict(k, dtype=getattr(m, k["dtype"]))
+    return k
+
+
+# Reductions over special values (nan wins in max/min/argmax, inf in sums, -inf rows in softmax).
+RED_SPECIAL = [[1.0, NAN, 3.0, -2.0], [INF, -INF, 2.0, 0.5], [-0.0, 0.0, -1.0, -INF], [7.0, 7.0, -7.0, 1e30]]
+for _name, _kws in [("max", [{}]), ("min", [{}]), ("max_dim", [{"dim": 0}, {"dim": 1}]), ("min_dim", [{"dim": 1}]),
+                    ("amax", [{}, {"dim": 0}, {"dim": 1}]), ("amin", [{"dim": 1}]), ("argmax", [{}, {"dim": 0}, {"dim": 1}]),
+                    ("argmin", [{}, {"dim": 1}]), ("sum", [{}, {"dim": 1}]), ("mean", [{"dim": 0}]), ("prod", [{"dim": 1}]),
+                    ("cumsum", [{"dim": 1}]), ("cumprod", [{"dim": 0}]), ("softmax", [{"dim": 1}, {"dim": 0}]),
+                    ("log_softmax", [{"dim": 1}]), ("logsumexp", [{"dim": 1}, {"dim": 0}]), ("norm", [{}, {"p": 1, "dim": 1},
+                    {"p": float("inf"), "dim": 1}, {"p": 3, "dim": 0}]), ("var", [{"dim": 1}]), ("std", [{}]),
+                    ("all", [{"dim": 1}]), ("any", [{"dim": 0}]), ("nan_to_num", [{}])]:
+    _op = next(op for op in OPS if op.name == _name)
+    for _kw in _kws:
+        _op.samples.append(Sample((Const(RED_SPECIAL),), dict(_kw), "special values", grad=False))
+
+# In-place variants of the elementwise ops (x.clone().exp_(), a.clone().add_(b)): torch's cast rule
+# (the result must fit self's dtype), broadcasting into self, and autograd through the rebase.
+_UNARY_INPLACE = ("neg exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal abs sign sin cos tan asin acos atan sinh "
+                  "cosh tanh sigmoid relu erf erfinv floor ceil trunc frac logical_not bitwise_not").split()
+_BINARY_INPLACE = "add sub mul div fmod remainder atan2 eq lt bitwise_and logical_or pow".split()
+for _op in list(OPS):
+    if _op.name in _UNARY_INPLACE:
+        OPS.append(OpInfo(f"inplace.{_op.name}_", lambda m, x, _n=_op.name: getattr(x.clone(), _n + "_")(),
+                          [s for s in _op.samples if s.desc != "0-dim"] + [Sample((T(()),), desc="0-dim")],
+                          dtypes=_op.dtypes, tol=_op.tol, noncontig=False, fd=False))
+    if _op.name in _BINARY_INPLACE:
+        # torch's logical_*_ keep the old grad_fn (the gradient passes through values they replaced);
+        # ampgrad gives those elements zero gradient, as comparisons' eq_ do in both: not compared.
+        OPS.append(OpInfo(f"inplace.{_op.name}_", lambda m, a, b, _n=_op.name, **k: getattr(a.clone(), _n + "_")(b, **k),
+                          _op.samples, dtypes=_op.dtypes, tol=_op.tol, noncontig=False, fd=False,
+                          grad=(_op.grad or _op.name in ("eq", "lt")) and not _op.name.startswith("logical")))
+
+OPS_BY_NAME = {op.name: op for op in OPS}
+assert len(OPS_BY_NAME) == len(OPS), "duplicate op names in the op database"
