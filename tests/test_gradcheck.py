@@ -1,5 +1,6 @@
 """gradcheck / gradgradcheck: pass on correct ops and custom Functions (float64), catch wrong backwards
 (naming the input and output), mirror torch's results, errors and warnings on the same cases."""
+import sys
 import warnings
 
 import numpy as np
@@ -290,10 +291,28 @@ def test_flag_errors():
 
 
 def test_exports():
-    import ampgrad.autograd.gradcheck as gc_module  # noqa: F401  (the submodule is importable)
     from ampgrad.autograd.gradcheck import GradcheckError as G, gradcheck as g, gradgradcheck as gg
     assert G is GradcheckError and g is gradcheck and gg is gradgradcheck
+    # as in torch, the attribute is the function; the module stays reachable through sys.modules
     assert ampgrad.autograd.gradcheck is gradcheck and issubclass(GradcheckError, RuntimeError)
+    assert sys.modules["ampgrad.autograd.gradcheck"].GradcheckError is GradcheckError
+
+
+def test_legacy_jacobian_helpers_match_torch():
+    gc, tgc = sys.modules["ampgrad.autograd.gradcheck"], sys.modules["torch.autograd.gradcheck"]
+    x = dbl(3)
+    xt = to_torch(x)
+    with pytest.warns(FutureWarning):
+        (na,) = gc.get_numerical_jacobian(lambda t: t[0].exp(), (x,), eps=1e-6)
+    with pytest.warns(FutureWarning):
+        (nt,) = tgc.get_numerical_jacobian(lambda t: t[0].exp(), (xt,), eps=1e-6)
+    np.testing.assert_allclose(na.numpy(), nt.numpy(), rtol=1e-8)
+    with pytest.warns(FutureWarning):
+        (ja,), reentrant, sizes_ok, types_ok = gc.get_analytical_jacobian((x,), x.exp())
+    assert reentrant and sizes_ok and types_ok
+    np.testing.assert_allclose(ja.numpy(), np.diag(np.exp(x.detach().numpy())), rtol=1e-12)
+    (wa,) = gc.get_numerical_jacobian_wrt_specific_input(lambda a: a.exp(), 0, (x,), (x.exp(),), 1e-6)
+    np.testing.assert_allclose(wa.numpy(), nt.numpy(), rtol=1e-8)
 
 
 # ---------------------------------------------------------------- gradgradcheck
