@@ -3,8 +3,11 @@ from .. import _C
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError
+from . import functional
 
-__all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
+__all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
 
 
 def _as_list(x):
