@@ -201,7 +201,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         continue;
       }
       if (!captured[i].defined() && !allow_unused)
-        AG_THROW(RuntimeError, "One of the differentiated Tensors appears to not have been used in the graph. "
+        AG_THROW(RuntimeError, "The differentiated Tensor at index ", i, " appears to not have been used in the graph. "
                  "Set allow_unused=True if this is the desired behavior.");
     }
   }

@@ -79,12 +79,21 @@ Tensor SavedVariable::unpack(const Node* saved_for) const {
   if (data.version() != saved_version) {
     std::string which;
     std::shared_ptr<Node> fn = is_output ? weak_grad_fn.lock() : data.grad_fn();
-    if (fn) which = detail::str_cat(", which is output ", output_nr, " of ", fn->name(), ",");
+    if (fn) {
+      // torch 2.13 names the node without "Backward" (and a trailing 0): MulBackward0 -> Mul.
+      std::string nm = fn->name();
+      size_t p = nm.find("Backward");
+      if (p != std::string::npos) {
+        nm.erase(p, 8);
+        if (nm.size() == p + 1 && nm[p] == '0') nm.erase(p);
+      }
+      which = detail::str_cat(", which is output ", output_nr, " of ", nm, ",");
+    }
     AG_THROW(RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace "
              "operation: [torch.", legacy_type_name(data.dtype()), " ", shape_str(data.sizes()), "]", which,
              " is at version ", data.version(), "; expected version ", saved_version,
              " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-             "with torch.autograd.set_detect_anomaly(True).");
+             "with torch.autograd.set_detect_anomaly(True, check_nan=False).");
   }
   if (!is_output) return data;
   Tensor t = detach(data);

@@ -94,7 +94,7 @@ struct AccumulateGrad : Node {
   Tensor variable;
   explicit AccumulateGrad(Tensor v);
   variable_list apply(variable_list&& grads) override;
-  std::string name() const override { return "AccumulateGrad"; }
+  std::string name() const override { return "torch::autograd::AccumulateGrad"; }  // torch's name()
   void steal_children(std::vector<std::shared_ptr<Node>>& out) override;
   static void accumulate(const Tensor& variable, Tensor grad);
 };

@@ -23,8 +23,8 @@ std::vector<Tensor> make_seeds(const std::vector<Tensor>& roots, py::handle grad
   for (size_t i = 0; i < roots.size(); ++i) {
     if (i < given.size() && given[i].defined()) {
       const Tensor& g = given[i];
-      AG_CHECK(is_grads_batched || g.sizes() == roots[i].sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
-               shape_str(g.sizes()), " and output[", i, "] has a shape of ", shape_str(roots[i].sizes()), ".");
+      AG_CHECK(is_grads_batched || g.sizes() == roots[i].sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of torch.Size(",
+               shape_str(g.sizes()), ") and output[", i, "] has a shape of torch.Size(", shape_str(roots[i].sizes()), ").");
       seeds[i] = g;
       continue;
     }
@@ -37,13 +37,45 @@ std::vector<Tensor> make_seeds(const std::vector<Tensor>& roots, py::handle grad
 }
 }  // namespace
 
+py::object node_object(const std::shared_ptr<autograd::Node>& n) {
+  if (!n) return py::none();
+  py::object o = py::cast(n);
+  py::handle base = py::type::of<autograd::Node>();
+  if (!o.get_type().is(base)) return o;  // already given its class
+  // One Python subclass of Node per node name ("torch::autograd::AccumulateGrad" -> AccumulateGrad),
+  // kept for the interpreter's lifetime.
+  static py::dict* classes = new py::dict();
+  std::string nm = n->name();
+  size_t colon = nm.rfind("::");
+  py::str key(colon == std::string::npos ? nm : nm.substr(colon + 2));
+  py::object cls;
+  if (classes->contains(key)) {
+    cls = (*classes)[key];
+  } else {
+    py::dict ns;
+    ns["__slots__"] = py::tuple();
+    ns["__module__"] = py::str("ampgrad.autograd.graph");
+    cls = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(base.ptr())))(key, py::make_tuple(base), ns);
+    // The subclass adds no state; deallocating it is the base's job (pybind11 frees the holder and
+    // drops the instance's reference to its actual type), which also permits __class__ assignment.
+    auto* ct = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    auto* bt = reinterpret_cast<PyTypeObject*>(base.ptr());
+    ct->tp_dealloc = bt->tp_dealloc;
+    ct->tp_free = bt->tp_free;
+    ct->tp_flags = (ct->tp_flags & ~Py_TPFLAGS_HAVE_GC) | (bt->tp_flags & Py_TPFLAGS_HAVE_GC);
+    (*classes)[key] = cls;
+  }
+  o.attr("__class__") = cls;
+  return o;
+}
+
 void init_autograd(py::module_& m) {
   m.def("_run_backward", [](py::handle tensors, py::handle grad_tensors, std::optional<bool> retain_graph, bool create_graph,
                             py::handle inputs) {
     auto roots = tensor_list(tensors);
     auto seeds = make_seeds(roots, grad_tensors, false);
     std::vector<Tensor> ins = inputs.is_none() ? std::vector<Tensor>{} : tensor_list(inputs);
-    AG_CHECK(inputs.is_none() || !ins.empty(), "'inputs' argument to backward() cannot be empty.");
+    AG_CHECK(inputs.is_none() || !ins.empty(), "`inputs` argument to `backward()` cannot be empty.");
     std::vector<Tensor> r, s;
     for (size_t i = 0; i < roots.size(); ++i) {
       if (!roots[i].requires_grad()) AG_THROW(RuntimeError, "element ", i, " of tensors does not require grad and does not have a grad_fn");
@@ -55,7 +87,7 @@ void init_autograd(py::module_& m) {
                         bool create_graph, bool allow_unused, bool materialize) {
     auto outs = tensor_list(outputs);
     auto ins = tensor_list(inputs);
-    AG_CHECK(!ins.empty(), "grad requires non-empty inputs.");
+    AG_CHECK(!ins.empty(), "`inputs` argument to `grad()` cannot be empty.");
     auto seeds = make_seeds(outs, grad_outputs, false);
     std::vector<Tensor> r, s;
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -80,7 +112,7 @@ void init_autograd(py::module_& m) {
       .def_property_readonly("next_functions", [](const autograd::Node& n) {
         py::tuple t(n.next_edges.size());
         for (size_t i = 0; i < n.next_edges.size(); ++i)
-          t[i] = py::make_tuple(n.next_edges[i].fn ? py::cast(n.next_edges[i].fn) : py::none(), n.next_edges[i].input_nr);
+          t[i] = py::make_tuple(node_object(n.next_edges[i].fn), n.next_edges[i].input_nr);
         return t;
       })
       .def_property_readonly("_sequence_nr", [](const autograd::Node& n) { return n.sequence_nr; })
@@ -93,7 +125,10 @@ void init_autograd(py::module_& m) {
         if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(&n)) return py::cast(acc->variable);
         throw py::attribute_error("'" + n.name() + "' object has no attribute 'variable'");
       })
-      .def("__repr__", [](const autograd::Node& n) { return "<" + n.name() + " object>"; })
+      .def("__repr__", [](py::object self) {
+        return py::str("<{} object at {}>").format(self.get_type().attr("__name__"),
+                                                   py::module_::import("builtins").attr("hex")(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))));
+      })
       .def("__call__", [](autograd::Node& n, py::args grads) {
         autograd::variable_list g;
         for (auto a : grads) g.push_back(a.is_none() ? Tensor() : as_tensor(a));

@@ -222,10 +222,7 @@ void init_ops(py::module_& m) {
   m.attr("swapdims") = m.attr("transpose"); cls.attr("swapdims") = cls.attr("transpose");
   m.def("permute", [](const Tensor& a, py::handle dims) { return permute(a, int_list(dims, "dims")); }, py::arg("input"), py::arg("dims"));
   m.def("reshape", [](const Tensor& a, py::handle s) { return reshape(a, int_list(s, "shape")); }, py::arg("input"), py::arg("shape"));
-  m.def("t", [](const Tensor& t) {
-    AG_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
-    return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
-  }, py::arg("input"));
+  m.def("t", [](const Tensor& t) { return matrix_t(t); }, py::arg("input"));
   def_both(m, cls, "as_strided", [](const Tensor& a, py::handle size, py::handle stride, std::optional<int64_t> off) {
     return as_strided(a, int_list(size, "size"), int_list(stride, "stride"), off);
   }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());

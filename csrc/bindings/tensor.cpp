@@ -91,6 +91,7 @@ void init_tensor(py::module_& m) {
                     })
       .def("requires_grad_", [](py::object self, bool r) {
         Tensor t = self.cast<Tensor>();
+        AG_CHECK(!r || is_floating(t.dtype()), "only Tensors of floating point dtype can require gradients");
         if (!t.is_leaf() && !r)
           AG_THROW(RuntimeError, "you can only change requires_grad flags of leaf variables. If you want to use a "
                    "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
@@ -100,7 +101,10 @@ void init_tensor(py::module_& m) {
       .def_property("grad", [](const Tensor& t) { return t.autograd_meta() ? t.autograd_meta()->grad : Tensor(); },
                     [](Tensor& t, py::object g) {
                       if (g.is_none()) { if (t.autograd_meta()) t.autograd_meta()->grad = Tensor(); return; }
-                      Tensor gt = as_tensor(g);
+                      if (!is_tensor(g))
+                        AG_THROW(TypeError, "assigned grad expected to be a Tensor or None but got grad of type ",
+                                 std::string(py::str(py::type::of(g).attr("__name__"))));
+                      Tensor gt = g.cast<Tensor>();
                       AG_CHECK(gt.dtype() == t.dtype(), "assigned grad has data of a different type");
                       AG_CHECK(gt.device() == t.device(), "assigned grad has data located on a different device");
                       AG_CHECK(gt.sizes() == t.sizes(), "assigned grad has data of a different size");
@@ -116,7 +120,7 @@ void init_tensor(py::module_& m) {
                       i->storage = src.storage(); i->sizes = src.sizes(); i->strides = src.strides();
                       i->offset = src.storage_offset(); i->dtype = src.dtype(); i->refresh();
                     })
-      .def_property_readonly("grad_fn", [](const Tensor& t) { return t.grad_fn(); })
+      .def_property_readonly("grad_fn", [](const Tensor& t) { return node_object(t.grad_fn()); })
       .def_property_readonly("retains_grad", [](const Tensor& t) { return t.autograd_meta() && t.autograd_meta()->retains_grad; })
       .def("detach", [](const Tensor& t) { return detach(t); })
       .def("detach_", [](py::object self) {
@@ -234,10 +238,7 @@ void init_tensor(py::module_& m) {
       .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); })
       .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); })
       .def("reshape_as", [](const Tensor& t, const Tensor& o) { return reshape(t, IntList(o.sizes().begin(), o.sizes().end())); })
-      .def("t", [](const Tensor& t) {
-        AG_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
-        return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
-      })
+      .def("t", [](const Tensor& t) { return matrix_t(t); })
       .def_property_readonly("T", [](const Tensor& t) {
         IntList p;
         for (int64_t i = t.dim() - 1; i >= 0; --i) p.push_back(i);

@@ -199,7 +199,7 @@ namespace {
 struct CopySlices : autograd::Node {
   Shape vsizes, vstrides;
   int64_t voffset;
-  std::string name() const override { return "CopySlices"; }
+  std::string name() const override { return "torch::autograd::CopySlices"; }  // torch's name()
   autograd::variable_list apply(autograd::variable_list&& g) override {
     Tensor gb = contiguous(g[0]);
     Tensor region = as_strided(gb, vsizes, vstrides, voffset);

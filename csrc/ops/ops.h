@@ -128,6 +128,7 @@ Tensor view(const Tensor& a, IntList sizes);
 Tensor reshape(const Tensor& a, IntList sizes);
 Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional<int64_t> offset);
 Tensor transpose(const Tensor& a, int64_t d0, int64_t d1);
+Tensor matrix_t(const Tensor& a);  // Tensor.t(): TBackward0
 Tensor permute(const Tensor& a, IntList dims);
 Tensor expand_op(const Tensor& a, IntList sizes);  // torch's expand: -1 keeps a size
 Tensor squeeze(const Tensor& a, OptDims dims);

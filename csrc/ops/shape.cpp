@@ -143,7 +143,7 @@ Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional
   }, "AsStridedBackward0");
 }
 
-Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
+static Tensor transpose_impl(const Tensor& a, int64_t d0, int64_t d1, const char* name) {
   int64_t n = a.dim();
   d0 = wrap_dim(d0, n); d1 = wrap_dim(d1, n);
   if (n == 0) return alias(a);
@@ -151,9 +151,17 @@ Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
   std::swap(sz[d0], sz[d1]); std::swap(st[d0], st[d1]);
   Tensor out = make_view(a, sz, st, a.storage_offset());
   mark_view(out, a);
-  if (auto node = autograd::make_node("TransposeBackward0", {&a}, AG_BW { return {transpose(g[0], d0, d1)}; }))
+  if (auto node = autograd::make_node(name, {&a}, AG_BW { return {transpose(g[0], d0, d1)}; }))
     autograd::set_history(node, {&out});
   return out;
+}
+
+Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) { return transpose_impl(a, d0, d1, "TransposeBackward0"); }
+
+Tensor matrix_t(const Tensor& a) {
+  AG_CHECK(a.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", a.dim(), "D");
+  if (a.dim() < 2) return reshape_view(a, a.sizes(), a.strides(), "TBackward0");
+  return transpose_impl(a, 0, 1, "TBackward0");
 }
 
 Tensor permute(const Tensor& a, IntList dims) {

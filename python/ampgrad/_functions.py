@@ -47,6 +47,8 @@ def _size(size):
 
 def _finish(t, requires_grad):
     if requires_grad:
+        if not t.is_floating_point():
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 
