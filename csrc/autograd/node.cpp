@@ -161,6 +161,12 @@ bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
   return false;
 }
 
+namespace {
+thread_local NodeRecorder* t_recorder = nullptr;
+}
+NodeRecorder::NodeRecorder() : prev(t_recorder) { t_recorder = this; }
+NodeRecorder::~NodeRecorder() { t_recorder = prev; }
+
 static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tensor* const* ts, size_t n, BackwardFn fn) {
   if (!GradMode::is_enabled()) return nullptr;
   bool any = false;
@@ -170,6 +176,7 @@ static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tens
   node->next_edges.reserve(n);
   for (size_t i = 0; i < n; ++i) node->next_edges.push_back(ts[i] ? gradient_edge(*ts[i]) : Edge{});
   node->fn = std::move(fn);
+  if (t_recorder) t_recorder->nodes.push_back(node);
   return node;
 }
 

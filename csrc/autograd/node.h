@@ -99,6 +99,17 @@ struct AccumulateGrad : Node {
   static void accumulate(const Tensor& variable, Tensor grad);
 };
 
+// Collects (weakly) the FunctionNodes made on this thread while it lives; nests. Used by
+// apply_inplace (Note [Saved self in in-place ops]).
+struct NodeRecorder {
+  std::vector<std::weak_ptr<FunctionNode>> nodes;
+  NodeRecorder* prev;
+  NodeRecorder();
+  ~NodeRecorder();
+  NodeRecorder(const NodeRecorder&) = delete;
+  NodeRecorder& operator=(const NodeRecorder&) = delete;
+};
+
 // Recording: make_node returns nullptr unless grad mode is on and some input requires grad.
 std::shared_ptr<FunctionNode> make_node(const char* name, std::initializer_list<const Tensor*> inputs, BackwardFn fn);
 std::shared_ptr<FunctionNode> make_node(const char* name, const std::vector<Tensor>& inputs, BackwardFn fn);

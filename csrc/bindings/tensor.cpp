@@ -253,7 +253,7 @@ void init_tensor(py::module_& m) {
       .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())
       .def("copy_", [](py::object self, const Tensor& src, bool) { Tensor t = self.cast<Tensor>(); copy_(t, src); return self; },
            py::arg("src"), py::arg("non_blocking") = false)
-      .def("zero_", [](py::object self) { Tensor t = self.cast<Tensor>(); fill_(t, Scalar(0.0)); return self; })
+      .def("zero_", [](py::object self) { Tensor t = self.cast<Tensor>(); zero_(t); return self; })
       .def("fill_", [](py::object self, py::handle v) {
         Tensor t = self.cast<Tensor>();
         if (is_tensor(v)) fill_(t, v.cast<Tensor>()); else fill_(t, scalar_from_handle(v));
@@ -268,7 +268,7 @@ void init_tensor(py::module_& m) {
         Tensor t = self.cast<Tensor>();
         if (autograd::GradMode::is_enabled() && (t.requires_grad() || v.requires_grad())) {
           check_inplace(t, "index_put_");
-          apply_inplace(t, index_put(t, idx, v, acc), "index_put_");
+          apply_inplace(t, [&] { return index_put(t, idx, v, acc); }, "index_put_");
         } else {
           Tensor r = index_put(detach(t), idx, v, acc);
           run_elementwise(Op::copy, t, {&r});

@@ -33,9 +33,12 @@ void Tensor::set_requires_grad(bool r) {
 }
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
-  return impl_->autograd ? impl_->autograd->grad_fn : none;
+  AutogradMeta* m = impl_->autograd.get();
+  if (!m) return none;
+  if (m->is_view && m->attr_version != impl_->version->version) autograd::regenerate_view_grad_fn(*this);
+  return m->grad_fn;
 }
-bool Tensor::is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+bool Tensor::is_leaf() const { return !grad_fn(); }
 Tensor& Tensor::mutable_grad() const { return ensure_autograd_meta().grad; }
 Tensor Tensor::base() const { return impl_->autograd && impl_->autograd->is_view ? impl_->autograd->base : Tensor(); }
 

@@ -73,6 +73,7 @@ struct AutogradMeta {
   bool retains_grad = false;
   bool is_view = false;
   Tensor base;                        // views: the tensor that owns the memory
+  uint32_t attr_version = 0;          // views: the version grad_fn was made for (Note [View history])
   std::vector<std::pair<int, TensorHook>> leaf_hooks;  // hooks of a leaf (run before accumulation)
   int next_hook_id = 0;
   std::vector<std::pair<int, TensorHook>> post_accumulate_hooks;
@@ -105,11 +106,23 @@ inline void* Tensor::data_ptr() const {
   return static_cast<char*>(impl_->storage->data) + impl_->offset * itemsize(impl_->dtype);
 }
 inline AutogradMeta* Tensor::autograd_meta() const { return impl_->autograd.get(); }
-inline bool Tensor::requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
+inline bool Tensor::requires_grad() const {
+  AutogradMeta* m = impl_->autograd.get();
+  if (!m) return false;
+  if (m->is_view && m->attr_version != impl_->version->version) (void)grad_fn();  // may regenerate
+  return m->requires_grad;
+}
 inline uint32_t Tensor::version() const { return impl_->version->version; }
 inline void Tensor::bump_version() const { ++impl_->version->version; }
 inline uint32_t Tensor::output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
 inline bool Tensor::is_view() const { return impl_->autograd && impl_->autograd->is_view; }
+
+namespace autograd {
+// Note [View history]: an in-place op on a base (or on a sibling view) leaves a view's grad_fn
+// stale. Reading grad_fn of a view whose version moved since its grad_fn was set rebuilds it as
+// an as_strided of the base's current history, as torch does (defined with the view ops).
+void regenerate_view_grad_fn(const Tensor& view);
+}  // namespace autograd
 
 // Construction
 Shape contiguous_strides(const Shape& sizes);

@@ -171,9 +171,23 @@ Tensor& copy_(Tensor& self, const Tensor& src0) {
     self.bump_version();
     return self;
   }
-  // Differentiable copy: the result is src cast to self's dtype; self's old history gets zero.
-  Tensor result = to_dtype(expand_op(src0, self.sizes()), self.dtype(), true);
-  return apply_inplace(self, result, "copy_");
+  // Differentiable copy: self's old history gets zero, src the gradient (the engine reduces the
+  // broadcast and casts to src's dtype).
+  Device sd = src0.device();
+  auto node = autograd::make_node("torch::autograd::CopyBackwards", {&self, &src0}, AG_BW {
+    Tensor gs;
+    if (c.needs_input_grad(1)) gs = g[0].device() == sd ? g[0] : to_device(g[0], sd);
+    return {c.needs_input_grad(0) ? zeros_like(g[0]) : Tensor(), gs};
+  });
+  {
+    autograd::AutoGradMode off(false);
+    run_elementwise(Op::copy, self, {&src});
+  }
+  self.bump_version();
+  Tensor r = detach(self);
+  autograd::set_history(node, {&r});
+  rebase_history(self, r);
+  return self;
 }
 
 Tensor zeros_like(const Tensor& a) { return full(a.sizes(), Scalar(0.0), a.dtype(), a.device()); }
@@ -201,19 +215,64 @@ struct CopySlices : autograd::Node {
   int64_t voffset;
   std::string name() const override { return "torch::autograd::CopySlices"; }  // torch's name()
   autograd::variable_list apply(autograd::variable_list&& g) override {
-    Tensor gb = contiguous(g[0]);
-    Tensor region = as_strided(gb, vsizes, vstrides, voffset);
+    Tensor gb = contiguous(g[0]);  // the view's geometry is in the dense frame of the base
+    Tensor region = as_strided(gb, vsizes, vstrides, gb.storage_offset() + voffset);
     Tensor res = clone(region);
     Tensor rest = clone(gb);
     if (next_edges[0].valid()) {
-      Tensor hole = make_view(rest, vsizes, vstrides, rest.storage_offset() + voffset);
-      autograd::AutoGradMode off(false);
-      fill_(hole, Scalar(0.0));
+      // Recorded under create_graph, so the double backward also sees zeros at the hole.
+      Tensor hole = as_strided(rest, vsizes, vstrides, rest.storage_offset() + voffset);
+      zero_(hole);
     }
     return {next_edges[0].valid() ? rest : Tensor(), res};
   }
 };
 }  // namespace
+
+// Moves retain_grad from self's old grad_fn to its new one: .grad is for the value after the op.
+static void move_retains_grad(const Tensor& self, const std::shared_ptr<autograd::Node>& old_fn) {
+  auto* m = self.autograd_meta();
+  if (!m || !m->retains_grad || !old_fn || old_fn == m->grad_fn) return;
+  auto& v = old_fn->retains_grad;
+  v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.second.lock() == self.impl_ptr(); }), v.end());
+  if (m->grad_fn) m->grad_fn->retains_grad.push_back({static_cast<int>(m->output_nr), self.impl_ptr()});
+}
+
+void rebase_history(Tensor& self, const Tensor& result) {
+  if (!self.is_view()) {
+    auto& m = self.ensure_autograd_meta();
+    std::shared_ptr<autograd::Node> old = m.grad_fn;
+    Tensor r = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
+    m.requires_grad = true;
+    m.grad_fn = r.grad_fn();
+    m.output_nr = r.output_nr();
+    move_retains_grad(self, old);
+    return;
+  }
+  Tensor base = self.base();
+  AG_CHECK(base.is_contiguous(), "in-place operation on a view of a non-contiguous tensor that requires grad is not supported");
+  auto node = std::make_shared<CopySlices>();
+  node->vsizes = self.sizes();
+  node->vstrides = self.strides();
+  node->voffset = self.storage_offset() - base.storage_offset();
+  node->next_edges = {autograd::gradient_edge(base), autograd::gradient_edge(result)};
+  node->input_meta.push_back({base.sizes(), base.dtype(), base.device()});
+  auto& bm = base.ensure_autograd_meta();
+  std::shared_ptr<autograd::Node> old_base = bm.grad_fn;
+  bm.requires_grad = true;
+  bm.grad_fn = node;
+  bm.output_nr = 0;
+  move_retains_grad(base, old_base);
+  // The view now reads the new history through its base.
+  auto& sm = self.ensure_autograd_meta();
+  std::shared_ptr<autograd::Node> old_view = sm.grad_fn;
+  Tensor v = as_strided(base, self.sizes(), self.strides(), self.storage_offset());
+  sm.requires_grad = true;
+  sm.grad_fn = v.grad_fn();
+  sm.output_nr = 0;
+  sm.attr_version = self.version();
+  move_retains_grad(self, old_view);
+}
 
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
   check_inplace(self, op);
@@ -224,33 +283,58 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
   }
   self.bump_version();
   if (!result.requires_grad()) return self;
-  if (!self.is_view()) {
-    auto& m = self.ensure_autograd_meta();
-    Tensor r = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
-    m.requires_grad = true;
-    m.grad_fn = r.grad_fn();
-    m.output_nr = r.output_nr();
-    return self;
-  }
-  Tensor base = self.base();
-  AG_CHECK(base.is_contiguous(), "[", op, "] in-place operation on a view of a non-contiguous tensor that requires grad is not supported");
-  auto node = std::make_shared<CopySlices>();
-  node->vsizes = self.sizes();
-  node->vstrides = self.strides();
-  node->voffset = self.storage_offset() - base.storage_offset();
-  node->next_edges = {autograd::gradient_edge(base), autograd::gradient_edge(result)};
-  node->input_meta.push_back({base.sizes(), base.dtype(), base.device()});
-  auto& bm = base.ensure_autograd_meta();
-  bm.requires_grad = true;
-  bm.grad_fn = node;
-  bm.output_nr = 0;
-  // The view now reads the new history through its base.
-  Tensor v = as_strided(base, self.sizes(), self.strides(), self.storage_offset());
-  auto& sm = self.ensure_autograd_meta();
-  sm.requires_grad = true;
-  sm.grad_fn = v.grad_fn();
-  sm.output_nr = 0;
+  rebase_history(self, result);
   return self;
+}
+
+// Note [Saved self in in-place ops]: the nodes made while an in-place op computes its result out
+// of place may save `self` (or a view of it) as an input, which the write-back then overwrites.
+// Those saved tensors are swapped for clones taken before the write (torch's "original self"):
+// the formula sees the old values, and create_graph differentiates through the clone into self's
+// old history. Nodes made before the op keep what they saved: that is stale and must raise.
+static void protect_saved_self(const Tensor& self, const std::vector<std::weak_ptr<FunctionNode>>& nodes) {
+  std::vector<std::pair<TensorImpl*, Tensor>> clones;
+  for (auto& w : nodes) {
+    auto node = w.lock();
+    if (!node) continue;
+    for (auto& sv : node->saved) {
+      if (sv.is_output || !sv.data.defined() || sv.data.storage() != self.storage()) continue;
+      Tensor c;
+      for (auto& [k, t] : clones)
+        if (k == sv.data.impl()) c = t;
+      if (!c.defined()) {
+        autograd::AutoGradMode on(true);
+        c = clone(sv.data);
+        clones.push_back({sv.data.impl(), c});
+      }
+      sv = autograd::SavedVariable(c, false);
+    }
+  }
+}
+
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op) {
+  check_inplace(self, op);
+  Tensor result;
+  std::vector<std::weak_ptr<FunctionNode>> made;
+  {
+    autograd::NodeRecorder rec;
+    result = compute();
+    made = std::move(rec.nodes);
+  }
+  protect_saved_self(self, made);
+  return apply_inplace(self, result, op);
+}
+
+// An in-place op whose new value does not depend on the old one (fill_, zero_, random fills,
+// copy_ of a constant): self keeps requires_grad, and its old history gets zeros (torch's
+// FillBackward / ZeroBackward / CopyBackwards nodes). Call after writing the data.
+void rebase_constant(Tensor& self, const char* node_name) {
+  if (!autograd::GradMode::is_enabled() || !self.requires_grad()) return;
+  auto node = autograd::make_node(node_name, {&self}, AG_BW { return {zeros_like(g[0])}; });
+  if (!node) return;
+  Tensor r = detach(self);
+  autograd::set_history(node, {&r});
+  rebase_history(self, r);
 }
 
 // ---------------------------------------------------------------- unary
@@ -283,7 +367,7 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622
       check_no_internal_overlap(a);                                                                   \
       run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
     }                                                                                                 \
-    return apply_inplace(a, name(a), #name "_");                                                      \
+    return apply_inplace(a, [&] { return name(a); }, #name "_");                                      \
   }
 #define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY(name, false, bw_name, NONE_, zeros_like(g[0]))
 
@@ -605,22 +689,21 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
-  if (grad) check_inplace(self, op_name(op));
+  if (grad) {
+    check_inplace(self, op_name(op));
+    return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));
+  }
+  // Without autograd the result is computed then written back; the copy is cheap next to the op
+  // and keeps one code path (Note [In-place ops]).
   Tensor result;
   {
-    // Without autograd the result is computed then written back; the copy is cheap next to the
-    // op and keeps one code path (Note [In-place ops]).
-    autograd::AutoGradMode m(grad);
-    Tensor selfv = grad ? self : detach(self);
-    result = binary_dispatch(op, selfv, other, alpha, mode);
+    autograd::AutoGradMode m(false);
+    result = binary_dispatch(op, detach(self), other, alpha, mode);
   }
-  if (!grad) {
-    Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
-    run_elementwise(Op::copy, self, {&src});
-    self.bump_version();
-    return self;
-  }
-  return apply_inplace(self, result, op_name(op));
+  Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
+  run_elementwise(Op::copy, self, {&src});
+  self.bump_version();
+  return self;
 }
 
 // ---------------------------------------------------------------- ternary

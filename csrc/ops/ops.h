@@ -166,6 +166,13 @@ Tensor repeat(const Tensor& a, IntList repeats);
 // ---- in place with autograd (Note [In-place ops]): computes `fn(self)` out of place, writes it
 // into self and rebases self's history onto the result.
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op);
+// The same, computing the result inside: saved aliases of self are protected from the write-back
+// (Note [Saved self in in-place ops]). Use this form whenever the result is computed from self.
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op);
+// Rebases self's history onto `result` (a CopySlices on the base for views); no data is written.
+void rebase_history(Tensor& self, const Tensor& result);
+// After an in-place write of a value independent of self's old value: zeros to the old history.
+void rebase_constant(Tensor& self, const char* node_name);
 void check_inplace(const Tensor& self, const char* op);
 
 // ---- creation and random
@@ -178,6 +185,8 @@ uint64_t initial_seed();
 Tensor& uniform_(Tensor& t, double from, double to);
 Tensor& normal_(Tensor& t, double mean, double std);
 Tensor& fill_(Tensor& t, Scalar value);
+Tensor& fill_(Tensor& t, Scalar value, const char* node_name);
+Tensor& zero_(Tensor& t);
 Tensor& fill_(Tensor& t, const Tensor& value);
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device = Device());
 Tensor randperm(int64_t n, ScalarType dtype, Device device = Device());

@@ -10,7 +10,28 @@ void mark_view(Tensor& view, const Tensor& base) {
   auto& m = view.ensure_autograd_meta();
   m.is_view = true;
   m.base = base.is_view() ? base.base() : base;
+  m.attr_version = view.version();
 }
+
+namespace autograd {
+// Note [View history].
+void regenerate_view_grad_fn(const Tensor& view) {
+  AutogradMeta& m = *view.autograd_meta();
+  m.attr_version = view.version();
+  const Tensor& base = m.base;
+  // The as_strided geometry is relative to a dense base (as for CopySlices).
+  if (!base.defined() || !base.requires_grad() || !base.is_contiguous()) return;
+  Tensor v;
+  {
+    AutoGradMode on(true);
+    v = as_strided(base, IntList(view.sizes().begin(), view.sizes().end()),
+                   IntList(view.strides().begin(), view.strides().end()), view.storage_offset());
+  }
+  m.grad_fn = v.grad_fn();
+  m.output_nr = 0;
+  m.requires_grad = true;
+}
+}  // namespace autograd
 
 namespace {
 struct Geom { Shape sizes, strides; int64_t offset; };
@@ -41,7 +62,12 @@ Tensor view_scatter(const Tensor& g, const Shape& in_shape, const Geom& where) {
     Tensor src = expand(g, where.sizes);
     run_elementwise(Op::copy, region, {&src});
   }
-  if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW { return {as_strided(g[0], where.sizes, where.strides, where.offset)}; }))
+  // `where` is in the dense frame of the input: read it from a dense copy of the gradient (which
+  // may arrive as a transposed or offset view).
+  if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW {
+        Tensor d = contiguous(g[0]);
+        return {as_strided(d, where.sizes, where.strides, d.storage_offset() + where.offset)};
+      }))
     autograd::set_history(node, {&out});
   return out;
 }

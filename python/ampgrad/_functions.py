@@ -92,6 +92,11 @@ def _to_nested(data):
     return data
 
 
+def _contiguous(arr):
+    # not np.ascontiguousarray: it turns a 0-d array into shape (1,)
+    return arr if arr.flags.c_contiguous else np.array(arr, order="C")
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copies `data` (nested sequences, NumPy arrays, numbers, tensors) into a new tensor."""
     dev = _check_device(_device(device))
@@ -104,7 +109,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
                 raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype}. The only supported types are: "
                                 "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
             arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
-        t = _C.from_numpy(np.ascontiguousarray(arr))
+        t = _C.from_numpy(_contiguous(arr))
     else:
         inferred = _infer_dtype(data)
         arr = np.array(_to_nested(data))
@@ -113,7 +118,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
-        t = _C.from_numpy(np.ascontiguousarray(arr)).to(inferred)
+        t = _C.from_numpy(_contiguous(arr)).to(inferred)
     if dtype is not None:
         t = t.to(dtype)
     return _finish(_C._to(t, dev, None, False), requires_grad)
