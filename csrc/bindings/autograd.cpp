@@ -130,11 +130,28 @@ void init_autograd(py::module_& m) {
                                                    py::module_::import("builtins").attr("hex")(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))));
       })
       .def("__call__", [](autograd::Node& n, py::args grads) {
+        AG_CHECK_TYPE(grads.size() == n.num_outputs(), "expected ", n.num_outputs(), " arguments, got ", grads.size(), " instead");
+        bool all_none = true;
+        for (auto a : grads) all_none &= a.is_none();
+        if (all_none) {  // nothing flows: no gradient for any input (torch returns Nones)
+          if (n.num_inputs() == 1) return py::object(py::none());
+          py::tuple t(n.num_inputs());
+          for (size_t i = 0; i < n.num_inputs(); ++i) t[i] = py::none();
+          return py::object(t);
+        }
         autograd::variable_list g;
-        for (auto a : grads) g.push_back(a.is_none() ? Tensor() : as_tensor(a));
+        for (size_t i = 0; i < grads.size(); ++i) {
+          const auto& im = n.input_meta[i];
+          // Formulas expect every gradient: None stands for zeros.
+          g.push_back(grads[i].is_none() ? full(im.shape, Scalar(0.0), im.dtype, im.device) : as_tensor(grads[i]));
+          AG_CHECK(g.back().sizes() == im.shape, "Function ", n.name(), " expected a gradient of shape ",
+                   shape_str(im.shape), " for output ", i, " but got ", shape_str(g.back().sizes()));
+        }
         auto r = n.apply(std::move(g));
-        if (r.size() == 1) return py::cast(r[0]);
-        return py::object(py::cast(r));
+        if (r.size() == 1) return r[0].defined() ? py::cast(r[0]) : py::object(py::none());
+        py::tuple t(r.size());
+        for (size_t i = 0; i < r.size(); ++i) t[i] = r[i].defined() ? py::cast(r[i]) : py::object(py::none());
+        return py::object(t);
       });
 
   // Tensor hooks: a leaf's run before accumulation, a non-leaf's on its grad_fn's output.

@@ -83,13 +83,18 @@ void init_tensor(py::module_& m) {
       .def_property_readonly("_base", [](const Tensor& t) { return t.base(); })
       .def_property_readonly("_is_wrapped_number", [](const Tensor& t) { return t.impl()->wrapped_number; })
       .def_property("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
-                    [](Tensor& t, bool r) {
+                    [](Tensor& t, py::object ro) {
+                      AG_CHECK(py::isinstance<py::bool_>(ro), "requires_grad must be a bool");
+                      bool r = ro.cast<bool>();
                       if (!t.is_leaf() && !r)
                         AG_THROW(RuntimeError, "you can only change requires_grad flags of leaf variables. If you want to use a "
                                  "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
                       t.set_requires_grad(r);
                     })
-      .def("requires_grad_", [](py::object self, bool r) {
+      .def("requires_grad_", [](py::object self, py::object ro) {
+        AG_CHECK_TYPE(py::isinstance<py::bool_>(ro), "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not ",
+                      std::string(py::str(py::type::of(ro).attr("__name__"))));
+        bool r = ro.cast<bool>();
         Tensor t = self.cast<Tensor>();
         AG_CHECK(!r || is_floating(t.dtype()), "only Tensors of floating point dtype can require gradients");
         if (!t.is_leaf() && !r)
@@ -115,7 +120,10 @@ void init_tensor(py::module_& m) {
                       d.impl()->version = std::make_shared<VersionCounter>();  // .data is not tracked
                       return d;
                     },
-                    [](Tensor& t, const Tensor& src) {
+                    [](Tensor& t, py::object so) {
+                      AG_CHECK_TYPE(is_tensor(so), "Variable data has to be a tensor, but got ",
+                                    std::string(py::str(py::type::of(so).attr("__name__"))));
+                      Tensor src = so.cast<Tensor>();
                       auto* i = t.impl();
                       i->storage = src.storage(); i->sizes = src.sizes(); i->strides = src.strides();
                       i->offset = src.storage_offset(); i->dtype = src.dtype(); i->refresh();

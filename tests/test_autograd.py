@@ -1,0 +1,1377 @@
+"""The autograd core against torch (the reference): leaves and grad_fn, detach/data, .grad, the
+backward/grad entry points, retain_graph, version counters, in-place ops and views, higher-order
+gradients, the AccumulateGrad layout contract, hooks, deep graphs and error handling. Ported from
+the semantics of PyTorch's test/test_autograd.py."""
+import gc
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ampgrad as ag
+
+F64 = np.float64
+
+
+# ---------------------------------------------------------------- helpers
+def to_np(t):
+    return t.detach().numpy()
+
+
+def dtype_name(dt):
+    return str(dt).split(".")[-1]
+
+
+def assert_close(a, b, rtol=1e-7, atol=1e-10):
+    """a: ampgrad tensor (or None), b: torch tensor (or None)."""
+    if b is None:
+        assert a is None, f"expected None, got {a}"
+        return
+    assert a is not None, "expected a tensor, got None"
+    assert tuple(a.shape) == tuple(b.shape), (tuple(a.shape), tuple(b.shape))
+    assert dtype_name(a.dtype) == dtype_name(b.dtype), (a.dtype, b.dtype)
+    np.testing.assert_allclose(to_np(a), to_np(b), rtol=rtol, atol=atol)
+
+
+def leaves(lib, arrays, dtype=F64, requires_grad=True):
+    return [lib.tensor(np.asarray(a, dtype=dtype), requires_grad=requires_grad) for a in arrays]
+
+
+def run_both(torch, fn, *arrays, dtype=F64, rtol=1e-7, atol=1e-10):
+    """fn(lib, *leaves) -> a scalar loss (or None when fn runs backward itself). Runs fn on ampgrad
+    and torch leaves built from the same arrays, calls backward on the loss, compares outputs and
+    the leaves' .grad. Returns (ampgrad leaves, torch leaves)."""
+    res = []
+    for lib in (ag, torch):
+        xs = leaves(lib, arrays, dtype)
+        out = fn(lib, *xs)
+        if out is not None:
+            out.backward()
+        res.append((xs, out))
+    (xa, oa), (xt, ot) = res
+    if ot is not None:
+        assert_close(oa, ot, rtol, atol)
+    for a, t in zip(xa, xt):
+        assert_close(a.grad, t.grad, rtol, atol)
+    return xa, xt
+
+
+def norm_msg(s):
+    return s.replace("ampgrad.", "torch.")
+
+
+def same_error(torch, fn, exact=True):
+    """fn(lib) raises in torch; ampgrad raises the same exception type with the same message."""
+    with pytest.raises(Exception) as et:
+        fn(torch)
+    with pytest.raises(Exception) as ea:
+        fn(ag)
+    assert type(ea.value).__name__ == type(et.value).__name__, (ea.value, et.value)
+    if exact:
+        assert norm_msg(str(ea.value)) == norm_msg(str(et.value))
+    return ea.value, et.value
+
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape)
+
+
+# ---------------------------------------------------------------- requires_grad, leaves, grad_fn
+class TestRequiresGrad:
+    @pytest.mark.parametrize("dt", ["int64", "int32", "int8", "uint8", "bool", "int16"])
+    def test_requires_grad_integral_raises(self, torch, dt):
+        same_error(torch, lambda lib: lib.zeros(3, dtype=getattr(lib, dt)).requires_grad_())
+        same_error(torch, lambda lib: lib.zeros(3, dtype=getattr(lib, dt), requires_grad=True))
+
+        def setattr_(lib):
+            t = lib.zeros(3, dtype=getattr(lib, dt))
+            t.requires_grad = True
+        same_error(torch, setattr_)
+        t = ag.zeros(3, dtype=getattr(ag, dt))
+        t.requires_grad_(False)  # turning it off is always fine
+        t.requires_grad = False
+        assert not t.requires_grad
+
+    @pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64"])
+    def test_requires_grad_floating(self, dt):
+        t = ag.zeros(2, dtype=getattr(ag, dt))
+        assert t.requires_grad_() is t
+        assert t.requires_grad and t.is_leaf and t.grad_fn is None
+        t.requires_grad_(False)
+        assert not t.requires_grad
+
+    def test_requires_grad_propagation(self, torch):
+        x = ag.ones(3, requires_grad=True)
+        c = ag.ones(3)
+        assert not c.requires_grad and c.is_leaf
+        y = x * c
+        assert y.requires_grad and not y.is_leaf
+        z = c * 2
+        assert not z.requires_grad and z.is_leaf and z.grad_fn is None
+        # integral results never require grad
+        i = x.long()
+        assert not i.requires_grad and i.grad_fn is None
+        b = x > 0
+        assert not b.requires_grad and b.grad_fn is None
+        ti = torch.ones(3, requires_grad=True).long()
+        assert ti.requires_grad == i.requires_grad
+
+    def test_non_leaf_requires_grad_false_raises(self, torch):
+        def f(lib):
+            y = lib.ones(3, requires_grad=True) * 2
+            y.requires_grad = False
+        same_error(torch, f)
+
+        def g(lib):
+            y = lib.ones(3, requires_grad=True) * 2
+            y.requires_grad_(False)
+        same_error(torch, g)
+        y = ag.ones(3, requires_grad=True) * 2
+        y.requires_grad_(True)  # a no-op on a non-leaf
+        assert y.requires_grad
+
+    def test_grad_fn_names(self, torch):
+        def names(lib):
+            x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            m = lib.ones(2, 2, requires_grad=True)
+            return [
+                x * 2, x + 1, x - 1, x / 2, -x, x.exp(), x.tanh(), x.sigmoid(), x.relu(), x.sum(), x.mean(),
+                x.pow(2), x ** x, x.clone(), x.double(), x[0], x[:2], x.view(3), x.reshape(3, 1), x.unsqueeze(0),
+                m.t(), x.expand(2, 3), lib.addmm(m, m, m), m @ m, m.softmax(0),
+            ]
+        for a, t in zip(names(ag), names(torch)):
+            assert a.grad_fn.name() == t.grad_fn.name()
+
+    def test_next_functions_accumulate_grad(self, torch):
+        x = ag.ones(3, requires_grad=True)
+        c = ag.ones(3)
+        y = x * c
+        nf = y.grad_fn.next_functions
+        assert len(nf) == 2
+        acc, nr = nf[0]
+        assert nr == 0 and nf[1][0] is None
+        assert type(acc).__name__ == "AccumulateGrad"
+        assert acc.variable is x
+        # the accumulator is one object per leaf
+        z = x + 1
+        assert z.grad_fn.next_functions[0][0] is acc or z.grad_fn.next_functions[0][0].variable is x
+        w = (y * 2).grad_fn
+        assert w.next_functions[0][0].name() == "MulBackward0"
+        tx = torch.ones(3, requires_grad=True)
+        tn = (tx * torch.ones(3)).grad_fn.next_functions
+        assert type(tn[0][0]).__name__ == type(acc).__name__ and tn[1][0] is None
+
+    def test_grad_fn_type_name(self, torch):
+        x = ag.ones(3, requires_grad=True)
+        assert type((x * 2).grad_fn).__name__ == type((torch.ones(3, requires_grad=True) * 2).grad_fn).__name__
+
+    def test_is_leaf(self):
+        x = ag.ones(3, requires_grad=True)
+        assert x.is_leaf
+        assert ag.ones(3).is_leaf
+        assert not (x * 2).is_leaf
+        assert (x * 2).detach().is_leaf
+        with ag.no_grad():
+            assert (x * 2).is_leaf
+
+
+# ---------------------------------------------------------------- detach / data
+class TestDetach:
+    def test_detach_shares_storage_and_version(self):
+        x = ag.ones(3, requires_grad=True)
+        y = x * 2
+        d = y.detach()
+        assert not d.requires_grad and d.is_leaf and d.grad_fn is None
+        assert d.data_ptr() == y.data_ptr()
+        v = y._version
+        d.add_(1)
+        assert y._version == v + 1  # detach shares the version counter
+        np.testing.assert_allclose(to_np(y), [3, 3, 3])
+
+    def test_detach_inplace_modification_detected(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = x.exp()
+            y.detach().zero_()
+            y.sum().backward()
+        same_error(torch, f)
+
+    def test_data_not_version_tracked(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            y = x.exp()
+            v = y._version
+            y.data.add_(1)  # not recorded: no error in backward
+            assert y._version == v
+            y.sum().backward()
+            np.testing.assert_allclose(to_np(x.grad), np.full(3, np.e + 1))
+            d = x.data
+            assert not d.requires_grad and d.is_leaf and d.data_ptr() == x.data_ptr()
+
+    def test_data_setter(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            x.data = lib.zeros(4)
+            assert tuple(x.shape) == (4,) and x.requires_grad and x.is_leaf
+            (x * 2).sum().backward()
+            np.testing.assert_allclose(to_np(x.grad), [2, 2, 2, 2])
+
+    def test_detach_(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            y = x * 2
+            r = y.detach_()
+            assert r is y
+            assert not y.requires_grad and y.is_leaf and y.grad_fn is None
+
+        def view_detach(lib):
+            x = lib.ones(3, requires_grad=True) * 1
+            x[:2].detach_()
+        e, _ = same_error(torch, view_detach, exact=False)
+        assert "Can't detach views in-place" in str(e)
+
+
+# ---------------------------------------------------------------- .grad setter
+class TestGradSetter:
+    def test_wrong_size(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            x.grad = lib.ones(2)
+        e, t = same_error(torch, f, exact=False)
+        assert "size" in str(e)
+
+    def test_wrong_dtype(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            x.grad = lib.ones(3, dtype=lib.float64)
+        same_error(torch, f, exact=False)
+
+    def test_wrong_type(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            x.grad = 3
+        same_error(torch, f)
+
+    def test_set_and_accumulate(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            g = lib.full((3,), 5.0)
+            x.grad = g
+            assert x.grad is g
+            (x * 2).sum().backward()
+            np.testing.assert_allclose(to_np(x.grad), [7, 7, 7])
+            assert x.grad is g  # accumulated in place into the assigned tensor
+            x.grad = None
+            assert x.grad is None
+
+
+# ---------------------------------------------------------------- backward / grad
+class TestBackwardAPI:
+    def test_simple_backward(self, torch):
+        run_both(torch, lambda lib, x, y: (x * y + x.exp()).sum(), rand(3), rand(3))
+
+    def test_backward_with_gradient(self, torch):
+        g = rand(2, 3)
+        for lib in (ag, torch):
+            pass
+
+        def f(lib, x):
+            y = x * x
+            y.backward(lib.tensor(g))
+        run_both(torch, f, rand(2, 3))
+
+    def test_nonscalar_without_gradient(self, torch):
+        same_error(torch, lambda lib: (lib.ones(3, requires_grad=True) * 2).backward())
+        same_error(torch, lambda lib: lib.autograd.grad(lib.ones(3, requires_grad=True) * 2, []) if False else
+                   lib.autograd.grad(lib.ones(3, requires_grad=True) * 2, lib.ones(1, requires_grad=True)))
+
+    def test_gradient_shape_mismatch(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            (x * 2).backward(lib.ones(2))
+        same_error(torch, f)
+
+        def g(lib):
+            x = lib.ones(3, requires_grad=True)
+            (x * 2).sum().backward(lib.ones(3))
+        same_error(torch, g)
+
+    def test_backward_no_grad_tensor(self, torch):
+        same_error(torch, lambda lib: (lib.ones(3) * 2).sum().backward())
+        same_error(torch, lambda lib: lib.autograd.grad((lib.ones(3) * 2).sum(), lib.ones(3, requires_grad=True)))
+
+    def test_backward_inputs_empty(self, torch):
+        same_error(torch, lambda lib: (lib.ones(3, requires_grad=True) * 2).sum().backward(inputs=[]))
+
+    def test_grad_inputs_empty(self, torch):
+        same_error(torch, lambda lib: lib.autograd.grad((lib.ones(3, requires_grad=True) * 2).sum(), []))
+
+    def test_grad_input_not_requiring_grad(self, torch):
+        same_error(torch, lambda lib: lib.autograd.grad((lib.ones(3, requires_grad=True) * 2).sum(), lib.ones(3)))
+
+    def test_accumulation_across_calls(self, torch):
+        def f(lib, x):
+            (x * x).sum().backward()
+            (x * 3).sum().backward()
+        run_both(torch, f, rand(4))
+
+    def test_tensor_used_twice(self, torch):
+        run_both(torch, lambda lib, x: (x * x + x * 2 + x.exp() * x).sum(), rand(4))
+
+    def test_diamond(self, torch):
+        def f(lib, x):
+            a = x * 2
+            b = a.exp()
+            c = a.tanh()
+            return (b * c + a).sum()
+        run_both(torch, f, rand(5))
+
+    @pytest.mark.parametrize("sa,sb", [((3, 4), (4,)), ((3, 4), (1, 4)), ((3, 1), (1, 4)), ((2, 3, 4), (3, 1)),
+                                       ((3, 4), ()), ((), (3,))])
+    def test_broadcast_reduced(self, torch, sa, sb):
+        for op in (lambda a, b: a * b, lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a / b,
+                   lambda a, b: a ** 2 + b * a):
+            xa, _ = run_both(torch, lambda lib, a, b: (op(a, b) * 1.5).sum(), rand(*sa) + 3, rand(*sb) + 3)
+            assert tuple(xa[0].grad.shape) == sa and tuple(xa[1].grad.shape) == sb
+
+    def test_dtype_cast(self, torch):
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = (x.double() * lib.tensor([3.0, 4.0], dtype=lib.float64)).sum()
+            assert dtype_name(y.dtype) == "float64"
+            y.backward()
+            assert dtype_name(x.grad.dtype) == "float32"
+            np.testing.assert_allclose(to_np(x.grad), [3, 4])
+
+    def test_mixed_dtype_promotion_grad(self, torch):
+        def f(lib):
+            a = lib.tensor([1.0, 2.0], requires_grad=True)
+            b = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+            (a * b).sum().backward()
+            return a.grad, b.grad
+        for ga, gt in zip(f(ag), f(torch)):
+            assert_close(ga, gt)
+
+    def test_autograd_backward_function(self, torch):
+        g1, g2 = rand(3), rand(3)
+
+        def f(lib, x, y):
+            a = x * y
+            b = x.exp()
+            lib.autograd.backward([a, b], [lib.tensor(g1), lib.tensor(g2)])
+        run_both(torch, f, rand(3), rand(3))
+
+        def h(lib, x):
+            lib.autograd.backward((x * x).sum())
+        run_both(torch, h, rand(3))
+
+        def k(lib, x):  # None seed for a scalar output
+            lib.autograd.backward([(x * x).sum(), (x * 3).sum()], [None, None])
+        run_both(torch, k, rand(3))
+
+    def test_backward_inputs(self, torch):
+        def f(lib, x, y):
+            z = (x * y).sum()
+            z.backward(inputs=[x])
+            assert y.grad is None
+        run_both(torch, f, rand(3), rand(3))
+
+        def g(lib, x, y):
+            w = x * 2  # a non-leaf input: accumulates into w.grad
+            z = (w * y).sum()
+            z.backward(inputs=[w, y])
+            assert x.grad is None
+            return None
+        xa, xt = run_both(torch, g, rand(3), rand(3))
+
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            w = x * 2
+            (w * w).sum().backward(inputs=w)
+            np.testing.assert_allclose(to_np(w.grad), [4, 8])
+            assert x.grad is None
+
+    def test_grad_basic(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x, y = leaves(lib, [[1.0, 2.0], [3.0, 4.0]])
+            z = (x * y * y).sum()
+            gx, gy = lib.autograd.grad(z, [x, y])
+            assert x.grad is None and y.grad is None
+            assert not gx.requires_grad
+            (g,) = lib.autograd.grad((x * x).sum(), x)
+            res.append((gx, gy, g))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_grad_returns_tuple(self, torch):
+        x = ag.ones(2, requires_grad=True)
+        r = ag.autograd.grad((x * 2).sum(), x)
+        assert isinstance(r, tuple) and len(r) == 1
+
+    def test_grad_grad_outputs(self, torch):
+        g = rand(2, 2)
+        res = []
+        for lib in (ag, torch):
+            (x,) = leaves(lib, [[[1.0, 2.0], [3.0, 4.0]]])
+            y = x.exp() * x
+            res.append(lib.autograd.grad(y, x, grad_outputs=lib.tensor(g), retain_graph=True)[0])
+            res.append(lib.autograd.grad([y * 1, (y * 2).sum()], x, grad_outputs=[lib.tensor(g), None])[0])
+        assert_close(res[0], res[2])
+        assert_close(res[1], res[3])
+
+    def test_grad_unused(self, torch):
+        def f(lib):
+            x, y = leaves(lib, [[1.0], [2.0]])
+            lib.autograd.grad((x * 2).sum(), [x, y])
+        e, t = same_error(torch, f, exact=False)
+        assert "allow_unused=True" in str(e)
+        for lib in (ag, torch):
+            x, y = leaves(lib, [[1.0], [2.0]])
+            gx, gy = lib.autograd.grad((x * 2).sum(), [x, y], allow_unused=True)
+            assert gy is None
+            np.testing.assert_allclose(to_np(gx), [2])
+            gx, gy = lib.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True)
+            np.testing.assert_allclose(to_np(gy), [0])
+            assert tuple(gy.shape) == (1,)
+
+    def test_grad_unused_error_message(self, torch):
+        def f(lib):
+            x, y = leaves(lib, [[1.0], [2.0]])
+            lib.autograd.grad((x * 2).sum(), [x, y])
+        same_error(torch, f)
+
+    def test_materialize_with_allow_unused_false(self, torch):
+        def f(lib):
+            x, y = leaves(lib, [[1.0], [2.0]])
+            lib.autograd.grad((x * 2).sum(), [x, y], allow_unused=False, materialize_grads=True)
+        same_error(torch, f)
+
+    def test_grad_nonleaf_input(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            w = x * 3
+            z = (w * w).sum()
+            res.append(lib.autograd.grad(z, w)[0])
+            assert x.grad is None
+        assert_close(*res)
+
+    def test_grad_same_input_twice(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            res.append(lib.autograd.grad((x * x).sum(), [x, x]))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_grad_does_not_touch_other_leaves(self, torch):
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        y = ag.tensor([1.0, 2.0], requires_grad=True)
+        ag.autograd.grad((x * y).sum(), [x])
+        assert x.grad is None and y.grad is None
+
+    def test_grad_input_is_root(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = x * 2
+            res.append(lib.autograd.grad(y, y, lib.ones(2))[0])
+            res.append(lib.autograd.grad(x, x, lib.ones(2))[0])
+        assert_close(res[0], res[2])
+        assert_close(res[1], res[3])
+
+    def test_multiple_roots_shared_graph(self, torch):
+        def f(lib, x):
+            a = x.exp()
+            lib.autograd.backward([a.sum(), (a * a).sum()])
+        run_both(torch, f, rand(3))
+
+    def test_multiple_outputs_node(self, torch):
+        def f(lib, x):
+            a, b = x.split(2)
+            return (a * 2).sum() + (b.exp()).sum()
+        run_both(torch, f, rand(4))
+
+        def g(lib, x):
+            v, i = x.max(0)
+            return (v * 3).sum()
+        run_both(torch, g, rand(3, 4))
+
+    def test_grad_bad_inputs(self, torch):
+        x = ag.ones(2, requires_grad=True)
+        with pytest.raises(TypeError):
+            ag.autograd.grad((x * 2).sum(), 3)
+        with pytest.raises(TypeError):
+            ag.autograd.backward([(x * 2).sum()], [3])
+        with pytest.raises(TypeError):
+            ag.autograd.grad((x * 2).sum(), [x, "a"])
+
+
+# ---------------------------------------------------------------- retain_graph
+class TestRetainGraph:
+    def test_second_backward_raises(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = (x * x).sum()
+            y.backward()
+            y.backward()
+        e, _ = same_error(torch, f)
+        assert "retain_graph=True" in str(e)
+
+    def test_second_grad_raises(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = (x.exp()).sum()
+            lib.autograd.grad(y, x)
+            lib.autograd.grad(y, x)
+        same_error(torch, f)
+
+    def test_retain_graph_works(self, torch):
+        def f(lib, x):
+            y = (x * x.exp()).sum()
+            y.backward(retain_graph=True)
+            y.backward(retain_graph=True)
+            y.backward()
+        run_both(torch, f, rand(3))
+
+    def test_create_graph_retains(self, torch):
+        def f(lib, x):
+            y = (x * x).sum()
+            y.backward(create_graph=True)
+            y.backward(create_graph=True)
+            # grads built with create_graph hold history
+            assert x.grad.requires_grad
+            x.grad = None
+        run_both(torch, f, rand(3))
+
+    def test_graph_without_saved_tensors(self, torch):
+        # nodes that save nothing can be re-run
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            y = (x.view(3, 1) + 1 - x.reshape(1, 3).t()).sum() + x.sum()
+            y.backward()
+            y.backward()
+            np.testing.assert_allclose(to_np(x.grad), [2, 2, 2])
+
+
+# ---------------------------------------------------------------- version counter
+class TestVersionCounter:
+    def test_version_bumps(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3)
+            assert x._version == 0
+            x.add_(1)
+            assert x._version == 1
+            x.mul_(2)
+            x[0] = 5
+            x.zero_()
+            x += 1
+            x.copy_(lib.ones(3))
+            assert x._version == 6
+            (x + 1)  # out of place: no bump
+            assert x._version == 6
+
+    def test_views_share_version(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(4, 4)
+            views = [x[0], x[:, 1], x.view(16), x.t(), x.transpose(0, 1), x.unsqueeze(0), x.expand(2, 4, 4),
+                     x.reshape(16), x.detach(), x.narrow(0, 1, 2), x.diagonal(), x.squeeze()]
+            x.add_(1)
+            assert all(v._version == 1 for v in views)
+            views[0].add_(1)
+            assert x._version == 2 and views[3]._version == 2
+
+    def test_modified_saved_input(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = x * 2
+            z = y * y
+            y.add_(1)
+            z.sum().backward()
+        e, _ = same_error(torch, f)
+        assert "version 1; expected version 0" in str(e)
+
+    def test_modified_saved_output(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = x.exp()
+            y.add_(1)
+            y.sum().backward()
+        same_error(torch, f)
+
+        def g(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = x.sigmoid()
+            y.mul_(2)
+            y.sum().backward()
+        same_error(torch, g)
+
+    def test_modified_leaf_under_no_grad(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = x * x
+            with lib.no_grad():
+                x.add_(1)
+            y.sum().backward()
+        same_error(torch, f)
+
+    def test_modified_through_view(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = x.exp()
+            z = y * y
+            y[1:].mul_(2)
+            z.sum().backward()
+        same_error(torch, f, exact=False)
+
+    def test_modified_double_dtype(self, torch):
+        def f(lib):
+            x = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+            y = x.tanh()
+            y.mul_(3)
+            y.sum().backward()
+        same_error(torch, f)
+
+    def test_unmodified_ok_after_unrelated_inplace(self, torch):
+        def f(lib, x):
+            y = x * 2
+            z = y.exp()  # saves its output, not y
+            y.add_(1)
+            return (z + y).sum()
+        run_both(torch, f, rand(3))
+
+
+# ---------------------------------------------------------------- in-place
+class TestInplace:
+    def test_leaf_inplace_raises(self, torch):
+        for op in (lambda t: t.add_(1), lambda t: t.mul_(2), lambda t: t.zero_(), lambda t: t.exp_(),
+                   lambda t: t.copy_(t.detach() * 0 + 1), lambda t: t.__iadd__(1), lambda t: t.fill_(2.0)):
+            same_error(torch, lambda lib: op(lib.ones(3, requires_grad=True)))
+
+    def test_leaf_setitem_raises(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            x[0] = 2
+        same_error(torch, f)
+
+    def test_view_of_leaf_inplace_raises(self, torch):
+        same_error(torch, lambda lib: lib.ones(3, requires_grad=True)[0].add_(1))
+        same_error(torch, lambda lib: lib.ones(3, 2, requires_grad=True).t().mul_(2))
+        same_error(torch, lambda lib: lib.ones(3, requires_grad=True).view(3).zero_())
+
+    def test_leaf_inplace_under_no_grad_ok(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            with lib.no_grad():
+                x.add_(1)
+                x[0] = 7
+            assert x.requires_grad and x.is_leaf and x.grad_fn is None
+            (x * 2).sum().backward()
+            np.testing.assert_allclose(to_np(x), [7, 2, 2])
+            np.testing.assert_allclose(to_np(x.grad), [2, 2, 2])
+
+    def test_inplace_non_leaf(self, torch):
+        def f(lib, x):
+            y = x * 2
+            y.add_(1)
+            assert y.grad_fn.name() == "AddBackward0"
+            y.mul_(x)
+            y.div_(x + 3)
+            assert y.grad_fn.name() == "DivBackward0" and y._version == 3
+            return y.sum()
+        run_both(torch, f, rand(4))
+
+    def test_inplace_chain(self, torch):
+        def f(lib, x, w):
+            y = x.clone()
+            y.mul_(w)
+            y.sub_(x)
+            y.div_(2.0)
+            y.add_(w, alpha=2)
+            y.sub_(x.exp(), alpha=0.5)
+            y.tanh_()  # saves its result: the last in-place op
+            return (y * y).sum()
+        run_both(torch, f, rand(5), rand(5))
+
+    @staticmethod
+    def _self_alias(lib, x, w, inplace):
+        y = x * 2
+        if inplace:
+            y.add_(1)
+            y.mul_(y)  # saves self as `other`
+            y.tanh_()  # saves its result ...
+            y += w  # ... which this modifies
+            y *= x
+            y.sigmoid_()
+        else:
+            y = y + 1
+            y = y * y
+            y = y.tanh()
+            y = y + w
+            y = y * x
+            y = y.sigmoid()
+        return (y * y).sum()
+
+    def test_inplace_reading_self_better_than_torch(self, torch):
+        # torch raises here ("modified by an inplace operation": mul_ saved self as `other`, tanh_
+        # saved its own result). ampgrad's in-place ops save pre-write clones / their out-of-place
+        # result (Note [Saved self in in-place ops]) and give the out-of-place gradients instead.
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            xs = leaves(torch, [rand(4), rand(4)])
+            self._self_alias(torch, *xs, inplace=True).backward()
+        xr = leaves(torch, [rand(4), rand(4)])
+        xa = [ag.tensor(t.detach().numpy(), requires_grad=True) for t in xr]
+        la = self._self_alias(ag, *xa, inplace=True)
+        lt = self._self_alias(torch, *xr, inplace=False)
+        la.backward()
+        lt.backward()
+        assert_close(la, lt)
+        for a, t in zip(xa, xr):
+            assert_close(a.grad, t.grad)
+
+    def test_inplace_with_other_requiring_grad(self, torch):
+        def f(lib, x, w):
+            y = lib.zeros(3, dtype=lib.float64)
+            y.add_(w)  # y did not require grad before
+            assert y.requires_grad and not y.is_leaf
+            y.mul_(x)
+            return y.sum()
+        run_both(torch, f, rand(3), rand(3))
+
+    def test_inplace_broadcast_other(self, torch):
+        def f(lib, x, b):
+            y = x * 1
+            y.add_(b)
+            y.mul_(b)
+            return (y ** 2).sum()
+        run_both(torch, f, rand(3, 4), rand(4))
+
+    def test_inplace_dtype_of_result(self, torch):
+        def f(lib, x, w):
+            y = x.float() * 1  # float32
+            y.mul_(w)  # w float64; result stays float32
+            assert dtype_name(y.dtype) == "float32"
+            return y.sum()
+        run_both(torch, f, rand(3), rand(3), rtol=1e-5)
+
+    def test_inplace_on_view_of_nonleaf(self, torch):
+        def f(lib, x):
+            y = x * 1
+            y[1:3].mul_(2)
+            return (y * y).sum()
+        run_both(torch, f, rand(5))
+
+    def test_inplace_on_view_copyslices(self, torch):
+        def f(lib, x, w):
+            y = x * 3
+            v = y[1]
+            v.mul_(w[0])
+            assert y.grad_fn.name() == "torch::autograd::CopySlices"
+            assert type(y.grad_fn).__name__ == "CopySlices"
+            return (y * x).sum()
+        run_both(torch, f, rand(3, 2), rand(2))
+
+    def test_inplace_on_view_then_use_view(self, torch):
+        def f(lib, x):
+            y = x * 2
+            v = y[:, 0]
+            v.exp_()
+            return (v * 3).sum() + (y * y).sum()
+        run_both(torch, f, rand(3, 2))
+
+    def test_inplace_on_transposed_view(self, torch):
+        def f(lib, x):
+            y = x * 2
+            y.t().add_(lib.ones(3, 2, dtype=lib.float64) * x.t())
+            return (y ** 2).sum()
+        run_both(torch, f, rand(2, 3))
+
+    def test_inplace_on_view_of_view(self, torch):
+        def f(lib, x):
+            y = x * 2
+            v = y[1:]
+            w = v[:, 1:]
+            w.mul_(3)
+            return (y * y.exp()).sum()
+        run_both(torch, f, rand(4, 3))
+
+    def test_inplace_view_zero(self, torch):
+        def f(lib, x):
+            y = x * 3
+            y[0].zero_()
+            return (y * 3).sum()
+        run_both(torch, f, rand(3, 2))
+
+    def test_setitem_with_grad_value(self, torch):
+        def f(lib, w):
+            x = lib.zeros(3, dtype=lib.float64)
+            x[0] = w[0] * 2
+            x[1:] = w[1:].exp()
+            return (x * x).sum()
+        run_both(torch, f, rand(3))
+
+    def test_setitem_advanced_index_grad(self, torch):
+        def f(lib, w, x0):
+            x = x0 * 1
+            x[lib.tensor([0, 2])] = w * 3
+            return (x * x).sum()
+        run_both(torch, f, rand(2), rand(4))
+
+    def test_setitem_mask(self, torch):
+        def f(lib, x0):
+            x = x0 * 2
+            x[x > 0] = 0.0
+            return (x * x0).sum()
+        run_both(torch, f, rand(6))
+
+    def test_copy_grad(self, torch):
+        def f(lib, a, b):
+            y = a * 1
+            y.copy_(b * 2)
+            return (y * a).sum()
+        run_both(torch, f, rand(3), rand(3))
+
+        def g(lib, a, b):
+            y = a * 1
+            y[:2].copy_(b)
+            return (y * y).sum()
+        run_both(torch, g, rand(3), rand(2))
+
+    def test_inplace_on_saved_output_view_error(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            y = x.exp()
+            y[0].add_(1)
+            y.sum().backward()
+        same_error(torch, f, exact=False)
+
+    def test_grad_through_view_after_base_inplace(self, torch):
+        def f(lib, x):
+            y = x * 2
+            v = y[:2]
+            y.mul_(3)
+            return (v * v).sum()
+        run_both(torch, f, rand(4))
+
+    def test_inplace_relu_functional(self, torch):
+        def f(lib, x):
+            y = x * 2
+            lib.nn.functional.relu(y, inplace=True)
+            return (y * y).sum()
+        run_both(torch, f, rand(5))
+
+    def test_integer_inplace_no_grad_interaction(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            i = lib.zeros(3, dtype=lib.int64)
+            i.add_(1)
+            assert not i.requires_grad
+            with pytest.raises(RuntimeError):
+                i.add_(x)  # float result can't be cast to int64
+
+
+# ---------------------------------------------------------------- higher order
+def _double_backward(torch, fn, *arrays, rtol=1e-7, atol=1e-10, order=2):
+    """g = grad(fn(x), x, create_graph=True); then penalty terms built from g are differentiated."""
+    res = []
+    for lib in (ag, torch):
+        xs = leaves(lib, arrays)
+        y = fn(lib, *xs)
+        gs = lib.autograd.grad(y, xs, create_graph=True)
+        out = sum((g * g).sum() for g in gs)
+        if order == 3:
+            gg = lib.autograd.grad(out, xs, create_graph=True)
+            out = sum((g.sin()).sum() for g in gg)
+        out.backward()
+        res.append((xs, gs, out))
+    (xa, ga, oa), (xt, gt, ot) = res
+    for a, t in zip(ga, gt):
+        assert_close(a, t, rtol, atol)
+    assert_close(oa, ot, rtol, atol)
+    for a, t in zip(xa, xt):
+        assert_close(a.grad, t.grad, rtol, atol)
+
+
+HIGHER = {
+    "mul": lambda lib, x, w: (x * w * x).sum(),
+    "exp": lambda lib, x, w: (x.exp() * w).sum(),
+    "tanh": lambda lib, x, w: (x.tanh() * w).sum(),
+    "sigmoid": lambda lib, x, w: (x.sigmoid() * w).sum(),
+    "matmul": lambda lib, x, w: (x.reshape(2, 2) @ w.reshape(2, 2) @ x.reshape(2, 2)).sum(),
+    "softmax": lambda lib, x, w: (x.reshape(2, 2).softmax(1) * w.reshape(2, 2)).sum(),
+    "log_softmax": lambda lib, x, w: (x.reshape(2, 2).log_softmax(-1) * w.reshape(2, 2)).sum(),
+    "pow": lambda lib, x, w: (x.abs().pow(3) * w).sum() + (x.abs() ** w.abs()).sum(),
+    "div": lambda lib, x, w: (w / (x * x + 1)).sum(),
+    "log": lambda lib, x, w: ((x * x + 1).log() * w).sum(),
+    "sqrt": lambda lib, x, w: ((x * x + 1).sqrt() * w).sum(),
+    "sin_cos": lambda lib, x, w: (x.sin() * w.cos() + x.cos()).sum(),
+    "mean_var": lambda lib, x, w: (x * w).mean() + x.var() * w.sum(),
+    "broadcast": lambda lib, x, w: (x.reshape(2, 2) * w[:2] + w[2:].reshape(2, 1)).exp().sum(),
+    "views": lambda lib, x, w: (x.reshape(2, 2).t()[0] * w[1:3]).exp().sum(),
+    "norm": lambda lib, x, w: (x * w).norm(),
+    "relu": lambda lib, x, w: ((x * w).relu() * x).sum(),
+    "gelu": lambda lib, x, w: (lib.nn.functional.gelu(x) * w).sum(),
+    "silu": lambda lib, x, w: (lib.nn.functional.silu(x) * w).sum(),
+    "linear": lambda lib, x, w: lib.nn.functional.linear(x.reshape(2, 2), w.reshape(2, 2), x[:2]).tanh().sum(),
+    "addmm": lambda lib, x, w: lib.addmm(x.reshape(2, 2), w.reshape(2, 2), x.reshape(2, 2)).exp().sum(),
+    "where": lambda lib, x, w: lib.where(x > 0, x * x * w, w.exp() * x).sum(),
+    "max": lambda lib, x, w: (x * w).max() * x.sum(),
+    "inplace": lambda lib, x, w: _inplace_chain(x, w),
+}
+
+
+def _inplace_chain(x, w):
+    y = x * 1
+    y.mul_(w)
+    y.add_(x.exp())
+    y[1:].mul_(x[:3])
+    y.t().sub_(w)
+    return (y.exp() * y).sum()
+
+
+@pytest.mark.parametrize("name", sorted(HIGHER))
+def test_double_backward(torch, name):
+    x, w = rand(4) * 0.8, rand(4) * 0.8
+    _double_backward(torch, HIGHER[name], x, w)
+
+
+@pytest.mark.parametrize("name", ["mul", "exp", "tanh", "sigmoid", "matmul", "softmax", "pow", "div", "sin_cos"])
+def test_triple_backward(torch, name):
+    x, w = rand(4) * 0.8, rand(4) * 0.8
+    _double_backward(torch, HIGHER[name], x, w, order=3, rtol=1e-6)
+
+
+class TestHigherOrder:
+    def test_gradient_penalty(self, torch):
+        def f(lib, x, W):
+            y = (x @ W).tanh().sum()
+            (g,) = lib.autograd.grad(y, x, create_graph=True)
+            ((g ** 2).sum() + y).backward()
+        run_both(torch, f, rand(3, 4), rand(4, 5))
+
+    def test_backward_create_graph_then_grad(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+            y = (x ** 3).sum()
+            y.backward(create_graph=True)
+            g = x.grad
+            assert g.requires_grad and g.grad_fn is not None
+            (h,) = lib.autograd.grad(g.sum(), x)
+            res.append((g, h))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_grad_of_grad_wrt_grad_output(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+            v = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
+            y = x.exp() * x
+            (g,) = lib.autograd.grad(y, x, grad_outputs=v, create_graph=True)
+            gv, gx = lib.autograd.grad(g.sum(), [v, x])
+            res.append((g, gv, gx))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_no_create_graph_grad_is_constant(self):
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        (g,) = ag.autograd.grad((x ** 3).sum(), x)
+        assert not g.requires_grad and g.grad_fn is None
+
+    def test_create_graph_linear_op_grad_no_history(self, torch):
+        # d(sum(2x))/dx is a constant: torch returns a tensor that does not require grad
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            (g,) = lib.autograd.grad((x * 2).sum(), x, create_graph=True)
+            np.testing.assert_allclose(to_np(g), [2, 2])
+        gt = torch.autograd.grad((torch.ones(2, requires_grad=True) * 2).sum(),
+                                 torch.ones(2, requires_grad=True), allow_unused=True)[0]
+        assert gt is None
+
+
+# ---------------------------------------------------------------- AccumulateGrad layout contract
+class TestAccumulateGrad:
+    def test_first_backward_steals_second_adds_in_place(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            (x * 2).sum().backward()
+            g = x.grad
+            ptr = g.data_ptr()
+            (x * 3).sum().backward()
+            assert x.grad is g and x.grad.data_ptr() == ptr
+            np.testing.assert_allclose(to_np(x.grad), [5, 5, 5])
+            assert not x.grad.requires_grad
+
+    def test_steal_incoming_gradient(self, torch):
+        # the seed passed to backward() is not stolen (the caller still owns it)
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            seed = lib.ones(3)
+            x.backward(seed)
+            assert x.grad.data_ptr() != seed.data_ptr() or lib is torch and x.grad is not seed
+            seed.mul_(5)
+            np.testing.assert_allclose(to_np(x.grad), [1, 1, 1])
+
+    def test_grad_not_aliased_between_leaves(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            y = lib.ones(3, requires_grad=True)
+            (x + y).sum().backward()
+            assert x.grad.data_ptr() != y.grad.data_ptr()
+            x.grad.add_(1)
+            np.testing.assert_allclose(to_np(y.grad), [1, 1, 1])
+
+    def test_grad_of_expanded_leaf_is_contiguous_copy(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            x.expand(4, 3).sum().backward()
+            assert x.grad.is_contiguous()
+            np.testing.assert_allclose(to_np(x.grad), [4, 4, 4])
+
+    def test_create_graph_grad_has_history(self, torch):
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            (x * x).sum().backward(create_graph=True)
+            assert x.grad.requires_grad and x.grad.grad_fn is not None
+            old = x.grad
+            (x * x).sum().backward(create_graph=True)
+            assert x.grad is not old  # out of place under create_graph
+            np.testing.assert_allclose(to_np(x.grad), [4, 8])
+            np.testing.assert_allclose(to_np(old), [2, 4])
+
+    def test_create_graph_accumulate_into_existing_plain_grad(self, torch):
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            (x * 3).sum().backward()
+            old = x.grad
+            (x * x).sum().backward(create_graph=True)
+            np.testing.assert_allclose(to_np(x.grad), [5, 7])
+            assert x.grad.requires_grad
+
+    def test_grad_mode_off_accumulate_in_place(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(2, requires_grad=True)
+            x.grad = lib.zeros(2)
+            g = x.grad
+            (x * 2).sum().backward()
+            assert x.grad is g
+
+    def test_accumulate_grad_dtype(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+            (x.float() * 2).sum().backward()
+            assert dtype_name(x.grad.dtype) == "float64"
+
+    def test_zero_grad_pattern(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(2, requires_grad=True)
+            for _ in range(3):
+                if x.grad is not None:
+                    x.grad.zero_()
+                (x * 2).sum().backward()
+            np.testing.assert_allclose(to_np(x.grad), [2, 2])
+
+
+# ---------------------------------------------------------------- hooks
+class TestHooks:
+    def test_leaf_hook_modifies(self, torch):
+        def f(lib, x):
+            x.register_hook(lambda g: g * 10)
+            return (x * x).sum()
+        run_both(torch, f, rand(3))
+
+    def test_nonleaf_hook_modifies(self, torch):
+        def f(lib, x):
+            y = x * 2
+            y.register_hook(lambda g: g + 1)
+            return (y * y).sum()
+        run_both(torch, f, rand(3))
+
+    def test_hook_returning_none_keeps(self, torch):
+        seen = []
+
+        def f(lib, x):
+            y = x.exp()
+            y.register_hook(lambda g: seen.append(to_np(g).copy()))
+            x.register_hook(lambda g: seen.append(to_np(g).copy()))
+            return (y * 3).sum()
+        run_both(torch, f, rand(3))
+        assert len(seen) == 4
+        np.testing.assert_allclose(seen[0], seen[2])
+        np.testing.assert_allclose(seen[1], seen[3])
+
+    def test_multiple_hooks_order(self, torch):
+        def f(lib, x):
+            y = x * 1
+            y.register_hook(lambda g: g * 2)
+            y.register_hook(lambda g: g + 1)
+            x.register_hook(lambda g: g * 3)
+            x.register_hook(lambda g: g - 1)
+            return (y * 1).sum()
+        run_both(torch, f, rand(3))
+
+    def test_handle_remove(self, torch):
+        def f(lib, x):
+            y = x * 1
+            h1 = y.register_hook(lambda g: g * 100)
+            h2 = x.register_hook(lambda g: g * 100)
+            h3 = y.register_hook(lambda g: g + 1)
+            h1.remove()
+            h2.remove()
+            h2.remove()  # idempotent
+            return (y * 2).sum()
+        run_both(torch, f, rand(3))
+
+    def test_hook_on_grad_and_autograd_grad(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = x * x
+            y.register_hook(lambda g: g * 2)
+            res.append(lib.autograd.grad(y.sum(), x)[0])
+        assert_close(*res)
+
+    def test_hook_wrong_type_raises_type_error(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            x.register_hook(lambda g: 3)
+            with pytest.raises(TypeError):
+                (x * 2).sum().backward()
+            y = lib.ones(3, requires_grad=True)
+            z = y * 2
+            z.register_hook(lambda g: "bad")
+            with pytest.raises(TypeError):
+                z.sum().backward()
+
+    def test_hook_wrong_size_raises(self, torch):
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            x.register_hook(lambda g: lib.ones(2))
+            x.sum().backward()
+        same_error(torch, f, exact=False)
+
+    def test_hook_exception_propagates(self, torch):
+        class Boom(Exception):
+            pass
+
+        def bad(g):
+            raise Boom("hook failed")
+        x = ag.ones(3, requires_grad=True)
+        y = x * 2
+        y.register_hook(bad)
+        with pytest.raises(Boom):
+            y.sum().backward()
+        # the interpreter and the engine are fine afterwards
+        x2 = ag.ones(3, requires_grad=True)
+        (x2 * 2).sum().backward()
+        np.testing.assert_allclose(to_np(x2.grad), [2, 2, 2])
+
+    def test_register_hook_no_grad_tensor(self, torch):
+        same_error(torch, lambda lib: lib.ones(3).register_hook(lambda g: g))
+
+    def test_retain_grad(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            y = x * 2
+            assert not y.retains_grad
+            y.retain_grad()
+            y.retain_grad()  # idempotent
+            assert y.retains_grad
+            z = (y * y).sum()
+            z.backward(retain_graph=True)
+            g1 = y.grad.clone()
+            z.backward()
+            res.append((g1, y.grad, x.grad))
+            assert not x.retains_grad  # leaves don't "retain"
+            x.retain_grad()
+            assert not x.retains_grad
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_retain_grad_no_grad_raises(self, torch):
+        same_error(torch, lambda lib: lib.ones(3).retain_grad())
+
+    def test_retain_grad_sees_hooked_gradient(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = x * 2
+            y.retain_grad()
+            y.register_hook(lambda g: g * 5)
+            (y * y).sum().backward()
+            res.append((y.grad, x.grad))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_retain_grad_inplace(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = x * 2
+            y.retain_grad()
+            y.mul_(3)
+            (y * y).sum().backward()
+            res.append((y.grad, x.grad))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_post_accumulate_grad_hook(self, torch):
+        for lib in (ag, torch):
+            seen = []
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+
+            def hook(t):
+                assert t is x
+                seen.append(to_np(t.grad).copy())
+                return None
+            h = x.register_post_accumulate_grad_hook(hook)
+            (x * 2).sum().backward()
+            (x * 3).sum().backward()
+            h.remove()
+            (x * 3).sum().backward()
+            assert len(seen) == 2
+            np.testing.assert_allclose(seen[1], [5, 5])
+
+    def test_post_accumulate_grad_hook_nonleaf_raises(self, torch):
+        same_error(torch, lambda lib: (lib.ones(3, requires_grad=True) * 2).register_post_accumulate_grad_hook(
+            lambda t: None))
+        same_error(torch, lambda lib: lib.ones(3).register_post_accumulate_grad_hook(lambda t: None))
+
+    def test_hook_can_be_removed_inside_hook(self, torch):
+        handles = []
+        x = ag.ones(2, requires_grad=True)
+        y = x * 1
+
+        def hook(g):
+            handles[0].remove()
+            return g * 2
+        handles.append(y.register_hook(hook))
+        (y * 1).sum().backward(retain_graph=True)
+        (y * 1).sum().backward()
+        np.testing.assert_allclose(to_np(x.grad), [3, 3])
+
+
+# ---------------------------------------------------------------- deep graphs
+class TestDeepGraph:
+    def test_deep_chain_backward_and_free(self):
+        n = 100_000
+        x = ag.tensor([1.0], dtype=ag.float64, requires_grad=True)
+        t0 = time.time()
+        y = x
+        for _ in range(n):
+            y = y * 1.0001
+        y.sum().backward()
+        np.testing.assert_allclose(to_np(x.grad), [1.0001 ** n], rtol=1e-3)
+        del y
+        gc.collect()
+        assert time.time() - t0 < 60
+
+    def test_deep_chain_freed_without_backward(self):
+        x = ag.tensor([1.0], requires_grad=True)
+        y = x
+        for _ in range(150_000):
+            y = y.exp() * 0.5 if False else y + 1.0
+        del y  # must not recurse
+        y = x
+        for _ in range(100_000):
+            y = y.tanh()  # saves its output: weak self reference
+        del y
+
+    def test_deep_chain_retain_graph_views(self):
+        x = ag.ones(4, requires_grad=True)
+        y = x
+        for _ in range(20_000):
+            y = y.view(2, 2).view(4) * 1.0
+        y.sum().backward()
+        np.testing.assert_allclose(to_np(x.grad), [1, 1, 1, 1])
+        del y
+
+    def test_deep_inplace_chain(self):
+        x = ag.ones(3, requires_grad=True)
+        y = x * 1
+        for _ in range(50_000):
+            y.mul_(1.0)
+        y.sum().backward()
+        np.testing.assert_allclose(to_np(x.grad), [1, 1, 1])
+        del y
+
+    def test_wide_graph(self):
+        x = ag.ones(2, requires_grad=True)
+        total = x.sum() * 0
+        for i in range(2000):
+            total = total + (x * float(i)).sum()
+        total.backward()
+        np.testing.assert_allclose(to_np(x.grad), [sum(range(2000))] * 2)
+
+
+# ---------------------------------------------------------------- errors never crash
+class TestNoCrash:
+    def test_bad_inputs_raise(self):
+        x = ag.ones(3, requires_grad=True)
+        bad_calls = [
+            lambda: ag.autograd.grad(None, x),
+            lambda: ag.autograd.grad((x * 2).sum(), None),
+            lambda: ag.autograd.backward(None),
+            lambda: ag.autograd.backward([1, 2]),
+            lambda: ag.autograd.grad([x.sum()], [x], grad_outputs=[ag.ones(3)]),
+            lambda: ag.autograd.grad([x.sum(), x.sum()], [x], grad_outputs=[None]),
+            lambda: x.backward(gradient="a"),
+            lambda: x.register_hook(None),
+            lambda: x.register_hook(3),
+            lambda: (x * 2).grad_fn(),
+            lambda: (x * 2).grad_fn(ag.ones(3), ag.ones(3), ag.ones(3)),
+            lambda: (x * 2).grad_fn("a"),
+            lambda: setattr(x, "grad", "abc"),
+            lambda: setattr(x, "requires_grad", "yes"),
+            lambda: setattr(x, "data", 3),
+            lambda: x.requires_grad_(None),
+        ]
+        for c in bad_calls:
+            with pytest.raises((RuntimeError, TypeError, ValueError, IndexError, AttributeError)):
+                c()
+
+    def test_node_call_directly(self, torch):
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        r = y.grad_fn(ag.ones(2))
+        assert isinstance(r, (tuple, list)) or r is not None
+
+    def test_backward_after_grad_fn_freed(self):
+        x = ag.ones(3, requires_grad=True)
+        y = (x * x).sum()
+        fn = y.grad_fn
+        del y
+        gc.collect()
+        assert fn.name() == "SumBackward0"
+
+    def test_exception_inside_backward_leaves_state_clean(self):
+        x = ag.ones(3, requires_grad=True)
+        y = x.exp()
+        z = y.sum() + (y * 1).sum()
+        y.add_(1)  # version error in backward
+        with pytest.raises(RuntimeError):
+            z.backward()
+        assert ag.is_grad_enabled()
+        with pytest.raises(RuntimeError):
+            z.backward(create_graph=False)
+        (x * 2).sum().backward()
+        np.testing.assert_allclose(to_np(x.grad), [2, 2, 2])
+
+    def test_grad_mode_restored_after_failed_create_graph(self):
+        x = ag.ones(3, requires_grad=True)
+        y = x.exp()
+        z = y.sum()
+        y.add_(1)
+        with ag.no_grad():
+            with pytest.raises(RuntimeError):
+                ag.autograd.grad(z, x, create_graph=True)
+            assert not ag.is_grad_enabled()
+        assert ag.is_grad_enabled()
