@@ -170,6 +170,14 @@ class TestRequiresGrad:
         x = ag.ones(3, requires_grad=True)
         assert type((x * 2).grad_fn).__name__ == type((torch.ones(3, requires_grad=True) * 2).grad_fn).__name__
 
+    def test_view_of_leaf(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            v = x[0]
+            assert v.requires_grad and not v.is_leaf and v.grad_fn.name() == "SelectBackward0"
+            assert v._is_view() and v._base is x
+            assert not x.detach()._is_view()
+
     def test_is_leaf(self):
         x = ag.ones(3, requires_grad=True)
         assert x.is_leaf
@@ -502,6 +510,64 @@ class TestBackwardAPI:
             v, i = x.max(0)
             return (v * 3).sum()
         run_both(torch, g, rand(3, 4))
+
+    def test_materialize_grads_create_graph(self, torch):
+        for lib in (ag, torch):
+            x, z = leaves(lib, [[1.0, 2.0], [3.0, 4.0]])
+            gx, gz = lib.autograd.grad((x * x).sum(), [x, z], create_graph=True, materialize_grads=True)
+            assert gx.requires_grad and gz.requires_grad and gz.is_leaf
+            gx, gz = lib.autograd.grad((x * x).sum(), [x, z], materialize_grads=True)
+            assert not gz.requires_grad
+
+    def test_grad_dict_inputs(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x, z = leaves(lib, [[1.0, 2.0], [3.0, 4.0]])
+            r = lib.autograd.grad((x * z).sum(), {"x": x, "z": z})
+            assert isinstance(r, dict) and list(r) == ["x", "z"]
+            res.append(r)
+        assert_close(res[0]["x"], res[1]["x"])
+        assert_close(res[0]["z"], res[1]["z"])
+
+    def test_grad_outputs_cast_and_none(self, torch):
+        res = []
+        for lib in (ag, torch):
+            (x,) = leaves(lib, [[1.0, 2.0]], dtype=np.float32)
+            res.append(lib.autograd.grad(x * 2, x, lib.tensor([1, 2]), retain_graph=True)[0])
+            res.append(lib.autograd.grad(x * 2, x, lib.tensor([1.0, 2.0], dtype=lib.float64))[0])
+            res.append(lib.autograd.grad([(x * 3).sum()], x, [None])[0])
+            res.append(lib.autograd.grad((x[:1] * 3), x)[0])  # one element: implicit seed
+        for a, t in zip(res[:4], res[4:]):
+            assert_close(a, t)
+
+    def test_backward_inputs_unreached(self, torch):
+        for lib in (ag, torch):
+            x, z = leaves(lib, [[1.0, 2.0], [3.0, 4.0]])
+            (x * 2).sum().backward(inputs=[z])
+            assert x.grad is None and z.grad is None
+
+    def test_backward_inputs_nonleaf_accumulates(self, torch):
+        res = []
+        for lib in (ag, torch):
+            (x,) = leaves(lib, [[1.0, 2.0]])
+            y = x * 2
+            (y * y).sum().backward(inputs=[y], retain_graph=True)
+            (y * y).sum().backward(inputs=[y])
+            assert x.grad is None
+            res.append(y.grad)
+        assert_close(*res)
+
+    def test_backward_inside_no_grad(self, torch):
+        res = []
+        for lib in (ag, torch):
+            (x,) = leaves(lib, [[1.0, 2.0]])
+            y = (x * x * x).sum()
+            with lib.no_grad():
+                y.backward(create_graph=True)
+                assert not lib.is_grad_enabled()
+            assert x.grad.requires_grad
+            res.append(x.grad)
+        assert_close(*res)
 
     def test_grad_bad_inputs(self, torch):
         x = ag.ones(2, requires_grad=True)
@@ -866,6 +932,84 @@ class TestInplace:
             return (y * y).sum()
         run_both(torch, f, rand(5))
 
+    def test_setitem_on_base_updates_views(self, torch):
+        def f(lib, x):
+            y = x * 2
+            v = y[1:]
+            y[0] = 5.0  # v's grad_fn goes stale and is rebuilt (AsStridedBackward0)
+            assert v.grad_fn.name() == "AsStridedBackward0"
+            return (v * v).sum()
+        run_both(torch, f, rand(3))
+
+    def test_view_of_constant_base_gains_history(self, torch):
+        res = []
+        for lib in (ag, torch):
+            w = lib.tensor([1.0, 2.0], requires_grad=True)
+            base = lib.zeros(3)
+            v2 = base[1:]
+            base[:2] = w * 3
+            assert base.requires_grad and v2.requires_grad
+            assert type(base.grad_fn).__name__ == "CopySlices"
+            res.append(lib.autograd.grad((v2 * v2).sum(), w)[0])
+        assert_close(*res)
+
+    def test_detached_alias_inplace_no_history(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            y = x * 2
+            d = y.detach()
+            d[0] = 7.0  # changes y's value, not its history
+            assert y.grad_fn.name() == "MulBackward0"
+            res.append((y, lib.autograd.grad((y * y).sum(), x)[0]))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    @pytest.mark.parametrize("op,name", [
+        (lambda y: y.fill_(1.5), "FillBackward2"), (lambda y: y.zero_(), "ZeroBackward0"),
+        (lambda y: y.copy_(y.detach() * 0 + 3), "torch::autograd::CopyBackwards"),
+        (lambda y: y.uniform_(), "UniformBackward0"), (lambda y: y.normal_(), "NormalBackward0"),
+    ])
+    def test_inplace_overwrite_cuts_history(self, torch, op, name):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            y = x * 2
+            op(y)
+            assert y.requires_grad and y.grad_fn.name() == name
+            (y * 1).sum().backward()
+            res.append(x.grad)
+            z = x * 2
+            op(z[1:])
+            (z * 1).sum().backward()
+            res.append(x.grad)
+        assert_close(res[0], res[2])
+        assert_close(res[1], res[3])
+
+    def test_fill_with_grad_tensor(self, torch):
+        def f(lib, x, w):
+            y = x * 1
+            y.fill_(w.sum())
+            return (y * y).sum()
+        run_both(torch, f, rand(3), rand(1))
+
+    def test_copy_broadcast_and_dtype(self, torch):
+        def f(lib, x):
+            y = lib.zeros(3, 2)  # float32 destination, float64 source, broadcast
+            y.copy_(x * 2)
+            assert y.grad_fn.name() == "torch::autograd::CopyBackwards"
+            return (y * y).sum()
+        run_both(torch, f, rand(2))
+
+    def test_masked_fill_and_clamp_inplace(self, torch):
+        def f(lib, x):
+            y = x * 1
+            y.masked_fill_(y < 0, 0.0)
+            z = x * 3
+            z.clamp_(-1, 2)
+            return (y * y).sum() + (z * x).sum()
+        run_both(torch, f, rand(6))
+
     def test_integer_inplace_no_grad_interaction(self, torch):
         for lib in (ag, torch):
             x = lib.ones(3, requires_grad=True)
@@ -1069,6 +1213,24 @@ class TestAccumulateGrad:
             (x.float() * 2).sum().backward()
             assert dtype_name(x.grad.dtype) == "float64"
 
+    def test_layout_contract_non_contiguous_leaf(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.ones(3, 2).t().detach().requires_grad_()  # dense, strides (1, 2)
+            (x * 2).sum().backward()
+            assert x.grad.stride() == x.stride()
+            (x * 3).sum().backward()
+            assert x.grad.stride() == x.stride()
+            e = lib.ones(3, 1).expand(3, 2).detach().requires_grad_()  # overlapping: contiguous grad
+            (e * 2).sum().backward()
+            assert e.grad.is_contiguous()
+            p = lib.ones(2, 3, 4).permute(2, 0, 1).detach().requires_grad_()
+            (p.exp() * 2).sum().backward(create_graph=True)
+            assert p.grad.stride() == p.stride() and p.grad.requires_grad
+            res.append((x.grad, e.grad, p.grad))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
     def test_zero_grad_pattern(self, torch):
         for lib in (ag, torch):
             x = lib.ones(2, requires_grad=True)
@@ -1208,6 +1370,50 @@ class TestHooks:
             y.register_hook(lambda g: g * 5)
             (y * y).sum().backward()
             res.append((y.grad, x.grad))
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_leaf_hook_applies_to_autograd_grad(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            x.register_hook(lambda g: g * 2)
+            res.append(lib.autograd.grad((x * x).sum(), x)[0])
+            assert x.grad is None
+        assert_close(*res)
+
+    def test_retain_grad_with_autograd_grad(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = x * 2
+            y.retain_grad()
+            lib.autograd.grad((y * y).sum(), x)
+            res.append(y.grad)
+        assert_close(*res)
+
+    def test_hooks_and_inplace(self, torch):
+        res = []
+        for lib in (ag, torch):
+            seen = []
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = x * 2
+            y.register_hook(lambda g: seen.append(g.clone()))  # sees the grad of y before mul_
+            y.mul_(3)
+            y.register_hook(lambda g: seen.append(g.clone()))  # after: the grad of the new y
+            (y * y).sum().backward()
+            res.append(seen + [x.grad])
+        for a, t in zip(*res):
+            assert_close(a, t)
+
+    def test_retain_grad_view(self, torch):
+        res = []
+        for lib in (ag, torch):
+            x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            v = (x * 2)[:2]
+            v.retain_grad()
+            (v * v).sum().backward()
+            res.append((v.grad, x.grad))
         for a, t in zip(*res):
             assert_close(a, t)
 

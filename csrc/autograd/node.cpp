@@ -1,5 +1,6 @@
 // Nodes, saved variables, AccumulateGrad, and recording helpers.
 #include "autograd/node.h"
+#include <algorithm>
 #include <atomic>
 #include "autograd/grad_mode.h"
 #include "ops/ops.h"
@@ -113,18 +114,64 @@ void AccumulateGrad::steal_children(std::vector<std::shared_ptr<Node>>& out) {
   Node::steal_children(out);
 }
 
-// The gradient layout contract: steal an unshared incoming gradient, add in place when .grad
-// exists, and build a differentiable sum under create_graph.
+namespace {
+// Dims of t ordered by decreasing stride (size-1 dims last), and whether t is dense and
+// non-overlapping: some permutation of it is contiguous.
+std::vector<int64_t> stride_order(const Tensor& t) {
+  std::vector<int64_t> perm(t.dim());
+  for (int64_t i = 0; i < t.dim(); ++i) perm[i] = i;
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    bool sa = t.sizes()[a] == 1, sb = t.sizes()[b] == 1;
+    if (sa != sb) return sb;
+    return t.strides()[a] > t.strides()[b];
+  });
+  return perm;
+}
+bool non_overlapping_and_dense(const Tensor& t) {
+  auto perm = stride_order(t);
+  int64_t expected = 1;
+  for (auto it = perm.rbegin(); it != perm.rend(); ++it) {
+    int64_t d = *it;
+    if (t.sizes()[d] == 1) continue;
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
+// Note [Gradient layout contract]: .grad has the strides of its variable when the variable is
+// dense and non-overlapping, and is contiguous otherwise (torch's contract).
+bool obeys_layout_contract(const Tensor& g, const Tensor& var) {
+  if (g.numel() == 0 || !non_overlapping_and_dense(var)) return g.is_contiguous();
+  for (int64_t d = 0; d < var.dim(); ++d)
+    if (var.sizes()[d] != 1 && g.strides()[d] != var.strides()[d]) return false;
+  return true;
+}
+// A copy of g laid out as the contract asks; differentiable when grad mode is on (create_graph).
+Tensor clone_obey_contract(const Tensor& g, const Tensor& var) {
+  if (var.is_contiguous() || var.numel() == 0 || !non_overlapping_and_dense(var))
+    return GradMode::is_enabled() ? clone(g) : clone(detach(g));
+  auto perm = stride_order(var);
+  Shape psizes;
+  for (int64_t d : perm) psizes.push_back(var.sizes()[d]);
+  Tensor buf = empty(psizes, g.dtype(), g.device());
+  Shape strides(var.dim());
+  for (size_t i = 0; i < perm.size(); ++i) strides[perm[i]] = buf.strides()[i];
+  Tensor out = make_view(buf, var.sizes(), strides, 0);
+  return copy_(out, GradMode::is_enabled() ? g : detach(g));
+}
+}  // namespace
+
+// The gradient layout contract: steal an unshared incoming gradient that obeys it, add in place
+// when .grad exists, and build a differentiable sum under create_graph.
 void AccumulateGrad::accumulate(const Tensor& variable, Tensor grad) {
   auto& meta = variable.ensure_autograd_meta();
   Tensor& vg = meta.grad;
   if (!vg.defined()) {
-    if (!GradMode::is_enabled() && grad.impl_ptr().use_count() == 1 && grad.is_contiguous() && !grad.impl()->autograd)
+    if (!GradMode::is_enabled() && grad.impl_ptr().use_count() == 1 && !grad.impl()->autograd &&
+        obeys_layout_contract(grad, variable))
       vg = std::move(grad);
-    else if (!GradMode::is_enabled())
-      vg = clone(detach(grad));
     else
-      vg = clone(grad);
+      vg = clone_obey_contract(grad, variable);
   } else if (!GradMode::is_enabled()) {
     binary_(Op::add, vg, grad);
   } else {

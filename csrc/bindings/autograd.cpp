@@ -97,7 +97,10 @@ void init_autograd(py::module_& m) {
     auto res = autograd::run_backward(r, s, retain_graph.value_or(create_graph), create_graph, ins, allow_unused || materialize, false);
     py::tuple t(res.size());
     for (size_t i = 0; i < res.size(); ++i) {
-      if (!res[i].defined() && materialize) res[i] = full(ins[i].sizes(), Scalar(0.0), ins[i].dtype(), ins[i].device());
+      if (!res[i].defined() && materialize) {  // torch: zeros_like(input, requires_grad=create_graph)
+        res[i] = full(ins[i].sizes(), Scalar(0.0), ins[i].dtype(), ins[i].device());
+        if (create_graph) res[i].set_requires_grad(true);
+      }
       t[i] = py::cast(res[i]);
     }
     return t;

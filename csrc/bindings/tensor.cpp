@@ -78,8 +78,7 @@ void init_tensor(py::module_& m) {
       .def_property_readonly("_version", [](const Tensor& t) { return t.version(); })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return t.is_leaf(); })
       .def_property_readonly("output_nr", [](const Tensor& t) { return t.output_nr(); })
-      .def_property_readonly("_is_view", [](const Tensor& t) { return t.is_view(); })
-      .def("_is_view_fn", [](const Tensor& t) { return t.is_view(); })
+      .def("_is_view", [](const Tensor& t) { return t.is_view(); })  // a method, as in torch
       .def_property_readonly("_base", [](const Tensor& t) { return t.base(); })
       .def_property_readonly("_is_wrapped_number", [](const Tensor& t) { return t.impl()->wrapped_number; })
       .def_property("requires_grad", [](const Tensor& t) { return t.requires_grad(); },

@@ -38,11 +38,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _as_list(outputs)
-    single = isinstance(inputs, _C.Tensor)
-    inputs = _as_list(inputs)
+    keys = list(inputs.keys()) if type(inputs) is dict else None  # torch: a dict in, a dict out
+    inputs = list(inputs.values()) if keys is not None else _as_list(inputs)
     for t in inputs:
         if not isinstance(t, _C.Tensor):
             raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
     grads = _as_list(grad_outputs)
     res = _C._run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
+    if keys is not None:
+        return dict(zip(keys, res))
     return tuple(res)
