@@ -58,9 +58,9 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
   // Root edges and their seeds.
   std::vector<Edge> root_edges;
   for (size_t i = 0; i < roots.size(); ++i) {
-    const Tensor& r = roots[i];
-    AG_CHECK(r.requires_grad(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
-    root_edges.push_back(gradient_edge(r));
+    Edge e = gradient_edge(roots[i]);
+    AG_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    root_edges.push_back(std::move(e));
   }
   // Capture points for autograd.grad / backward(inputs=...).
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
@@ -69,7 +69,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     const Tensor& t = inputs[i];
     AG_CHECK(t.requires_grad(), "One of the differentiated Tensors does not require grad");
     Edge e = gradient_edge(t);
-    captures[e.fn.get()].push_back({e.input_nr, i});
+    if (e.valid()) captures[e.fn.get()].push_back({e.input_nr, i});  // else: never reached (unused)
   }
   const bool capture_mode = !inputs.empty();
 

@@ -12,6 +12,15 @@ uint64_t next_sequence_nr() {
   return counter++;
 }
 
+std::string short_node_name(std::string nm) {
+  size_t p = nm.find("Backward");
+  if (p != std::string::npos) {
+    nm.erase(p, 8);
+    if (nm.size() == p + 1 && nm[p] == '0') nm.erase(p);
+  }
+  return nm;
+}
+
 namespace {
 // Note [Deep graphs]: a node that dies hands its children to an explicit stack instead of
 // letting their destructors nest, so a 1e5-node chain is freed without recursion.
@@ -55,6 +64,10 @@ Tensor FunctionNode::grad_or_zeros(const variable_list& g, size_t i) const {
 
 SavedVariable::SavedVariable(const Tensor& t, bool output) {
   if (!t.defined()) return;
+  if (t.is_inference() && !InferenceMode::is_enabled())  // Note [Inference tensors]
+    AG_THROW(RuntimeError, "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+             "inference mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+             "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.");
   was_defined = true;
   saved_version = t.version();
   requires_grad = t.requires_grad();
@@ -80,16 +93,7 @@ Tensor SavedVariable::unpack(const Node* saved_for) const {
   if (data.version() != saved_version) {
     std::string which;
     std::shared_ptr<Node> fn = is_output ? weak_grad_fn.lock() : data.grad_fn();
-    if (fn) {
-      // torch 2.13 names the node without "Backward" (and a trailing 0): MulBackward0 -> Mul.
-      std::string nm = fn->name();
-      size_t p = nm.find("Backward");
-      if (p != std::string::npos) {
-        nm.erase(p, 8);
-        if (nm.size() == p + 1 && nm[p] == '0') nm.erase(p);
-      }
-      which = detail::str_cat(", which is output ", output_nr, " of ", nm, ",");
-    }
+    if (fn) which = detail::str_cat(", which is output ", output_nr, " of ", short_node_name(fn->name()), ",");
     AG_THROW(RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace "
              "operation: [torch.", legacy_type_name(data.dtype()), " ", shape_str(data.sizes()), "]", which,
              " is at version ", data.version(), "; expected version ", saved_version,
@@ -198,7 +202,9 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined()) return {};
   if (auto& fn = t.grad_fn()) return {fn, t.output_nr()};
-  if (t.requires_grad()) return {grad_accumulator(t), 0};
+  // Only a real leaf accumulates: a view made in no_grad requires grad through its base but has
+  // no edge (torch's rule).
+  if (t.autograd_meta() && t.autograd_meta()->requires_grad) return {grad_accumulator(t), 0};
   return {};
 }
 
@@ -215,7 +221,7 @@ NodeRecorder::NodeRecorder() : prev(t_recorder) { t_recorder = this; }
 NodeRecorder::~NodeRecorder() { t_recorder = prev; }
 
 static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tensor* const* ts, size_t n, BackwardFn fn) {
-  if (!GradMode::is_enabled()) return nullptr;
+  if (!GradMode::is_enabled() || InferenceMode::is_enabled()) return nullptr;  // nothing is recorded in inference mode
   bool any = false;
   for (size_t i = 0; i < n; ++i) any |= ts[i] && ts[i]->defined() && ts[i]->requires_grad();
   if (!any) return nullptr;

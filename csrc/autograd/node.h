@@ -27,6 +27,8 @@ struct InputMeta {
 };
 
 uint64_t next_sequence_nr();
+// A node's name as torch 2.13 prints it in error messages: MulBackward0 -> Mul, TBackward1 -> T1.
+std::string short_node_name(std::string name);
 
 struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges;

@@ -75,7 +75,11 @@ void init_tensor(py::module_& m) {
       .def("is_complex", [](const Tensor&) { return false; })
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def("untyped_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data); })
-      .def_property_readonly("_version", [](const Tensor& t) { return t.version(); })
+      .def_property_readonly("_version", [](const Tensor& t) {
+        AG_CHECK(!t.is_inference(), "Inference tensors do not track version counter.");
+        return t.version();
+      })
+      .def("is_inference", [](const Tensor& t) { return t.is_inference(); })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return t.is_leaf(); })
       .def_property_readonly("output_nr", [](const Tensor& t) { return t.output_nr(); })
       .def("_is_view", [](const Tensor& t) { return t.is_view(); })  // a method, as in torch

@@ -163,7 +163,7 @@ Tensor& copy_(Tensor& self, const Tensor& src0) {
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || src0.requires_grad());
-  if (grad) check_inplace(self, "copy_");
+  if (grad) check_inplace(self, "copy_", true);
   Tensor src = expand(src0, self.sizes());
   if (src.device() != self.device()) src = to_device(src, self.device());
   if (!grad) {
@@ -198,8 +198,9 @@ Tensor ones_like(const Tensor& a) { return full(a.sizes(), Scalar(1.0), a.dtype(
 // out-of-place formula is its backward), written into self, and self's history is rebased onto
 // the result. A view's base gets a CopySlices node that routes the view's region of the gradient
 // through the new history and the rest through the old one.
-void check_inplace(const Tensor& self, const char* op) {
+void check_inplace(const Tensor& self, const char* op, bool any_requires_grad) {
   if (!autograd::GradMode::is_enabled()) return;
+  if (any_requires_grad || self.requires_grad()) autograd::check_view_rebase(self, false);  // torch's order
   if (self.requires_grad() && self.is_leaf() && !self.is_view())
     AG_THROW(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
   if (self.is_view()) {
@@ -275,7 +276,7 @@ void rebase_history(Tensor& self, const Tensor& result) {
 }
 
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
-  check_inplace(self, op);
+  check_inplace(self, op, result.requires_grad());
   {
     autograd::AutoGradMode off(false);
     Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
@@ -690,7 +691,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
   if (grad) {
-    check_inplace(self, op_name(op));
+    check_inplace(self, op_name(op), true);
     return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));
   }
   // Without autograd the result is computed then written back; the copy is cheap next to the op

@@ -173,7 +173,9 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, cons
 void rebase_history(Tensor& self, const Tensor& result);
 // After an in-place write of a value independent of self's old value: zeros to the old history.
 void rebase_constant(Tensor& self, const char* node_name);
-void check_inplace(const Tensor& self, const char* op);
+// Raises torch's errors for an in-place op about to be recorded on self (leaf, view of a leaf,
+// view made in no_grad / inference mode); `any_requires_grad`: some operand requires grad.
+void check_inplace(const Tensor& self, const char* op, bool any_requires_grad = false);
 
 // ---- creation and random
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device = Device());

@@ -7,18 +7,40 @@
 namespace ampgrad {
 
 void mark_view(Tensor& view, const Tensor& base) {
+  using C = AutogradMeta::Creation;
   auto& m = view.ensure_autograd_meta();
   m.is_view = true;
   m.base = base.is_view() ? base.base() : base;
   m.attr_version = view.version();
+  C mode = autograd::InferenceMode::is_enabled() ? C::Inference : !autograd::GradMode::is_enabled() ? C::NoGrad : C::Default;
+  C prev = base.is_view() ? base.autograd_meta()->creation : C::Default;  // torch's propagate_creation_meta
+  m.creation = mode == C::Default || prev == C::Inference ? prev : mode;
 }
 
 namespace autograd {
+void check_view_rebase(const Tensor& view, bool indirect) {
+  using C = AutogradMeta::Creation;
+  const AutogradMeta* m = view.autograd_meta();
+  if (!m || !m->is_view || m->creation == C::Default) return;
+  std::string msg = m->grad_fn ? detail::str_cat("Output ", m->output_nr, " of ", short_node_name(m->grad_fn->name()),
+                                                 " is a view of a view which was created in")
+                               : std::string("A view was created in");
+  const char* what = indirect ? "its base or another view of its base has been modified" : "is being modified";
+  bool inf = m->creation == C::Inference;
+  AG_THROW(RuntimeError, msg, inf ? " inference mode and " : " no_grad mode and ", what,
+           inf ? " inplace in normal mode." : " inplace with grad mode enabled.",
+           " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+           "both the view and the inplace either both inside the ", inf ? "inference_mode" : "no_grad",
+           " block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
+}
+
 // Note [View history].
 void regenerate_view_grad_fn(const Tensor& view) {
   AutogradMeta& m = *view.autograd_meta();
-  m.attr_version = view.version();
   const Tensor& base = m.base;
+  if (!m.grad_fn && (!base.defined() || !base.requires_grad())) return;  // nothing to rebuild (torch)
+  check_view_rebase(view, /*indirect=*/true);
+  m.attr_version = view.version();
   // The as_strided geometry is relative to a dense base (as for CopySlices).
   if (!base.defined() || !base.requires_grad() || !base.is_contiguous()) return;
   Tensor v;
