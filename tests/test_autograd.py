@@ -6,6 +6,7 @@ import gc
 import sys
 import threading
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -1070,6 +1071,51 @@ HIGHER = {
 }
 
 
+# More ops (6-element inputs), double and triple backward.
+HIGHER6 = {
+    "sum_dim": lambda lib, x, w: (x.reshape(2,3).sum(1) * w[:2]).sum(),
+    "mean_dim": lambda lib, x, w: (x.reshape(2,3).mean(0, keepdim=True) ** 2 * w[:3]).sum(),
+    "prod": lambda lib, x, w: (x.reshape(2,3).prod(1) * w[:2]).sum(),
+    "cumsum": lambda lib, x, w: (x.cumsum(0) * w).sum(),
+    "cumprod": lambda lib, x, w: (x.cumprod(0) * w).sum(),
+    "logsumexp": lambda lib, x, w: (x.reshape(2,3) * w.reshape(2,3)).logsumexp(1).sum(),
+    "amax": lambda lib, x, w: (x * w).reshape(2,3).amax(1).sum() * x.sum(),
+    "max_dim": lambda lib, x, w: (x * w).reshape(2,3).max(1)[0].sum() * x.sum(),
+    "var_std": lambda lib, x, w: (x * w).var() + (x * w).reshape(2,3).std(1).sum(),
+    "norm": lambda lib, x, w: (x * w).norm() + (x*w).reshape(2,3).norm(dim=1).sum(),
+    "abs_clamp": lambda lib, x, w: ((x * w).abs() * x).sum() + (x.clamp(-0.5, 0.5) * w * x).sum(),
+    "maximum": lambda lib, x, w: (lib.maximum(x, w) * x * w).sum(),
+    "atan2": lambda lib, x, w: lib.atan2(x, w.abs() + 1).sum(),
+    "lerp_addcmul": lambda lib, x, w: (lib.lerp(x, w, 0.3) ** 2).sum() + lib.addcmul(x, x, w, value=0.5).pow(2).sum() + lib.addcdiv(x, x, w.abs() + 1).pow(2).sum(),
+    "cat_stack": lambda lib, x, w: (lib.cat([x, w * x]) ** 2).sum() + (lib.stack([x, w]) .exp() * x).sum(),
+    "gather_index": lambda lib, x, w: (x[lib.tensor([0, 2, 2])] * w[:3] * x[:3]).sum() + (lib.gather(x * w, 0, lib.tensor([1, 1, 0])) ** 2).sum(),
+    "index_select": lambda lib, x, w: (lib.index_select(x * x, 0, lib.tensor([0, 2, 2])) * w[:3]).sum(),
+    "masked": lambda lib, x, w: (lib.masked_fill(x * w, x > 0, 0.0) ** 2).sum(),
+    "bmm_mv_dot": lambda lib, x, w: (lib.bmm(x.reshape(1,2,3), w.reshape(1,3,2)) ** 2).sum() + (lib.mv(x.reshape(2,3), w[:3]) ** 2).sum() + lib.dot(x, w) ** 2,
+    "outer_addmv": lambda lib, x, w: (lib.outer(x[:2], w) ** 2).sum() + (lib.addmv(w[:2], x.reshape(2,3), w[3:]) ** 2).sum(),
+    "baddbmm": lambda lib, x, w: (lib.baddbmm(x[:4].reshape(1,2,2), x.reshape(1,2,3), w.reshape(1,3,2)) ** 2).sum(),
+    "matmul_bcast": lambda lib, x, w: (lib.matmul(x.reshape(2,1,3), w.reshape(3,2)) ** 2).sum(),
+    "softplus": lambda lib, x, w: (lib.nn.functional.softplus(x * w) * x).sum(),
+    "log_softmax_dim0": lambda lib, x, w: (lib.log_softmax(x.reshape(2,3) * w.reshape(2,3), 0) * w.reshape(2,3)).sum(),
+    "erf_log1p": lambda lib, x, w: (lib.erf(x) * w).sum() + lib.log1p(x * x).sum() + lib.expm1(x).mul(w).sum(),
+    "rsqrt_recip": lambda lib, x, w: lib.rsqrt(x * x + 1).sum() + lib.reciprocal(w * w + 1).mul(x).sum(),
+    "asin_atan": lambda lib, x, w: (lib.asin(x * 0.3) * w).sum() + lib.atan(x * w).sum() + lib.sinh(x).mul(lib.cosh(w)).sum(),
+    "tril_flip_roll": lambda lib, x, w: (lib.tril(x.reshape(2,3)) * w.reshape(2,3) * x.reshape(2,3)).sum() + (lib.flip(x, [0]) * w * x).sum() + (lib.roll(x, 1, 0) * w * x).sum(),
+    "repeat_expand": lambda lib, x, w: (x.reshape(2,3).repeat(2, 1) ** 2).sum() * w.sum() + (x[:3].expand(2, 3) * w.reshape(2,3)).exp().sum(),
+    "diag_narrow": lambda lib, x, w: (x.reshape(2,3).diagonal() * w[:2]).exp().sum() + (x.narrow(0, 1, 3) ** 3).sum(),
+    "where_scalar": lambda lib, x, w: lib.where(x > w, x ** 2, w * x).sum(),
+    "sub_div_alpha": lambda lib, x, w: (lib.sub(x, w, alpha=2) ** 2 / (w * w + 1)).sum() + lib.add(x, w * x, alpha=3).pow(2).sum(),
+    "mixed_dtype": lambda lib, x, w: (x.float() * w).sum() ** 2,
+    "scatter_add": lambda lib, x, w: (lib.scatter_add(lib.zeros(3, dtype=lib.float64), 0, lib.tensor([0, 1, 1, 2, 0, 2]), x * w) ** 2).sum(),
+    "split_unbind": lambda lib, x, w: sum((p ** 2).sum() * i for i, p in enumerate(x.reshape(2, 3).unbind(1))) + sum((p * w[:2]).exp().sum() for p in x.split(2)[:2]),
+    "fmod_remainder": lambda lib, x, w: (lib.fmod(x * 3, 1.5) * w).pow(2).sum() + (lib.remainder(x * 3, w.abs() + 1) * w).pow(2).sum(),
+    "gelu_tanh": lambda lib, x, w: (lib.nn.functional.gelu(x * w, approximate="tanh") * x).sum(),
+    "silu_relu": lambda lib, x, w: (lib.nn.functional.silu(x) * w * x).sum() + (lib.relu(x * w) * x).sum(),
+    "linear_nobias": lambda lib, x, w: lib.nn.functional.linear(x.reshape(2, 3), w.reshape(2, 3)).tanh().sum(),
+    "sqrt_pow_tensor": lambda lib, x, w: (x.abs() + 1).pow(w).sum() + lib.sqrt(x * x + w * w).sum(),
+}
+
+
 def _inplace_chain(x, w):
     y = x * 1
     y.mul_(w)
@@ -1089,6 +1135,26 @@ def test_double_backward(torch, name):
 def test_triple_backward(torch, name):
     x, w = rand(4) * 0.8, rand(4) * 0.8
     _double_backward(torch, HIGHER[name], x, w, order=3, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(HIGHER6))
+@pytest.mark.parametrize("order", [2, 3])
+def test_higher_order_ops(torch, name, order):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    x, w = rng.standard_normal(6) * 0.7, rng.standard_normal(6) * 0.7
+    _double_backward(torch, HIGHER6[name], x, w, order=order, rtol=1e-6, atol=1e-9)
+
+
+def test_scalar_arithmetic_in_formulas_keeps_double(torch):
+    # formulas combine wrapped Python numbers (`e - 1.0` for x ** 0.3, `1 - w` for lerp): that
+    # must happen in double, not the default dtype
+    res = []
+    for lib in (ag, torch):
+        (a,) = leaves(lib, [[1.7, 0.4]])
+        ((a ** 0.3).sum() + lib.lerp(a, a * 2, 0.3).sum() + (0.3 ** a).sum()).backward()
+        res.append(a.grad)
+        assert lib.tensor(0.3, dtype=lib.float64).item() == 0.3
+    np.testing.assert_array_equal(to_np(res[0]), to_np(res[1]))
 
 
 class TestHigherOrder:

@@ -468,13 +468,19 @@ struct Binary {
   ScalarType dt;
   Shape shape;
   double s[4] = {0, 0, 1, 0};  // scalar value, scalar position (0 none, 1 b, 2 a), alpha, extra
+  bool weak = false;           // both operands are wrapped numbers
 };
 
 Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
   check_same_device(a, b, op_name(op));
   Binary r;
   r.dt = result_type({&a, &b});
-  if (want_float && !is_floating(r.dt)) r.dt = default_dtype();
+  // Two Python numbers (this happens in backward formulas, e.g. `e - 1.0` for a scalar exponent)
+  // are combined in double and stay a weak wrapped number, as Python arithmetic would: rounding
+  // to the default dtype here would cost float64 gradients their precision.
+  r.weak = a.impl()->wrapped_number && b.impl()->wrapped_number;
+  if (r.weak) r.dt = promote_types(a.dtype(), b.dtype());
+  if (want_float && !is_floating(r.dt)) r.dt = r.weak ? ScalarType::Float64 : default_dtype();
   r.shape = broadcast_shapes(a.sizes(), b.sizes());
   if (is_floating(r.dt) && b.dim() == 0 && a.dim() > 0 && b.device().is_cpu()) {
     r.s[0] = item_double(b); r.s[1] = 1;
@@ -491,6 +497,7 @@ Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
 
 Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
   Tensor out = empty(p.shape, out_dt, p.a.defined() ? p.a.device() : p.b.device());
+  if (p.weak && out_dt == p.dt) out.impl()->wrapped_number = true;
   if (p.s[1] == 1) run_elementwise(op, out, {&p.a}, p.s);
   else if (p.s[1] == 2) run_elementwise(op, out, {&p.b}, p.s);
   else run_elementwise(op, out, {&p.a, &p.b}, p.s);

@@ -118,7 +118,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
-        t = _C.from_numpy(_contiguous(arr)).to(inferred)
+        # straight to the requested dtype: going through the inferred one first would round
+        # tensor(0.3, dtype=float64) to float32
+        t = _C.from_numpy(_contiguous(arr)).to(dtype if dtype is not None else inferred)
     if dtype is not None:
         t = t.to(dtype)
     return _finish(_C._to(t, dev, None, False), requires_grad)
