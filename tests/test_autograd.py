@@ -570,6 +570,16 @@ class TestBackwardAPI:
             res.append(x.grad)
         assert_close(*res)
 
+    def test_grad_outputs_length_mismatch(self, torch):
+        same_error(torch, lambda lib: lib.autograd.grad(
+            [lib.ones(3, requires_grad=True).sum(), lib.ones(2, requires_grad=True).sum()],
+            lib.ones(1, requires_grad=True), grad_outputs=[lib.tensor(1.0)]))
+
+        def f(lib):
+            x = lib.ones(3, requires_grad=True)
+            lib.autograd.backward([x.sum(), (x * 2).sum()], [lib.tensor(1.0)])
+        same_error(torch, f)
+
     def test_grad_bad_inputs(self, torch):
         x = ag.ones(2, requires_grad=True)
         with pytest.raises(TypeError):
@@ -1249,7 +1259,7 @@ class TestAccumulateGrad:
         for lib in (ag, torch):
             x = lib.tensor([1.0, 2.0], requires_grad=True)
             (x * x).sum().backward(create_graph=True)
-            assert x.grad.requires_grad and x.grad.grad_fn is not None
+            assert x.grad.requires_grad and x.grad.grad_fn.name() == "torch::autograd::CopyBackwards"
             old = x.grad
             (x * x).sum().backward(create_graph=True)
             assert x.grad is not old  # out of place under create_graph
@@ -1381,9 +1391,46 @@ class TestHooks:
     def test_hook_wrong_size_raises(self, torch):
         def f(lib):
             x = lib.ones(3, requires_grad=True)
-            x.register_hook(lambda g: lib.ones(2))
+
+            def myhook(g):
+                return lib.ones(2)
+            x.register_hook(myhook)
             x.sum().backward()
-        same_error(torch, f, exact=False)
+        same_error(torch, f)
+
+    def test_hook_error_messages(self, torch):
+        def ret_int(lib):
+            x = lib.ones(3, requires_grad=True)
+            (x * 2).register_hook(lambda g: 3)
+            y = x * 2
+            y.register_hook(lambda g: 3)
+            y.sum().backward()
+        same_error(torch, ret_int)
+
+        def change_dtype(lib):
+            x = lib.ones(3, requires_grad=True)
+            x.register_hook(lambda g: g.double())
+            x.sum().backward()
+        same_error(torch, change_dtype)
+
+        def change_dtype_nonleaf(lib):
+            x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+            y = x * 2
+            y.register_hook(lambda g: g.float())
+            y.sum().backward()
+        same_error(torch, change_dtype_nonleaf)
+
+        def post_returns_tensor(lib):
+            x = lib.ones(3, requires_grad=True)
+            x.register_post_accumulate_grad_hook(lambda t: t * 2)
+            (x * 2).sum().backward()
+        same_error(torch, post_returns_tensor)
+
+        def post_returns_int(lib):
+            x = lib.ones(3, requires_grad=True)
+            x.register_post_accumulate_grad_hook(lambda t: 5)
+            (x * 2).sum().backward()
+        same_error(torch, post_returns_int)
 
     def test_hook_exception_propagates(self, torch):
         class Boom(Exception):
@@ -1516,6 +1563,26 @@ class TestHooks:
         same_error(torch, lambda lib: (lib.ones(3, requires_grad=True) * 2).register_post_accumulate_grad_hook(
             lambda t: None))
         same_error(torch, lambda lib: lib.ones(3).register_post_accumulate_grad_hook(lambda t: None))
+
+    def test_hooks_removed_or_added_inside_hooks(self, torch):
+        for lib in (ag, torch):
+            calls = []
+            x = lib.ones(2, requires_grad=True)
+            handles = {}
+
+            def leaf_hook(g):
+                calls.append("leaf")
+                handles["leaf"].remove()
+                x.register_hook(lambda g: calls.append("added") or None)
+            handles["leaf"] = x.register_hook(leaf_hook)
+
+            def post(t):
+                calls.append("post")
+                handles["post"].remove()
+            handles["post"] = x.register_post_accumulate_grad_hook(post)
+            (x * 2).sum().backward()
+            (x * 2).sum().backward()
+            assert calls[:2] == ["leaf", "post"] and "added" in calls and calls.count("post") == 1
 
     def test_hook_can_be_removed_inside_hook(self, torch):
         handles = []

@@ -152,8 +152,9 @@ bool obeys_layout_contract(const Tensor& g, const Tensor& var) {
 }
 // A copy of g laid out as the contract asks; differentiable when grad mode is on (create_graph).
 Tensor clone_obey_contract(const Tensor& g, const Tensor& var) {
-  if (var.is_contiguous() || var.numel() == 0 || !non_overlapping_and_dense(var))
-    return GradMode::is_enabled() ? clone(g) : clone(detach(g));
+  if (var.numel() == 0 || !non_overlapping_and_dense(var)) return GradMode::is_enabled() ? clone(g) : clone(detach(g));
+  if (var.is_contiguous() && !GradMode::is_enabled()) return clone(detach(g));
+  // torch's new_empty_strided().copy_(): under create_graph .grad's grad_fn is CopyBackwards.
   auto perm = stride_order(var);
   Shape psizes;
   for (int64_t d : perm) psizes.push_back(var.sizes()[d]);
@@ -186,8 +187,10 @@ void AccumulateGrad::accumulate(const Tensor& variable, Tensor grad) {
 variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (grads.empty() || !grads[0].defined()) return {};
   accumulate(variable, std::move(grads[0]));
-  if (auto* m = variable.autograd_meta())
-    for (auto& h : m->post_accumulate_hooks) h.second(variable);
+  if (auto* m = variable.autograd_meta(); m && !m->post_accumulate_hooks.empty()) {
+    auto hooks = m->post_accumulate_hooks;  // a hook may remove itself
+    for (auto& h : hooks) h.second(variable);
+  }
   return {};
 }
 

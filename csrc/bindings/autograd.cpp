@@ -19,7 +19,7 @@ std::vector<Tensor> make_seeds(const std::vector<Tensor>& roots, py::handle grad
   std::vector<Tensor> seeds(roots.size());
   std::vector<Tensor> given;
   if (!grads.is_none()) given = tensor_list(grads);
-  AG_CHECK(given.empty() || given.size() == roots.size(), "grad can be implicitly created only for scalar outputs");
+  AG_CHECK(grads.is_none() || given.size() == roots.size(), "got ", roots.size(), " tensors and ", given.size(), " gradients");
   for (size_t i = 0; i < roots.size(); ++i) {
     if (i < given.size() && given[i].defined()) {
       const Tensor& g = given[i];
@@ -164,9 +164,15 @@ void init_autograd(py::module_& m) {
     TensorHook hook = [fn](const Tensor& g) -> Tensor {
       py::object r = fn(py::cast(g));
       if (r.is_none()) return Tensor();
-      if (!is_tensor(r)) AG_THROW(TypeError, "expected Tensor or None (got ", std::string(py::str(py::type::of(r).attr("__name__"))), ")");
+      if (!is_tensor(r))
+        AG_THROW(TypeError, "expected Variable, but hook returned '", std::string(py::str(py::type::of(r).attr("__name__"))), "'");
       Tensor rt = r.cast<Tensor>();
-      AG_CHECK(rt.sizes() == g.sizes(), "hook 'hook' has changed the size of value");
+      std::string name = py::str(py::getattr(fn, "__name__", py::str("<unknown>")));
+      AG_CHECK(rt.dtype() == g.dtype(), "hook '", name, "' has changed the type of value (was torch.", legacy_type_name(g.dtype()),
+               " got torch.", legacy_type_name(rt.dtype()), ")");
+      AG_CHECK(rt.device() == g.device(), "hook '", name, "' has changed the type of value (was ", g.device().str(), " got ",
+               rt.device().str(), ")");
+      AG_CHECK(rt.sizes() == g.sizes(), "hook '", name, "' has changed the size of value");
       return rt;
     };
     if (t.is_leaf()) {
@@ -202,7 +208,12 @@ void init_autograd(py::module_& m) {
     AG_CHECK(t.is_leaf(), "post accumulate grad hooks cannot be registered on non-leaf tensors");
     auto& m = t.ensure_autograd_meta();
     int id = m.next_hook_id++;
-    m.post_accumulate_hooks.emplace_back(id, [fn](const Tensor& v) { fn(py::cast(v)); return Tensor(); });
+    m.post_accumulate_hooks.emplace_back(id, [fn](const Tensor& v) {
+      py::object r = fn(py::cast(v));
+      if (r.is_none()) return Tensor();
+      AG_CHECK(!is_tensor(r), "Tensor post accumulate grad hooks should return None.");
+      AG_THROW(TypeError, "expected Variable, but hook returned '", std::string(py::str(py::type::of(r).attr("__name__"))), "'");
+    });
     return py::make_tuple(2, id);
   });
   cls.def("retain_grad", [](const Tensor& t) {
