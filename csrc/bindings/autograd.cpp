@@ -16,6 +16,8 @@ std::vector<Tensor> tensor_list(py::handle h) {
 
 // Seeds for roots: given gradients, or ones for scalar outputs (torch's error otherwise).
 std::vector<Tensor> make_seeds(const std::vector<Tensor>& roots, py::handle grads, bool is_grads_batched) {
+  for (size_t i = 0; i < roots.size(); ++i)
+    AG_CHECK_TYPE(roots[i].defined(), "element ", i, " of tensors is None");
   std::vector<Tensor> seeds(roots.size());
   std::vector<Tensor> given;
   if (!grads.is_none()) given = tensor_list(grads);
@@ -75,6 +77,7 @@ void init_autograd(py::module_& m) {
     auto roots = tensor_list(tensors);
     auto seeds = make_seeds(roots, grad_tensors, false);
     std::vector<Tensor> ins = inputs.is_none() ? std::vector<Tensor>{} : tensor_list(inputs);
+    for (auto& t : ins) AG_CHECK_TYPE(t.defined(), "all inputs have to be Tensors, but got NoneType");
     AG_CHECK(inputs.is_none() || !ins.empty(), "`inputs` argument to `backward()` cannot be empty.");
     std::vector<Tensor> r, s;
     for (size_t i = 0; i < roots.size(); ++i) {
@@ -88,6 +91,7 @@ void init_autograd(py::module_& m) {
     auto outs = tensor_list(outputs);
     auto ins = tensor_list(inputs);
     AG_CHECK(!ins.empty(), "`inputs` argument to `grad()` cannot be empty.");
+    for (auto& t : ins) AG_CHECK_TYPE(t.defined(), "all inputs have to be Tensors, but got NoneType");
     auto seeds = make_seeds(outs, grad_outputs, false);
     std::vector<Tensor> r, s;
     for (size_t i = 0; i < outs.size(); ++i) {

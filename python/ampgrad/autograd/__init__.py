@@ -14,14 +14,41 @@ def _as_list(x):
     return list(x)
 
 
+# Argument checks with torch's exception types and messages.
+def _outputs(x):
+    out = [x] if isinstance(x, _C.Tensor) else list(x)
+    for t in out:
+        if not isinstance(t, _C.Tensor):
+            raise AssertionError("Expected output to be a torch.Tensor")
+    return out
+
+
+def _grad_list(x):
+    if x is None:
+        return None
+    out = [x] if isinstance(x, _C.Tensor) else list(x)
+    for t in out:
+        if t is not None and not isinstance(t, _C.Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(t).__name__}")
+    return out
+
+
+def _input_list(x):
+    out = [x] if isinstance(x, _C.Tensor) else list(x)
+    for t in out:
+        if not isinstance(t, _C.Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
+    return out
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulates into .grad of the leaves the gradient of `tensors` (seeded with `grad_tensors`)."""
     if grad_variables is not None:
         grad_tensors = grad_variables
-    tensors = _as_list(tensors)
-    grads = _as_list(grad_tensors)
+    tensors = _outputs(tensors)
+    grads = _grad_list(grad_tensors)
     if inputs is not None:
-        inputs = _as_list(inputs)
+        inputs = _input_list(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     _C._run_backward(tensors, grads, retain_graph, create_graph, inputs)
@@ -37,13 +64,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
-    outputs = _as_list(outputs)
+    outputs = _outputs(outputs)
     keys = list(inputs.keys()) if type(inputs) is dict else None  # torch: a dict in, a dict out
-    inputs = list(inputs.values()) if keys is not None else _as_list(inputs)
-    for t in inputs:
-        if not isinstance(t, _C.Tensor):
-            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
-    grads = _as_list(grad_outputs)
+    inputs = _input_list(list(inputs.values()) if keys is not None else inputs)
+    grads = _grad_list(grad_outputs)
     res = _C._run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
     if keys is not None:
         return dict(zip(keys, res))
