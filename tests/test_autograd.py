@@ -1772,3 +1772,94 @@ class TestNoCrash:
                 ag.autograd.grad(z, x, create_graph=True)
             assert not ag.is_grad_enabled()
         assert ag.is_grad_enabled()
+
+
+# ---------------------------------------------------------------- random programs
+def _random_program(lib, seed, a0, b0, functional, create_graph, n_ops=25):
+    """A random graph over (3, 4) tensors: binary/unary/view ops, reductions, and in-place ops
+    (mul_, add_, copy_, tanh_) through views (whole, slice, column, transpose, row) of non-leaf
+    tensors. With `functional`, every in-place op first replaces its target by a clone (the
+    semantics ampgrad promises where torch raises its own-saved-self version errors)."""
+    r = np.random.default_rng(seed + 1000)
+    a = lib.tensor(a0, requires_grad=True)
+    b = lib.tensor(b0, requires_grad=True)
+    pool = [a * 1, b * 1, a, b]
+    views = [lambda z: z, lambda z: z[1:], lambda z: z[:, 2], lambda z: z.t(), lambda z: z[0]]
+    for _ in range(n_ops):
+        k = r.integers(0, 11)
+        i, j = r.integers(0, len(pool), 2)
+        x, y = pool[i], pool[j]
+        s = float(np.round(r.uniform(-1.5, 1.5), 2))
+        if k == 0:
+            pool.append(x * y)
+        elif k == 1:
+            pool.append(x + y * s)
+        elif k == 2:
+            pool.append(x / (y * y + 1))
+        elif k == 3:
+            pool.append([x.tanh(), x.sin(), x.sigmoid(), x.exp().clamp(max=5)][r.integers(0, 4)])
+        elif k == 4:
+            pool.append(x.t().reshape(3, 4) + y)
+        elif k == 5:
+            pool.append(x.sum(0, keepdim=True) * y)
+        else:
+            cand = [q for q in range(len(pool)) if q not in (2, 3)]
+            q = cand[r.integers(0, len(cand))]
+            if r.uniform() < 0.7:
+                pool.append(pool[q] * 1)
+                q = len(pool) - 1
+            view = views[r.integers(0, 5)]
+            if functional:
+                pool[q] = pool[q].clone()
+            v = view(pool[q])
+            op = r.integers(0, 5)
+            other = view(y)
+            if op == 0:
+                v.mul_(s)
+            elif op == 1:
+                v.add_(other, alpha=s)
+            elif op == 2:
+                v.mul_(other)
+            elif op == 3:
+                v.copy_(other * s)
+            else:
+                v.tanh_()
+    w = r.standard_normal(len(pool))
+    loss = sum(float(wi) * p.sum() for wi, p in zip(w, pool))
+    if not create_graph:
+        loss.backward()
+        return [a.grad, b.grad]
+    ga, gb = lib.autograd.grad(loss, [a, b], create_graph=True)
+    ((ga * ga).sum() + (gb * gb).sum()).backward()
+    return [ga, gb, a.grad, b.grad]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_random_programs(torch, create_graph):
+    counts = {"same": 0, "both_raise": 0, "functional": 0}
+    for seed in range(30 if create_graph else 50):
+        rng = np.random.default_rng(seed)
+        a0, b0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+        try:
+            ref = _random_program(torch, seed, a0, b0, False, create_graph)
+            torch_error = None
+        except RuntimeError as e:
+            torch_error = e
+        try:
+            got = _random_program(ag, seed, a0, b0, False, create_graph)
+        except RuntimeError as e:
+            # ampgrad raises only where torch does (a saved tensor modified in place)
+            assert torch_error is not None, f"seed {seed}: ampgrad raised {e}, torch did not"
+            assert "modified by an inplace operation" in str(e)
+            counts["both_raise"] += 1
+            continue
+        if torch_error is not None:
+            # torch raised for an in-place op that saved its own self/result: ampgrad must give
+            # the gradients of the functional program
+            ref = _random_program(torch, seed, a0, b0, True, create_graph)
+            counts["functional"] += 1
+        else:
+            counts["same"] += 1
+        for x, y in zip(got, ref):
+            assert_close(x, y, rtol=1e-6, atol=1e-8)
+    assert counts["same"] > 5 and counts["both_raise"] > 5, counts

@@ -153,6 +153,7 @@ void init_autograd(py::module_& m) {
           g.push_back(grads[i].is_none() ? full(im.shape, Scalar(0.0), im.dtype, im.device) : as_tensor(grads[i]));
           AG_CHECK(g.back().sizes() == im.shape, "Function ", n.name(), " expected a gradient of shape ",
                    shape_str(im.shape), " for output ", i, " but got ", shape_str(g.back().sizes()));
+          if (g.back().dtype() != im.dtype) g.back() = to_dtype(g.back(), im.dtype);  // as the engine does
         }
         auto r = n.apply(std::move(g));
         if (r.size() == 1) return r[0].defined() ? py::cast(r[0]) : py::object(py::none());
