@@ -1709,6 +1709,55 @@ class TestDeepGraph:
         np.testing.assert_allclose(to_np(x.grad), [sum(range(2000))] * 2)
 
 
+class TestMemory:
+    def test_graphs_are_freed(self):
+        # every step builds a graph with views, in-place ops, hooks, retain_grad and (every third
+        # step) a double backward; afterwards no graph node may be left alive (no C++ cycles)
+        x = ag.randn(8, 8, requires_grad=True)
+        w = ag.randn(8, 8, requires_grad=True)
+
+        def step(i):
+            y = (x @ w).tanh()
+            z = y * 1
+            z[:2].mul_(2)
+            z.retain_grad()
+            z.register_hook(lambda g: g * 1)
+            v = z[1:]
+            z.add_(1)
+            loss = (z.exp() * y).sum() + v.sum()
+            if i % 3 == 0:
+                (g,) = ag.autograd.grad(loss, x, create_graph=True)
+                (g * g).sum().backward()
+            elif i % 3 == 1:
+                loss.backward(create_graph=True)
+            else:
+                loss.backward()
+            x.grad = None  # breaks the create_graph cycle (as torch warns)
+            w.grad = None
+        gc.collect()
+        base = ag._C._autograd_live_nodes()
+        for i in range(9):
+            step(i)
+        gc.collect()
+        assert ag._C._autograd_live_nodes() == base
+        y = (x * 2).sum()
+        assert ag._C._autograd_live_nodes() > base
+        del y
+        assert ag._C._autograd_live_nodes() == base
+
+    def test_create_graph_backward_warns_once(self, torch):
+        import warnings
+        for lib in (ag, torch):
+            x = lib.ones(2, requires_grad=True)
+            with warnings.catch_warnings(record=True):
+                (x * x).sum().backward(create_graph=True)  # the first may have warned already
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                (x * x).sum().backward(create_graph=True)
+            assert not [m for m in w if "reference cycle" in str(m.message)]
+            x.grad = None
+
+
 # ---------------------------------------------------------------- errors never crash
 class TestNoCrash:
     def test_bad_inputs_raise(self):

@@ -40,7 +40,14 @@ void steal_tensor(Tensor& t, std::vector<std::shared_ptr<Node>>& out) {
 }
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_live_nodes{0};
+}
+int64_t live_nodes() { return g_live_nodes.load(); }
+Node::Node() : sequence_nr(next_sequence_nr()) { ++g_live_nodes; }
+
 Node::~Node() {
+  --g_live_nodes;
   std::vector<std::shared_ptr<Node>> stack;
   Node::steal_children(stack);
   release_stack(stack);

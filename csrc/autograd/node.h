@@ -27,6 +27,7 @@ struct InputMeta {
 };
 
 uint64_t next_sequence_nr();
+int64_t live_nodes();  // graph nodes alive now (leak tests)
 // A node's name as torch 2.13 prints it in error messages: MulBackward0 -> Mul, TBackward1 -> T1.
 std::string short_node_name(std::string name);
 
@@ -41,7 +42,7 @@ struct Node : std::enable_shared_from_this<Node> {
   int next_hook_id = 0;
   std::shared_ptr<void> anomaly_trace;  // Python traceback recorded at creation (anomaly mode)
 
-  Node() : sequence_nr(next_sequence_nr()) {}
+  Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   virtual ~Node();

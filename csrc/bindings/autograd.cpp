@@ -109,6 +109,7 @@ void init_autograd(py::module_& m) {
     }
     return t;
   });
+  m.def("_autograd_live_nodes", [] { return autograd::live_nodes(); });
   m.def("is_grad_enabled", [] { return autograd::GradMode::is_enabled(); });
   m.def("_set_grad_enabled", [](bool on) { autograd::GradMode::set_enabled(on); });
   m.def("is_inference_mode_enabled", [] { return autograd::InferenceMode::is_enabled(); });

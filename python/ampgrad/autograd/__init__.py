@@ -1,4 +1,6 @@
 """ampgrad.autograd: reverse-mode automatic differentiation (mirrors torch.autograd)."""
+import warnings
+
 from .. import _C
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
@@ -41,8 +43,19 @@ def _input_list(x):
     return out
 
 
+_warned_create_graph = False
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulates into .grad of the leaves the gradient of `tensors` (seeded with `grad_tensors`)."""
+    global _warned_create_graph
+    if create_graph and not _warned_create_graph:  # torch warns once per process
+        _warned_create_graph = True
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when creating "
+                      "the graph to avoid this. If you have to use this function, make sure to reset the .grad fields "
+                      "of your parameters to None after use to break the cycle and avoid the leak.", UserWarning,
+                      stacklevel=2)
     if grad_variables is not None:
         grad_tensors = grad_variables
     tensors = _outputs(tensors)
