@@ -286,8 +286,6 @@ class TestBackwardAPI:
 
     def test_backward_with_gradient(self, torch):
         g = rand(2, 3)
-        for lib in (ag, torch):
-            pass
 
         def f(lib, x):
             y = x * x
@@ -296,8 +294,8 @@ class TestBackwardAPI:
 
     def test_nonscalar_without_gradient(self, torch):
         same_error(torch, lambda lib: (lib.ones(3, requires_grad=True) * 2).backward())
-        same_error(torch, lambda lib: lib.autograd.grad(lib.ones(3, requires_grad=True) * 2, []) if False else
-                   lib.autograd.grad(lib.ones(3, requires_grad=True) * 2, lib.ones(1, requires_grad=True)))
+        same_error(torch, lambda lib: lib.autograd.grad(lib.ones(3, requires_grad=True) * 2,
+                                                        lib.ones(1, requires_grad=True)))
 
     def test_gradient_shape_mismatch(self, torch):
         def f(lib):
@@ -1239,6 +1237,19 @@ class TestAccumulateGrad:
             np.testing.assert_allclose(to_np(x.grad), [5, 5, 5])
             assert not x.grad.requires_grad
 
+    def test_steal_observed_through_hooks(self, torch):
+        for lib in (ag, torch):
+            x = lib.ones(3, requires_grad=True)
+            seen = []
+            x.register_hook(lambda g: seen.append(g.data_ptr()))
+            (x * 2).sum().backward()
+            assert x.grad.data_ptr() == seen[0]  # the incoming buffer became .grad: no copy
+            x2 = lib.ones(3, requires_grad=True)
+            keep = []
+            x2.register_hook(lambda g: keep.append(g))  # someone else holds it: copied
+            (x2 * 2).sum().backward()
+            assert x2.grad is not keep[0] and x2.grad.data_ptr() != keep[0].data_ptr()
+
     def test_steal_incoming_gradient(self, torch):
         # the seed passed to backward() is not stolen (the caller still owns it)
         for lib in (ag, torch):
@@ -1675,11 +1686,19 @@ class TestDeepGraph:
         x = ag.tensor([1.0], requires_grad=True)
         y = x
         for _ in range(150_000):
-            y = y.exp() * 0.5 if False else y + 1.0
+            y = y + 1.0
         del y  # must not recurse
         y = x
         for _ in range(100_000):
             y = y.tanh()  # saves its output: weak self reference
+        del y
+        y = x
+        for _ in range(100_000):
+            y = y.sin()  # saves its input: the chain runs through saved tensors
+        del y
+        y = x
+        for _ in range(50_000):
+            y = y[0:1] * 1.0  # views: the chain also runs through view bases
         del y
 
     def test_deep_chain_retain_graph_views(self):
