@@ -317,7 +317,7 @@ def test_grad_finite_differences(op):
             a, _ = instantiate(ampgrad, realized, requires_grad=True, override=dict(enumerate(arrays)))
             with ampgrad.no_grad():
                 o = flat_outputs(op.call(ampgrad, False, *a, **copy.deepcopy(sample.kwargs)))
-            return [o[k].numpy() for k in diff]
+            return [o[k].detach().numpy() for k in diff]
 
         num = numerical_grads(fn, base, gouts)
         for k, (ga, gn) in enumerate(zip(grads, num)):

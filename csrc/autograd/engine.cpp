@@ -58,9 +58,9 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
   // Root edges and their seeds.
   std::vector<Edge> root_edges;
   for (size_t i = 0; i < roots.size(); ++i) {
-    const Tensor& r = roots[i];
-    AG_CHECK(r.requires_grad(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
-    root_edges.push_back(gradient_edge(r));
+    Edge e = gradient_edge(roots[i]);
+    AG_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    root_edges.push_back(std::move(e));
   }
   // Capture points for autograd.grad / backward(inputs=...).
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
@@ -69,7 +69,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     const Tensor& t = inputs[i];
     AG_CHECK(t.requires_grad(), "One of the differentiated Tensors does not require grad");
     Edge e = gradient_edge(t);
-    captures[e.fn.get()].push_back({e.input_nr, i});
+    if (e.valid()) captures[e.fn.get()].push_back({e.input_nr, i});  // else: never reached (unused)
   }
   const bool capture_mode = !inputs.empty();
 
@@ -127,17 +127,23 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     variable_list grads = std::move(buffers[n]);
     buffers.erase(n);
     grads.resize(n->num_outputs());
-    // Tensor hooks first (they may replace the gradient), then retain_grad.
-    for (auto& [id, h] : n->tensor_pre_hooks) {
-      auto& g = grads[h.first];
-      if (!g.defined()) continue;
-      Tensor r = h.second(g);
-      if (r.defined()) g = r;
+    // Tensor hooks first (they may replace the gradient), then retain_grad. Hooks run from a
+    // copy of the list: a hook may remove itself (or add hooks) while it runs.
+    if (!n->tensor_pre_hooks.empty()) {
+      auto hooks = n->tensor_pre_hooks;
+      for (auto& [id, h] : hooks) {
+        auto& g = grads[h.first];
+        if (!g.defined()) continue;
+        Tensor r = h.second(g);
+        if (r.defined()) g = r;
+      }
     }
     if (auto* acc = dynamic_cast<AccumulateGrad*>(n))
-      if (auto* m = acc->variable.autograd_meta())
-        for (auto& [id, h] : m->leaf_hooks)
+      if (auto* m = acc->variable.autograd_meta(); m && !m->leaf_hooks.empty()) {
+        auto hooks = m->leaf_hooks;
+        for (auto& [id, h] : hooks)
           if (grads[0].defined()) { Tensor r = h(grads[0]); if (r.defined()) grads[0] = r; }
+      }
     for (auto& [nr, wt] : n->retains_grad) {
       auto impl = wt.lock();
       if (!impl || !grads[nr].defined()) continue;
@@ -162,7 +168,10 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     for (auto& g : grads) any_defined |= g.defined();
     variable_list outs;
     if (any_defined) {
-      for (auto& [id, h] : n->pre_hooks) { auto r = h(grads); if (!r.empty()) grads = r; }
+      if (!n->pre_hooks.empty()) {
+        auto hooks = n->pre_hooks;
+        for (auto& [id, h] : hooks) { auto r = h(grads); if (!r.empty()) grads = r; }
+      }
       variable_list in_grads = n->post_hooks.empty() ? variable_list() : grads;
       try {
         outs = n->apply(std::move(grads));
@@ -170,7 +179,10 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         if (anomaly_report_hook) anomaly_report_hook(*n);
         throw;
       }
-      for (auto& [id, h] : n->post_hooks) { auto r = h(outs, in_grads); if (!r.empty()) outs = r; }
+      if (!n->post_hooks.empty()) {
+        auto hooks = n->post_hooks;
+        for (auto& [id, h] : hooks) { auto r = h(outs, in_grads); if (!r.empty()) outs = r; }
+      }
       if (outs.size() != n->next_edges.size() && !dynamic_cast<AccumulateGrad*>(n))
         AG_THROW(RuntimeError, "function ", n->name(), " returned an incorrect number of gradients (expected ",
                  n->next_edges.size(), ", got ", outs.size(), ")");
@@ -201,7 +213,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         continue;
       }
       if (!captured[i].defined() && !allow_unused)
-        AG_THROW(RuntimeError, "One of the differentiated Tensors appears to not have been used in the graph. "
+        AG_THROW(RuntimeError, "The differentiated Tensor at index ", i, " appears to not have been used in the graph. "
                  "Set allow_unused=True if this is the desired behavior.");
     }
   }

@@ -1,5 +1,6 @@
 // Nodes, saved variables, AccumulateGrad, and recording helpers.
 #include "autograd/node.h"
+#include <algorithm>
 #include <atomic>
 #include "autograd/grad_mode.h"
 #include "ops/ops.h"
@@ -9,6 +10,15 @@ namespace ampgrad::autograd {
 uint64_t next_sequence_nr() {
   static thread_local uint64_t counter = 0;
   return counter++;
+}
+
+std::string short_node_name(std::string nm) {
+  size_t p = nm.find("Backward");
+  if (p != std::string::npos) {
+    nm.erase(p, 8);
+    if (nm.size() == p + 1 && nm[p] == '0') nm.erase(p);
+  }
+  return nm;
 }
 
 namespace {
@@ -30,7 +40,14 @@ void steal_tensor(Tensor& t, std::vector<std::shared_ptr<Node>>& out) {
 }
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_live_nodes{0};
+}
+int64_t live_nodes() { return g_live_nodes.load(); }
+Node::Node() : sequence_nr(next_sequence_nr()) { ++g_live_nodes; }
+
 Node::~Node() {
+  --g_live_nodes;
   std::vector<std::shared_ptr<Node>> stack;
   Node::steal_children(stack);
   release_stack(stack);
@@ -54,6 +71,10 @@ Tensor FunctionNode::grad_or_zeros(const variable_list& g, size_t i) const {
 
 SavedVariable::SavedVariable(const Tensor& t, bool output) {
   if (!t.defined()) return;
+  if (t.is_inference() && !InferenceMode::is_enabled())  // Note [Inference tensors]
+    AG_THROW(RuntimeError, "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+             "inference mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+             "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.");
   was_defined = true;
   saved_version = t.version();
   requires_grad = t.requires_grad();
@@ -79,12 +100,12 @@ Tensor SavedVariable::unpack(const Node* saved_for) const {
   if (data.version() != saved_version) {
     std::string which;
     std::shared_ptr<Node> fn = is_output ? weak_grad_fn.lock() : data.grad_fn();
-    if (fn) which = detail::str_cat(", which is output ", output_nr, " of ", fn->name(), ",");
+    if (fn) which = detail::str_cat(", which is output ", output_nr, " of ", short_node_name(fn->name()), ",");
     AG_THROW(RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace "
              "operation: [torch.", legacy_type_name(data.dtype()), " ", shape_str(data.sizes()), "]", which,
              " is at version ", data.version(), "; expected version ", saved_version,
              " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-             "with torch.autograd.set_detect_anomaly(True).");
+             "with torch.autograd.set_detect_anomaly(True, check_nan=False).");
   }
   if (!is_output) return data;
   Tensor t = detach(data);
@@ -104,18 +125,65 @@ void AccumulateGrad::steal_children(std::vector<std::shared_ptr<Node>>& out) {
   Node::steal_children(out);
 }
 
-// The gradient layout contract: steal an unshared incoming gradient, add in place when .grad
-// exists, and build a differentiable sum under create_graph.
+namespace {
+// Dims of t ordered by decreasing stride (size-1 dims last), and whether t is dense and
+// non-overlapping: some permutation of it is contiguous.
+std::vector<int64_t> stride_order(const Tensor& t) {
+  std::vector<int64_t> perm(t.dim());
+  for (int64_t i = 0; i < t.dim(); ++i) perm[i] = i;
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    bool sa = t.sizes()[a] == 1, sb = t.sizes()[b] == 1;
+    if (sa != sb) return sb;
+    return t.strides()[a] > t.strides()[b];
+  });
+  return perm;
+}
+bool non_overlapping_and_dense(const Tensor& t) {
+  auto perm = stride_order(t);
+  int64_t expected = 1;
+  for (auto it = perm.rbegin(); it != perm.rend(); ++it) {
+    int64_t d = *it;
+    if (t.sizes()[d] == 1) continue;
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
+// Note [Gradient layout contract]: .grad has the strides of its variable when the variable is
+// dense and non-overlapping, and is contiguous otherwise (torch's contract).
+bool obeys_layout_contract(const Tensor& g, const Tensor& var) {
+  if (g.numel() == 0 || !non_overlapping_and_dense(var)) return g.is_contiguous();
+  for (int64_t d = 0; d < var.dim(); ++d)
+    if (var.sizes()[d] != 1 && g.strides()[d] != var.strides()[d]) return false;
+  return true;
+}
+// A copy of g laid out as the contract asks; differentiable when grad mode is on (create_graph).
+Tensor clone_obey_contract(const Tensor& g, const Tensor& var) {
+  if (var.numel() == 0 || !non_overlapping_and_dense(var)) return GradMode::is_enabled() ? clone(g) : clone(detach(g));
+  if (var.is_contiguous() && !GradMode::is_enabled()) return clone(detach(g));
+  // torch's new_empty_strided().copy_(): under create_graph .grad's grad_fn is CopyBackwards.
+  auto perm = stride_order(var);
+  Shape psizes;
+  for (int64_t d : perm) psizes.push_back(var.sizes()[d]);
+  Tensor buf = empty(psizes, g.dtype(), g.device());
+  Shape strides(var.dim());
+  for (size_t i = 0; i < perm.size(); ++i) strides[perm[i]] = buf.strides()[i];
+  Tensor out = make_view(buf, var.sizes(), strides, 0);
+  return copy_(out, GradMode::is_enabled() ? g : detach(g));
+}
+}  // namespace
+
+// The gradient layout contract: steal an unshared incoming gradient that obeys it, add in place
+// when .grad exists, and build a differentiable sum under create_graph.
 void AccumulateGrad::accumulate(const Tensor& variable, Tensor grad) {
   auto& meta = variable.ensure_autograd_meta();
   Tensor& vg = meta.grad;
   if (!vg.defined()) {
-    if (!GradMode::is_enabled() && grad.impl_ptr().use_count() == 1 && grad.is_contiguous() && !grad.impl()->autograd)
+    if (!GradMode::is_enabled() && grad.impl_ptr().use_count() == 1 && !grad.impl()->autograd &&
+        obeys_layout_contract(grad, variable))
       vg = std::move(grad);
-    else if (!GradMode::is_enabled())
-      vg = clone(detach(grad));
     else
-      vg = clone(grad);
+      vg = clone_obey_contract(grad, variable);
   } else if (!GradMode::is_enabled()) {
     binary_(Op::add, vg, grad);
   } else {
@@ -126,8 +194,10 @@ void AccumulateGrad::accumulate(const Tensor& variable, Tensor grad) {
 variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (grads.empty() || !grads[0].defined()) return {};
   accumulate(variable, std::move(grads[0]));
-  if (auto* m = variable.autograd_meta())
-    for (auto& h : m->post_accumulate_hooks) h.second(variable);
+  if (auto* m = variable.autograd_meta(); m && !m->post_accumulate_hooks.empty()) {
+    auto hooks = m->post_accumulate_hooks;  // a hook may remove itself
+    for (auto& h : hooks) h.second(variable);
+  }
   return {};
 }
 
@@ -142,7 +212,9 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined()) return {};
   if (auto& fn = t.grad_fn()) return {fn, t.output_nr()};
-  if (t.requires_grad()) return {grad_accumulator(t), 0};
+  // Only a real leaf accumulates: a view made in no_grad requires grad through its base but has
+  // no edge (torch's rule).
+  if (t.autograd_meta() && t.autograd_meta()->requires_grad) return {grad_accumulator(t), 0};
   return {};
 }
 
@@ -152,8 +224,14 @@ bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
   return false;
 }
 
+namespace {
+thread_local NodeRecorder* t_recorder = nullptr;
+}
+NodeRecorder::NodeRecorder() : prev(t_recorder) { t_recorder = this; }
+NodeRecorder::~NodeRecorder() { t_recorder = prev; }
+
 static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tensor* const* ts, size_t n, BackwardFn fn) {
-  if (!GradMode::is_enabled()) return nullptr;
+  if (!GradMode::is_enabled() || InferenceMode::is_enabled()) return nullptr;  // nothing is recorded in inference mode
   bool any = false;
   for (size_t i = 0; i < n; ++i) any |= ts[i] && ts[i]->defined() && ts[i]->requires_grad();
   if (!any) return nullptr;
@@ -161,6 +239,7 @@ static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tens
   node->next_edges.reserve(n);
   for (size_t i = 0; i < n; ++i) node->next_edges.push_back(ts[i] ? gradient_edge(*ts[i]) : Edge{});
   node->fn = std::move(fn);
+  if (t_recorder) t_recorder->nodes.push_back(node);
   return node;
 }
 

@@ -27,6 +27,9 @@ struct InputMeta {
 };
 
 uint64_t next_sequence_nr();
+int64_t live_nodes();  // graph nodes alive now (leak tests)
+// A node's name as torch 2.13 prints it in error messages: MulBackward0 -> Mul, TBackward1 -> T1.
+std::string short_node_name(std::string name);
 
 struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges;
@@ -39,7 +42,7 @@ struct Node : std::enable_shared_from_this<Node> {
   int next_hook_id = 0;
   std::shared_ptr<void> anomaly_trace;  // Python traceback recorded at creation (anomaly mode)
 
-  Node() : sequence_nr(next_sequence_nr()) {}
+  Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   virtual ~Node();
@@ -94,9 +97,20 @@ struct AccumulateGrad : Node {
   Tensor variable;
   explicit AccumulateGrad(Tensor v);
   variable_list apply(variable_list&& grads) override;
-  std::string name() const override { return "AccumulateGrad"; }
+  std::string name() const override { return "torch::autograd::AccumulateGrad"; }  // torch's name()
   void steal_children(std::vector<std::shared_ptr<Node>>& out) override;
   static void accumulate(const Tensor& variable, Tensor grad);
+};
+
+// Collects (weakly) the FunctionNodes made on this thread while it lives; nests. Used by
+// apply_inplace (Note [Saved self in in-place ops]).
+struct NodeRecorder {
+  std::vector<std::weak_ptr<FunctionNode>> nodes;
+  NodeRecorder* prev;
+  NodeRecorder();
+  ~NodeRecorder();
+  NodeRecorder(const NodeRecorder&) = delete;
+  NodeRecorder& operator=(const NodeRecorder&) = delete;
 };
 
 // Recording: make_node returns nullptr unless grad mode is on and some input requires grad.

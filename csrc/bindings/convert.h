@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/numpy.h>
+#include "autograd/node.h"
 #include "ops/ops.h"
 
 namespace py = pybind11;
@@ -23,6 +24,10 @@ bool is_tensor(py::handle h);
 Tensor as_tensor(py::handle h);  // Tensor only (TypeError otherwise)
 OptDims dims_from_handle(py::handle h);  // None, int, or sequence of ints
 IntList int_list(py::handle h, const char* what);  // int or sequence (or varargs tuple)
+
+// A graph node as a Python object whose type is named after the node (MulBackward0,
+// AccumulateGrad, ...), as torch's node classes are.
+py::object node_object(const std::shared_ptr<autograd::Node>& n);
 
 void init_tensor(py::module_& m);
 void init_ops(py::module_& m);

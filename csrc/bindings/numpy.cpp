@@ -1,4 +1,5 @@
 // NumPy interop: zero-copy from_numpy / Tensor.numpy() on CPU, and tensor() from array data.
+#include "autograd/grad_mode.h"
 #include "bindings/convert.h"
 #include "ops/internal.h"
 
@@ -65,6 +66,7 @@ void init_numpy(py::module_& m) {
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = st; impl->sizes = sizes; impl->strides = strides; impl->dtype = dt;
     impl->version = std::make_shared<VersionCounter>();
+    impl->inference = autograd::InferenceMode::is_enabled();
     impl->refresh();
     return Tensor(impl);
   });

@@ -50,7 +50,7 @@ void init_ops(py::module_& m) {
   m.attr("absolute") = m.attr("abs"); m.attr("fix") = m.attr("trunc");
   def_both(m, cls, "round", [](const Tensor& a, int64_t decimals) { return round(a, decimals); }, py::kw_only(), py::arg("decimals") = 0);
   cls.def("round_", [](py::object self, int64_t decimals) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, round(inplace_input(t), decimals), "round_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return round(t, decimals); }, "round_"); return self;
   }, py::kw_only(), py::arg("decimals") = 0);
   def_both(m, cls, "isnan", [](const Tensor& a) { return isnan(a); });
   def_both(m, cls, "isinf", [](const Tensor& a) { return isinf(a); });
@@ -77,13 +77,12 @@ void init_ops(py::module_& m) {
   def_both(m, cls, "clip", clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
   cls.def("clamp_", [clamp_fn](py::object self, py::object lo, py::object hi) {
     Tensor t = self.cast<Tensor>();
-    Tensor r;
-    {
+    apply_inplace(t, [&] {
       autograd::AutoGradMode g(autograd::GradMode::is_enabled() && t.requires_grad());
-      r = clamp_fn(inplace_input(t), lo, hi);
-    }
-    AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", scalar_type_name(r.dtype()), " can't be cast to the desired output type ", scalar_type_name(t.dtype()));
-    apply_inplace(t, r, "clamp_");
+      Tensor r = clamp_fn(t, lo, hi);
+      AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", dtype_name(r.dtype()), " can't be cast to the desired output type ", dtype_name(t.dtype()));
+      return r;
+    }, "clamp_");
     return self;
   }, py::arg("min") = py::none(), py::arg("max") = py::none());
   cls.attr("clip_") = cls.attr("clamp_");
@@ -175,7 +174,7 @@ void init_ops(py::module_& m) {
   m.def("lerp", lerp_fn, py::arg("input"), py::arg("end"), py::arg("weight"));
   cls.def("lerp", lerp_fn, py::arg("end"), py::arg("weight"));
   cls.def("lerp_", [lerp_fn](py::object self, const Tensor& b, py::handle w) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, lerp_fn(inplace_input(t), b, w), "lerp_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return lerp_fn(t, b, w); }, "lerp_"); return self;
   }, py::arg("end"), py::arg("weight"));
   auto addcmul_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcmul(s, a, b, scalar_from_handle(v)); };
   auto addcdiv_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcdiv(s, a, b, scalar_from_handle(v)); };
@@ -184,10 +183,10 @@ void init_ops(py::module_& m) {
   m.def("addcdiv", addcdiv_fn, py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcdiv", addcdiv_fn, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcmul_", [addcmul_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcmul_fn(inplace_input(t), a, b, v), "addcmul_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return addcmul_fn(t, a, b, v); }, "addcmul_"); return self;
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcdiv_", [addcdiv_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, addcdiv_fn(inplace_input(t), a, b, v), "addcdiv_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return addcdiv_fn(t, a, b, v); }, "addcdiv_"); return self;
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
 
   // ---- reductions (Python wraps max/min overloads and the dim=None/tuple forms)
@@ -237,10 +236,7 @@ void init_ops(py::module_& m) {
   m.attr("swapdims") = m.attr("transpose"); cls.attr("swapdims") = cls.attr("transpose");
   m.def("permute", [](const Tensor& a, py::handle dims) { return permute(a, int_list(dims, "dims")); }, py::arg("input"), py::arg("dims"));
   m.def("reshape", [](const Tensor& a, py::handle s) { return reshape(a, int_list(s, "shape")); }, py::arg("input"), py::arg("shape"));
-  m.def("t", [](const Tensor& t) {
-    AG_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
-    return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
-  }, py::arg("input"));
+  m.def("t", [](const Tensor& t) { return matrix_t(t); }, py::arg("input"));
   def_both(m, cls, "as_strided", [](const Tensor& a, py::handle size, py::handle stride, std::optional<int64_t> off) {
     return as_strided(a, int_list(size, "size"), int_list(stride, "stride"), off);
   }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
@@ -307,9 +303,7 @@ void init_ops(py::module_& m) {
 #define AG_IP(name, call, ...)                                                                        \
   cls.def(#name "_", [](py::object self, __VA_ARGS__) {                                             \
     Tensor t = self.cast<Tensor>();                                                                   \
-    Tensor r;                                                                                         \
-    { autograd::AutoGradMode g(autograd::GradMode::is_enabled()); r = call; }                         \
-    apply_inplace(t, r, #name "_");                                                                   \
+    apply_inplace(t, [&] { return call; }, #name "_");                                                \
     return self;                                                                                      \
   });
   AG_IP(masked_fill, masked_fill(t, mask, is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v))), const Tensor& mask, py::handle v)

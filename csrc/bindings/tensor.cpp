@@ -75,22 +75,31 @@ void init_tensor(py::module_& m) {
       .def("is_complex", [](const Tensor&) { return false; })
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def("untyped_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data); })
-      .def_property_readonly("_version", [](const Tensor& t) { return t.version(); })
+      .def_property_readonly("_version", [](const Tensor& t) {
+        AG_CHECK(!t.is_inference(), "Inference tensors do not track version counter.");
+        return t.version();
+      })
+      .def("is_inference", [](const Tensor& t) { return t.is_inference(); })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return t.is_leaf(); })
       .def_property_readonly("output_nr", [](const Tensor& t) { return t.output_nr(); })
-      .def_property_readonly("_is_view", [](const Tensor& t) { return t.is_view(); })
-      .def("_is_view_fn", [](const Tensor& t) { return t.is_view(); })
+      .def("_is_view", [](const Tensor& t) { return t.is_view(); })  // a method, as in torch
       .def_property_readonly("_base", [](const Tensor& t) { return t.base(); })
       .def_property_readonly("_is_wrapped_number", [](const Tensor& t) { return t.impl()->wrapped_number; })
       .def_property("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
-                    [](Tensor& t, bool r) {
+                    [](Tensor& t, py::object ro) {
+                      AG_CHECK(py::isinstance<py::bool_>(ro), "requires_grad must be a bool");
+                      bool r = ro.cast<bool>();
                       if (!t.is_leaf() && !r)
                         AG_THROW(RuntimeError, "you can only change requires_grad flags of leaf variables. If you want to use a "
                                  "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
                       t.set_requires_grad(r);
                     })
-      .def("requires_grad_", [](py::object self, bool r) {
+      .def("requires_grad_", [](py::object self, py::object ro) {
+        AG_CHECK_TYPE(py::isinstance<py::bool_>(ro), "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not ",
+                      std::string(py::str(py::type::of(ro).attr("__name__"))));
+        bool r = ro.cast<bool>();
         Tensor t = self.cast<Tensor>();
+        AG_CHECK(!r || is_floating(t.dtype()), "only Tensors of floating point dtype can require gradients");
         if (!t.is_leaf() && !r)
           AG_THROW(RuntimeError, "you can only change requires_grad flags of leaf variables. If you want to use a "
                    "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
@@ -100,7 +109,10 @@ void init_tensor(py::module_& m) {
       .def_property("grad", [](const Tensor& t) { return t.autograd_meta() ? t.autograd_meta()->grad : Tensor(); },
                     [](Tensor& t, py::object g) {
                       if (g.is_none()) { if (t.autograd_meta()) t.autograd_meta()->grad = Tensor(); return; }
-                      Tensor gt = as_tensor(g);
+                      if (!is_tensor(g))
+                        AG_THROW(TypeError, "assigned grad expected to be a Tensor or None but got grad of type ",
+                                 std::string(py::str(py::type::of(g).attr("__name__"))));
+                      Tensor gt = g.cast<Tensor>();
                       AG_CHECK(gt.dtype() == t.dtype(), "assigned grad has data of a different type");
                       AG_CHECK(gt.device() == t.device(), "assigned grad has data located on a different device");
                       AG_CHECK(gt.sizes() == t.sizes(), "assigned grad has data of a different size");
@@ -111,12 +123,15 @@ void init_tensor(py::module_& m) {
                       d.impl()->version = std::make_shared<VersionCounter>();  // .data is not tracked
                       return d;
                     },
-                    [](Tensor& t, const Tensor& src) {
+                    [](Tensor& t, py::object so) {
+                      AG_CHECK_TYPE(is_tensor(so), "Variable data has to be a tensor, but got ",
+                                    std::string(py::str(py::type::of(so).attr("__name__"))));
+                      Tensor src = so.cast<Tensor>();
                       auto* i = t.impl();
                       i->storage = src.storage(); i->sizes = src.sizes(); i->strides = src.strides();
                       i->offset = src.storage_offset(); i->dtype = src.dtype(); i->refresh();
                     })
-      .def_property_readonly("grad_fn", [](const Tensor& t) { return t.grad_fn(); })
+      .def_property_readonly("grad_fn", [](const Tensor& t) { return node_object(t.grad_fn()); })
       .def_property_readonly("retains_grad", [](const Tensor& t) { return t.autograd_meta() && t.autograd_meta()->retains_grad; })
       .def("detach", [](const Tensor& t) { return detach(t); })
       .def("detach_", [](py::object self) {
@@ -239,10 +254,7 @@ void init_tensor(py::module_& m) {
       .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); })
       .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); })
       .def("reshape_as", [](const Tensor& t, const Tensor& o) { return reshape(t, IntList(o.sizes().begin(), o.sizes().end())); })
-      .def("t", [](const Tensor& t) {
-        AG_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
-        return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
-      })
+      .def("t", [](const Tensor& t) { return matrix_t(t); })
       .def_property_readonly("T", [](const Tensor& t) {
         IntList p;
         for (int64_t i = t.dim() - 1; i >= 0; --i) p.push_back(i);
@@ -257,7 +269,7 @@ void init_tensor(py::module_& m) {
       .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())
       .def("copy_", [](py::object self, const Tensor& src, bool) { Tensor t = self.cast<Tensor>(); copy_(t, src); return self; },
            py::arg("src"), py::arg("non_blocking") = false)
-      .def("zero_", [](py::object self) { Tensor t = self.cast<Tensor>(); fill_(t, Scalar(0.0)); return self; })
+      .def("zero_", [](py::object self) { Tensor t = self.cast<Tensor>(); zero_(t); return self; })
       .def("fill_", [](py::object self, py::handle v) {
         Tensor t = self.cast<Tensor>();
         if (is_tensor(v)) fill_(t, v.cast<Tensor>()); else fill_(t, scalar_from_handle(v));
@@ -272,7 +284,7 @@ void init_tensor(py::module_& m) {
         Tensor t = self.cast<Tensor>();
         if (autograd::GradMode::is_enabled() && (t.requires_grad() || v.requires_grad())) {
           check_inplace(t, "index_put_");
-          apply_inplace(t, index_put(t, idx, v, acc), "index_put_");
+          apply_inplace(t, [&] { return index_put(t, idx, v, acc); }, "index_put_");
         } else {
           Tensor r = index_put(detach(t), idx, v, acc);
           run_elementwise(Op::copy, t, {&r});

@@ -2,6 +2,7 @@
 #include "core/tensor.h"
 #include <algorithm>
 #include <sstream>
+#include "autograd/grad_mode.h"
 #include "autograd/node.h"
 
 namespace ampgrad {
@@ -27,16 +28,30 @@ AutogradMeta& Tensor::ensure_autograd_meta() const {
   if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
   return *impl_->autograd;
 }
+// Note [Inference tensors]: tensors allocated in inference mode (and views of them) have no
+// autograd life: outside inference mode they cannot be written in place, require grad, or be
+// saved for backward (torch's rules; the checks sit at bump_version, here and SavedVariable).
+void Tensor::check_inference_inplace() const {
+  if (!autograd::InferenceMode::is_enabled())
+    AG_THROW(RuntimeError, "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+             "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
+}
+
 void Tensor::set_requires_grad(bool r) {
   if (r) AG_CHECK(is_floating(dtype()), "only Tensors of floating point and complex dtype can require gradients");
+  if (r && is_inference() && !autograd::InferenceMode::is_enabled())
+    AG_THROW(RuntimeError, "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
   if (!r && !impl_->autograd) return;
   ensure_autograd_meta().requires_grad = r;
 }
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
-  return impl_->autograd ? impl_->autograd->grad_fn : none;
+  AutogradMeta* m = impl_->autograd.get();
+  if (!m) return none;
+  if (m->is_view && m->attr_version != impl_->version->version) autograd::regenerate_view_grad_fn(*this);
+  return m->grad_fn;
 }
-bool Tensor::is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+bool Tensor::is_leaf() const { return !grad_fn(); }
 Tensor& Tensor::mutable_grad() const { return ensure_autograd_meta().grad; }
 Tensor Tensor::base() const { return impl_->autograd && impl_->autograd->is_view ? impl_->autograd->base : Tensor(); }
 
@@ -63,6 +78,7 @@ Tensor empty(const Shape& sizes, ScalarType dtype, Device device) {
   impl->strides = contiguous_strides(sizes);
   impl->dtype = dtype;
   impl->numel = shape_numel(sizes);
+  impl->inference = autograd::InferenceMode::is_enabled();
   impl->storage = Storage::allocate(static_cast<size_t>(impl->numel * itemsize(dtype)), device);
   impl->version = std::make_shared<VersionCounter>();
   return Tensor(std::move(impl));
@@ -99,6 +115,7 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
   impl->offset = offset;
   impl->dtype = base.dtype();
   impl->version = base.impl()->version;
+  impl->inference = base.impl()->inference;
   impl->refresh();
   return Tensor(std::move(impl));
 }

@@ -57,6 +57,8 @@ class Tensor {
   AutogradMeta& ensure_autograd_meta() const;
   uint32_t version() const;
   void bump_version() const;
+  bool is_inference() const;
+  void check_inference_inplace() const;  // raises outside inference mode
   bool is_view() const;
   Tensor base() const;
 
@@ -73,6 +75,9 @@ struct AutogradMeta {
   bool retains_grad = false;
   bool is_view = false;
   Tensor base;                        // views: the tensor that owns the memory
+  uint32_t attr_version = 0;          // views: the version grad_fn was made for (Note [View history])
+  enum class Creation : uint8_t { Default, NoGrad, Inference };
+  Creation creation = Creation::Default;  // views: the mode the view was made in (Note [View history])
   std::vector<std::pair<int, TensorHook>> leaf_hooks;  // hooks of a leaf (run before accumulation)
   int next_hook_id = 0;
   std::vector<std::pair<int, TensorHook>> post_accumulate_hooks;
@@ -86,6 +91,7 @@ struct TensorImpl {
   ScalarType dtype = ScalarType::Float32;
   bool contiguous = true;
   bool wrapped_number = false;  // a Python scalar promoted to a 0-dim tensor (weak dtype)
+  bool inference = false;       // made in inference mode (Note [Inference tensors])
   std::shared_ptr<VersionCounter> version;
   std::unique_ptr<AutogradMeta> autograd;
   void refresh();  // recompute numel / contiguity after a metadata change
@@ -105,11 +111,30 @@ inline void* Tensor::data_ptr() const {
   return static_cast<char*>(impl_->storage->data) + impl_->offset * itemsize(impl_->dtype);
 }
 inline AutogradMeta* Tensor::autograd_meta() const { return impl_->autograd.get(); }
-inline bool Tensor::requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
+inline bool Tensor::requires_grad() const {
+  AutogradMeta* m = impl_->autograd.get();
+  if (!m) return false;
+  // A view requires grad when its base does, even if made in no_grad (torch's rule).
+  return m->requires_grad || (m->is_view && (m->grad_fn || m->base.requires_grad()));
+}
 inline uint32_t Tensor::version() const { return impl_->version->version; }
-inline void Tensor::bump_version() const { ++impl_->version->version; }
+inline void Tensor::bump_version() const {
+  if (impl_->inference) check_inference_inplace();
+  ++impl_->version->version;
+}
+inline bool Tensor::is_inference() const { return impl_->inference; }
 inline uint32_t Tensor::output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
 inline bool Tensor::is_view() const { return impl_->autograd && impl_->autograd->is_view; }
+
+namespace autograd {
+// Note [View history]: an in-place op on a base (or on a sibling view) leaves a view's grad_fn
+// stale. Reading grad_fn of a view whose version moved since its grad_fn was set rebuilds it as
+// an as_strided of the base's current history, as torch does (defined with the view ops).
+void regenerate_view_grad_fn(const Tensor& view);
+// An in-place op is about to be recorded on `view` (directly or, `indirect`, through its base or a
+// sibling): raises torch's error when the view was made in no_grad or inference mode.
+void check_view_rebase(const Tensor& view, bool indirect);
+}  // namespace autograd
 
 // Construction
 Shape contiguous_strides(const Shape& sizes);

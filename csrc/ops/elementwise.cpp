@@ -217,7 +217,7 @@ Tensor& copy_(Tensor& self, const Tensor& src0) {
   expand(src0, self.sizes());  // raises torch's "The expanded size of the tensor ..." when src does not broadcast
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || src0.requires_grad());
-  if (grad) check_inplace(self, "copy_");
+  if (grad) check_inplace(self, "copy_", true);
   Tensor src = expand(src0, self.sizes());
   if (src.device() != self.device()) src = to_device(src, self.device());
   if (!grad) {
@@ -225,9 +225,23 @@ Tensor& copy_(Tensor& self, const Tensor& src0) {
     self.bump_version();
     return self;
   }
-  // Differentiable copy: the result is src cast to self's dtype; self's old history gets zero.
-  Tensor result = to_dtype(expand_op(src0, self.sizes()), self.dtype(), true);
-  return apply_inplace(self, result, "copy_");
+  // Differentiable copy: self's old history gets zero, src the gradient (the engine reduces the
+  // broadcast and casts to src's dtype).
+  Device sd = src0.device();
+  auto node = autograd::make_node("torch::autograd::CopyBackwards", {&self, &src0}, AG_BW {
+    Tensor gs;
+    if (c.needs_input_grad(1)) gs = g[0].device() == sd ? g[0] : to_device(g[0], sd);
+    return {c.needs_input_grad(0) ? zeros_like(g[0]) : Tensor(), gs};
+  });
+  {
+    autograd::AutoGradMode off(false);
+    run_elementwise(Op::copy, self, {&src});
+  }
+  self.bump_version();
+  Tensor r = detach(self);
+  autograd::set_history(node, {&r});
+  rebase_history(self, r);
+  return self;
 }
 
 Tensor zeros_like(const Tensor& a) { return full(a.sizes(), Scalar(0.0), a.dtype(), a.device()); }
@@ -237,10 +251,10 @@ Tensor ones_like(const Tensor& a) { return full(a.sizes(), Scalar(1.0), a.dtype(
 // Note [In-place ops]: with autograd in play an in-place op is computed out of place (so the
 // out-of-place formula is its backward), written into self, and self's history is rebased onto
 // the result. A view's base gets a CopySlices node that routes the view's region of the gradient
-// through the new history and the rest through the old one. The formula reads inplace_input(self),
-// a clone, since what it saves must survive self being overwritten.
-void check_inplace(const Tensor& self, const char* op) {
+// through the new history and the rest through the old one.
+void check_inplace(const Tensor& self, const char* op, bool any_requires_grad) {
   if (!autograd::GradMode::is_enabled()) return;
+  if (any_requires_grad || self.requires_grad()) autograd::check_view_rebase(self, false);  // torch's order
   if (self.requires_grad() && self.is_leaf())
     AG_THROW(RuntimeError, self.is_view() ? "a view of a leaf Variable that requires grad is being used in an in-place operation."
                                           : "a leaf Variable that requires grad is being used in an in-place operation.");
@@ -259,51 +273,46 @@ namespace {
 struct CopySlices : autograd::Node {
   IntList order, inv_order;
   Shape vsizes, vstrides;
-  int64_t voffset;  // relative to the base's storage offset
-  std::string name() const override { return "CopySlices"; }
+  int64_t voffset;
+  std::string name() const override { return "torch::autograd::CopySlices"; }  // torch's name()
   autograd::variable_list apply(autograd::variable_list&& g) override {
+    // The view's geometry is relative to the base's memory: lay the gradient out in the base's
+    // memory order (a dense base may be permuted), then address it like the storage.
     Tensor gp = contiguous(permute(g[0], order));
     Tensor flat = reshape(gp, {-1});
     Tensor res = clone(as_strided(flat, vsizes, vstrides, flat.storage_offset() + voffset));
     if (!next_edges[0].valid()) return {Tensor(), res};
     Tensor rest = clone(flat);
+    // Recorded under create_graph, so the double backward also sees zeros at the hole.
     Tensor hole = as_strided(rest, vsizes, vstrides, rest.storage_offset() + voffset);
-    fill_(hole, Scalar(0.0));
+    zero_(hole);
     return {permute(reshape(rest, IntList(gp.sizes().begin(), gp.sizes().end())), inv_order), res};
   }
 };
 }  // namespace
 
-Tensor inplace_input(const Tensor& self) {
-  return autograd::GradMode::is_enabled() ? clone(self) : self;
+// Moves retain_grad from self's old grad_fn to its new one: .grad is for the value after the op.
+static void move_retains_grad(const Tensor& self, const std::shared_ptr<autograd::Node>& old_fn) {
+  auto* m = self.autograd_meta();
+  if (!m || !m->retains_grad || !old_fn || old_fn == m->grad_fn) return;
+  auto& v = old_fn->retains_grad;
+  v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.second.lock() == self.impl_ptr(); }), v.end());
+  if (m->grad_fn) m->grad_fn->retains_grad.push_back({static_cast<int>(m->output_nr), self.impl_ptr()});
 }
 
-Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
-  check_inplace(self, op);
-  {
-    autograd::AutoGradMode off(false);
-    Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
-    run_elementwise(Op::copy, self, {&src});
-  }
-  self.bump_version();
-  if (!autograd::GradMode::is_enabled() || (!result.requires_grad() && !self.requires_grad())) return self;
-  if (!self.is_view() && !result.requires_grad()) {
-    // Overwritten by values without history: the old history gets a zero gradient (torch's
-    // CopyBackwards), rather than the tensor silently keeping a graph it no longer computes.
-    if (auto node = autograd::make_node("CopyBackwards", {&self}, AG_BW { return {zeros_like(g[0])}; }))
-      autograd::set_history(node, {&self});
-    return self;
-  }
+void rebase_history(Tensor& self, const Tensor& result) {
   if (!self.is_view()) {
     auto& m = self.ensure_autograd_meta();
+    std::shared_ptr<autograd::Node> old = m.grad_fn;
     Tensor r = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
     m.requires_grad = true;
     m.grad_fn = r.grad_fn();
     m.output_nr = r.output_nr();
-    return self;
+    move_retains_grad(self, old);
+    return;
   }
   Tensor base = self.base();
-  AG_CHECK(is_non_overlapping_and_dense(base), "[", op, "] in-place operation on a view of a tensor whose elements do not "
+  AG_CHECK(is_non_overlapping_and_dense(base), "in-place operation on a view of a tensor whose elements do not "
            "fill a dense block is not supported when it requires grad");
   auto node = std::make_shared<CopySlices>();
   node->order.resize(base.dim());
@@ -318,16 +327,87 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
   node->next_edges = {autograd::gradient_edge(base), autograd::gradient_edge(result)};
   node->input_meta.push_back({base.sizes(), base.dtype(), base.device()});
   auto& bm = base.ensure_autograd_meta();
+  std::shared_ptr<autograd::Node> old_base = bm.grad_fn;
   bm.requires_grad = true;
   bm.grad_fn = node;
   bm.output_nr = 0;
+  move_retains_grad(base, old_base);
   // The view now reads the new history through its base.
-  Tensor v = as_strided(base, self.sizes(), self.strides(), self.storage_offset());
   auto& sm = self.ensure_autograd_meta();
+  std::shared_ptr<autograd::Node> old_view = sm.grad_fn;
+  Tensor v = as_strided(base, self.sizes(), self.strides(), self.storage_offset());
   sm.requires_grad = true;
   sm.grad_fn = v.grad_fn();
   sm.output_nr = 0;
+  sm.attr_version = self.version();
+  move_retains_grad(self, old_view);
+}
+
+Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
+  check_inplace(self, op, result.requires_grad());
+  {
+    autograd::AutoGradMode off(false);
+    Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
+    run_elementwise(Op::copy, self, {&src});
+  }
+  self.bump_version();
+  if (!result.requires_grad()) {
+    // Overwritten by values without history (e.g. eq_): the old history gets zeros.
+    if (self.requires_grad()) rebase_constant(self, "CopyBackwards");
+    return self;
+  }
+  rebase_history(self, result);
   return self;
+}
+
+// Note [Saved self in in-place ops]: the nodes made while an in-place op computes its result out
+// of place may save `self` (or a view of it) as an input, which the write-back then overwrites.
+// Those saved tensors are swapped for clones taken before the write (torch's "original self"):
+// the formula sees the old values, and create_graph differentiates through the clone into self's
+// old history. Nodes made before the op keep what they saved: that is stale and must raise.
+static void protect_saved_self(const Tensor& self, const std::vector<std::weak_ptr<FunctionNode>>& nodes) {
+  std::vector<std::pair<TensorImpl*, Tensor>> clones;
+  for (auto& w : nodes) {
+    auto node = w.lock();
+    if (!node) continue;
+    for (auto& sv : node->saved) {
+      if (sv.is_output || !sv.data.defined() || sv.data.storage() != self.storage()) continue;
+      Tensor c;
+      for (auto& [k, t] : clones)
+        if (k == sv.data.impl()) c = t;
+      if (!c.defined()) {
+        autograd::AutoGradMode on(true);
+        c = clone(sv.data);
+        clones.push_back({sv.data.impl(), c});
+      }
+      sv = autograd::SavedVariable(c, false);
+    }
+  }
+}
+
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op) {
+  check_inplace(self, op);
+  Tensor result;
+  std::vector<std::weak_ptr<FunctionNode>> made;
+  {
+    autograd::NodeRecorder rec;
+    result = compute();
+    made = std::move(rec.nodes);
+  }
+  protect_saved_self(self, made);
+  return apply_inplace(self, result, op);
+}
+
+// An in-place op whose new value does not depend on the old one (fill_, zero_, random fills,
+// copy_ of a constant): self keeps requires_grad, and its old history gets zeros (torch's
+// FillBackward / ZeroBackward / CopyBackwards nodes). Call after writing the data.
+void rebase_constant(Tensor& self, const char* node_name) {
+  if (!autograd::GradMode::is_enabled() || !self.requires_grad()) return;
+  auto node = autograd::make_node(node_name, {&self}, AG_BW { return {zeros_like(g[0])}; });
+  if (!node) return;
+  Tensor r = detach(self);
+  autograd::set_history(node, {&r});
+  rebase_history(self, r);
 }
 
 // ---------------------------------------------------------------- unary
@@ -370,7 +450,7 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622
       check_no_internal_overlap(a);                                                                   \
       run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
     }                                                                                                 \
-    return apply_inplace(a, name(inplace_input(a)), #name "_");                                       \
+    return apply_inplace(a, [&] { return name(a); }, #name "_");                                      \
   }
 #define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY(name, false, bw_name, NONE_, zeros_like(g[0]))
 
@@ -480,6 +560,7 @@ struct Binary {
   ScalarType dt;
   Shape shape;
   double s[4] = {0, 0, 1, 0};  // scalar value, scalar position (0 none, 1 b, 2 a), alpha, extra
+  bool weak = false;           // both operands are wrapped numbers
 };
 
 Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
@@ -487,7 +568,12 @@ Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
   Binary r;
   const Tensor* ab[2] = {&a, &b};
   r.dt = result_type(ab, 2);
-  if (want_float && !is_floating(r.dt)) r.dt = default_dtype();
+  // Two Python numbers (this happens in backward formulas, e.g. `e - 1.0` for a scalar exponent)
+  // are combined in double and stay a weak wrapped number, as Python arithmetic would: rounding
+  // to the default dtype here would cost float64 gradients their precision.
+  r.weak = a.impl()->wrapped_number && b.impl()->wrapped_number;
+  if (r.weak) r.dt = promote_types(a.dtype(), b.dtype());
+  if (want_float && !is_floating(r.dt)) r.dt = r.weak ? ScalarType::Float64 : default_dtype();
   r.shape = broadcast_shapes(a.sizes(), b.sizes());
   if (is_floating(r.dt) && b.dim() == 0 && a.dim() > 0 && b.device().is_cpu()) {
     r.s[0] = item_double(b); r.s[1] = 1;
@@ -506,6 +592,7 @@ Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
   std::vector<const Tensor*> ins;
   for (const Tensor* t : {&p.a, &p.b}) if (t->defined()) ins.push_back(t);
   Tensor out = empty_strided(p.shape, output_strides(p.shape, ins), out_dt, ins[0]->device());
+  if (p.weak && out_dt == p.dt) out.impl()->wrapped_number = true;
   if (p.s[1] == 1) run_elementwise(op, out, {&p.a}, p.s);
   else if (p.s[1] == 2) run_elementwise(op, out, {&p.b}, p.s);
   else run_elementwise(op, out, {&p.a, &p.b}, p.s);
@@ -714,12 +801,15 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
-  if (grad) check_inplace(self, op_name(op));
+  if (grad) {
+    check_inplace(self, op_name(op), true);
+    return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));
+  }
   const bool arith = op == Op::add || op == Op::sub || op == Op::mul || (op == Op::div && mode.empty()) ||
                      op == Op::maximum || op == Op::minimum;
   const bool overlaps = other.storage() == self.storage() &&
                         !(other.storage_offset() == self.storage_offset() && other.strides() == self.strides());
-  if (!grad && arith && rt == self.dtype() && !overlaps) {
+  if (arith && rt == self.dtype() && !overlaps) {
     // The common optimizer/update case: write straight into self, one pass, no temporary.
     Binary p = prepare(op, self, other, op == Op::div);
     AG_CHECK(!(op == Op::add || op == Op::sub) || is_floating(p.dt) || alpha.kind != Scalar::Float,
@@ -731,20 +821,16 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
     self.bump_version();
     return self;
   }
+  // Otherwise the result is computed out of place then written back (Note [In-place ops]).
   Tensor result;
   {
-    // Otherwise the result is computed out of place then written back (Note [In-place ops]).
-    autograd::AutoGradMode m(grad);
-    Tensor selfv = grad ? inplace_input(self) : detach(self);
-    result = binary_dispatch(op, selfv, other, alpha, mode);
+    autograd::AutoGradMode m(false);
+    result = binary_dispatch(op, detach(self), other, alpha, mode);
   }
-  if (!grad) {
-    Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
-    run_elementwise(Op::copy, self, {&src});
-    self.bump_version();
-    return self;
-  }
-  return apply_inplace(self, result, op_name(op));
+  Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
+  run_elementwise(Op::copy, self, {&src});
+  self.bump_version();
+  return self;
 }
 
 // ---------------------------------------------------------------- ternary

@@ -5,18 +5,16 @@
 
 namespace ampgrad {
 
-Tensor& fill_(Tensor& t, Scalar value) {
-  if (t.requires_grad() && autograd::GradMode::is_enabled()) {
-    // Filled elements get zero gradient; a view's base keeps the rest of its history (torch's
-    // FillBackward / CopySlices), and the tensor still requires grad (Note [In-place ops]).
-    check_inplace(t, "fill_");
-    return apply_inplace(t, full(t.sizes(), value, t.dtype(), t.device()), "fill_");
-  }
+Tensor& fill_(Tensor& t, Scalar value, const char* node_name) {
+  if (autograd::GradMode::is_enabled()) check_inplace(t, "fill_");
   double s[1] = {value.to_double()};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
   t.bump_version();
+  rebase_constant(t, node_name);  // the filled value no longer depends on the old history
   return t;
 }
+Tensor& fill_(Tensor& t, Scalar value) { return fill_(t, value, "FillBackward2"); }
+Tensor& zero_(Tensor& t) { return fill_(t, Scalar(0.0), "ZeroBackward0"); }
 
 Tensor& fill_(Tensor& t, const Tensor& value) {
   AG_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(), " dimensions.");
@@ -73,6 +71,7 @@ Tensor& uniform_(Tensor& t, double from, double to) {
   check_inplace(t, "uniform_");
   kernel<RandomKernel>(Op::uniform, t.device())(t, from, to);
   t.bump_version();
+  rebase_constant(t, "UniformBackward0");
   return t;
 }
 
@@ -82,6 +81,7 @@ Tensor& normal_(Tensor& t, double mean, double std) {
   check_inplace(t, "normal_");
   kernel<RandomKernel>(Op::normal, t.device())(t, mean, std);
   t.bump_version();
+  rebase_constant(t, "NormalBackward0");
   return t;
 }
 

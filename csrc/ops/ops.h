@@ -129,6 +129,7 @@ Tensor view(const Tensor& a, IntList sizes);
 Tensor reshape(const Tensor& a, IntList sizes);
 Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional<int64_t> offset);
 Tensor transpose(const Tensor& a, int64_t d0, int64_t d1);
+Tensor matrix_t(const Tensor& a);  // Tensor.t(): TBackward0
 Tensor permute(const Tensor& a, IntList dims);
 Tensor expand_op(const Tensor& a, IntList sizes);  // torch's expand: -1 keeps a size
 Tensor squeeze(const Tensor& a, OptDims dims);
@@ -166,11 +167,16 @@ Tensor repeat(const Tensor& a, IntList repeats);
 // ---- in place with autograd (Note [In-place ops]): computes `fn(self)` out of place, writes it
 // into self and rebases self's history onto the result.
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op);
-// What the out-of-place formula of a recorded in-place op reads: a differentiable clone of self
-// under grad mode, so no saved input aliases the tensor about to be overwritten (torch saves
-// original_self the same way).
-Tensor inplace_input(const Tensor& self);
-void check_inplace(const Tensor& self, const char* op);
+// The same, computing the result inside: saved aliases of self are protected from the write-back
+// (Note [Saved self in in-place ops]). Use this form whenever the result is computed from self.
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op);
+// Rebases self's history onto `result` (a CopySlices on the base for views); no data is written.
+void rebase_history(Tensor& self, const Tensor& result);
+// After an in-place write of a value independent of self's old value: zeros to the old history.
+void rebase_constant(Tensor& self, const char* node_name);
+// Raises torch's errors for an in-place op about to be recorded on self (leaf, view of a leaf,
+// view made in no_grad / inference mode); `any_requires_grad`: some operand requires grad.
+void check_inplace(const Tensor& self, const char* op, bool any_requires_grad = false);
 
 // ---- creation and random
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device = Device());
@@ -182,6 +188,8 @@ uint64_t initial_seed();
 Tensor& uniform_(Tensor& t, double from, double to);
 Tensor& normal_(Tensor& t, double mean, double std);
 Tensor& fill_(Tensor& t, Scalar value);
+Tensor& fill_(Tensor& t, Scalar value, const char* node_name);
+Tensor& zero_(Tensor& t);
 Tensor& fill_(Tensor& t, const Tensor& value);
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device = Device());
 Tensor randperm(int64_t n, ScalarType dtype, Device device = Device());

@@ -7,10 +7,53 @@
 namespace ampgrad {
 
 void mark_view(Tensor& view, const Tensor& base) {
+  using C = AutogradMeta::Creation;
   auto& m = view.ensure_autograd_meta();
   m.is_view = true;
   m.base = base.is_view() ? base.base() : base;
+  m.attr_version = view.version();
+  C mode = autograd::InferenceMode::is_enabled() ? C::Inference : !autograd::GradMode::is_enabled() ? C::NoGrad : C::Default;
+  C prev = base.is_view() ? base.autograd_meta()->creation : C::Default;  // torch's propagate_creation_meta
+  m.creation = mode == C::Default || prev == C::Inference ? prev : mode;
 }
+
+namespace autograd {
+void check_view_rebase(const Tensor& view, bool indirect) {
+  using C = AutogradMeta::Creation;
+  const AutogradMeta* m = view.autograd_meta();
+  if (!m || !m->is_view || m->creation == C::Default) return;
+  std::string msg = m->grad_fn ? detail::str_cat("Output ", m->output_nr, " of ", short_node_name(m->grad_fn->name()),
+                                                 " is a view of a view which was created in")
+                               : std::string("A view was created in");
+  const char* what = indirect ? "its base or another view of its base has been modified" : "is being modified";
+  bool inf = m->creation == C::Inference;
+  AG_THROW(RuntimeError, msg, inf ? " inference mode and " : " no_grad mode and ", what,
+           inf ? " inplace in normal mode." : " inplace with grad mode enabled.",
+           " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+           "both the view and the inplace either both inside the ", inf ? "inference_mode" : "no_grad",
+           " block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
+}
+
+// Note [View history].
+void regenerate_view_grad_fn(const Tensor& view) {
+  AutogradMeta& m = *view.autograd_meta();
+  const Tensor& base = m.base;
+  if (!m.grad_fn && (!base.defined() || !base.requires_grad())) return;  // nothing to rebuild (torch)
+  check_view_rebase(view, /*indirect=*/true);
+  m.attr_version = view.version();
+  // The as_strided geometry is relative to a dense base (as for CopySlices).
+  if (!base.defined() || !base.requires_grad() || !base.is_contiguous()) return;
+  Tensor v;
+  {
+    AutoGradMode on(true);
+    v = as_strided(base, IntList(view.sizes().begin(), view.sizes().end()),
+                   IntList(view.strides().begin(), view.strides().end()), view.storage_offset());
+  }
+  m.grad_fn = v.grad_fn();
+  m.output_nr = 0;
+  m.requires_grad = true;
+}
+}  // namespace autograd
 
 namespace {
 struct Geom { Shape sizes, strides; int64_t offset; };
@@ -41,10 +84,11 @@ Tensor view_scatter(const Tensor& g, const Shape& in_shape, const Geom& where) {
     Tensor src = expand(g, where.sizes);
     run_elementwise(Op::copy, region, {&src});
   }
-  // `where` is in the frame of a dense tensor, so the incoming gradient is made dense first.
+  // `where` is in the dense frame of the input: read it from a dense copy of the gradient (which
+  // may arrive as a transposed or offset view).
   if (auto node = autograd::make_node("AsStridedScatterBackward0", {&g}, AG_BW {
-        Tensor gc = contiguous(g[0]);
-        return {as_strided(gc, where.sizes, where.strides, gc.storage_offset() + where.offset)};
+        Tensor d = contiguous(g[0]);
+        return {as_strided(d, where.sizes, where.strides, d.storage_offset() + where.offset)};
       }))
     autograd::set_history(node, {&out});
   return out;
@@ -165,7 +209,7 @@ Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional
   return out;
 }
 
-Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
+static Tensor transpose_impl(const Tensor& a, int64_t d0, int64_t d1, const char* name) {
   int64_t n = a.dim();
   d0 = wrap_dim(d0, n); d1 = wrap_dim(d1, n);
   if (n == 0) return alias(a);
@@ -173,9 +217,17 @@ Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
   std::swap(sz[d0], sz[d1]); std::swap(st[d0], st[d1]);
   Tensor out = make_view(a, sz, st, a.storage_offset());
   mark_view(out, a);
-  if (auto node = autograd::make_node("TransposeBackward0", {&a}, AG_BW { return {transpose(g[0], d0, d1)}; }))
+  if (auto node = autograd::make_node(name, {&a}, AG_BW { return {transpose(g[0], d0, d1)}; }))
     autograd::set_history(node, {&out});
   return out;
+}
+
+Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) { return transpose_impl(a, d0, d1, "TransposeBackward0"); }
+
+Tensor matrix_t(const Tensor& a) {
+  AG_CHECK(a.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", a.dim(), "D");
+  if (a.dim() < 2) return reshape_view(a, a.sizes(), a.strides(), "TBackward0");
+  return transpose_impl(a, 0, 1, "TBackward0");
 }
 
 Tensor permute(const Tensor& a, IntList dims) {

@@ -52,6 +52,8 @@ def _size(size):
 
 def _finish(t, requires_grad):
     if requires_grad:
+        if not t.is_floating_point():
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 
@@ -106,6 +108,9 @@ def _check_ragged(data, dim=0):
             raise ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {got})")
     for x in data:
         _check_ragged(x, dim + 1)
+def _contiguous(arr):
+    # not np.ascontiguousarray: it turns a 0-d array into shape (1,)
+    return arr if arr.flags.c_contiguous else np.array(arr, order="C")
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -120,7 +125,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
                 raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype}. The only supported types are: "
                                 "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
             arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
-        t = _C.from_numpy(_contig(arr))
+        t = _C.from_numpy(_contiguous(arr))
     else:
         inferred = _infer_dtype(data)
         nested = _to_nested(data)
@@ -135,7 +140,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
-        t = _C.from_numpy(_contig(arr)).to(inferred)
+        # straight to the requested dtype: going through the inferred one first would round
+        # tensor(0.3, dtype=float64) to float32
+        t = _C.from_numpy(_contiguous(arr)).to(dtype if dtype is not None else inferred)
     if dtype is not None:
         t = t.to(dtype)
     return _finish(_C._to(t, dev, None, False), requires_grad)

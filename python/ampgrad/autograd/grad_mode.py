@@ -2,6 +2,7 @@
 as a context manager and as a decorator; the state is thread-local (kept by the engine)."""
 import functools
 import inspect
+import warnings
 
 from .. import _C
 
@@ -16,27 +17,32 @@ class _DecoratorContextManager:
     """A context manager that can also decorate a function (or generator) to run inside it."""
 
     def __call__(self, func):
-        if inspect.isclass(func):
-            raise RuntimeError("ampgrad grad-mode decorators cannot decorate classes")
+        if inspect.isclass(func):  # torch: deprecated, still works by wrapping the constructor
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        with self.clone():
-                            gen.close()
-                        raise
-                    except BaseException as e:
-                        with self.clone():
-                            response = gen.throw(e)
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as e:
+                            with self.clone():
+                                response = gen.throw(e)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as e:  # the generator finished: return its value (PEP 479)
+                    return e.value
             return gen_wrapper
 
         @functools.wraps(func)
@@ -49,7 +55,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a decorator without parentheses: @no_grad."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disables gradient recording inside the block (ops produce tensors with requires_grad=False)."""
 
     def __init__(self):
@@ -64,7 +79,7 @@ class no_grad(_DecoratorContextManager):
         return False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enables gradient recording inside the block, even within no_grad."""
 
     def __enter__(self):
@@ -82,7 +97,7 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def __init__(self, mode):
         if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}")
         self.prev = _C.is_grad_enabled()
         self.mode = mode
         _C._set_grad_enabled(mode)
@@ -101,23 +116,28 @@ class set_grad_enabled(_DecoratorContextManager):
     def clone(self):
         return self.__class__(self.mode)
 
+    def __repr__(self):
+        return f"ampgrad.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, and also marks the region so that autocast does not cache casts."""
+    """Like no_grad, and stronger: nothing is recorded (not even under enable_grad), tensors made
+    inside are inference tensors (Tensor.is_inference()) that autograd refuses to save or see
+    updated in place outside the mode, and autocast does not cache casts. inference_mode(False)
+    turns both off (grad mode on), as torch's does."""
 
     def __init__(self, mode=True):
         self.mode = mode
 
     def __new__(cls, mode_or_fn=True):
-        if callable(mode_or_fn) and not isinstance(mode_or_fn, bool):
-            return cls()(mode_or_fn)
-        return super().__new__(cls)
+        if mode_or_fn is None or isinstance(mode_or_fn, bool):
+            return super().__new__(cls)
+        return cls()(mode_or_fn)
 
     def __enter__(self):
         self.prev_grad = _C.is_grad_enabled()
         self.prev_inf = _C.is_inference_mode_enabled()
-        if self.mode:
-            _C._set_grad_enabled(False)
+        _C._set_grad_enabled(not self.mode)
         _C._set_inference_mode(self.mode)
 
     def __exit__(self, *exc):
