@@ -14,6 +14,8 @@ import pytest
 import ampgrad as ag
 
 F64 = np.float64
+# both libraries warn (once) that backward(create_graph=True) makes a param <-> grad cycle
+pytestmark = pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 
 
 # ---------------------------------------------------------------- helpers
