@@ -101,9 +101,13 @@ void init_tensor(py::module_& m) {
                     [](Tensor& t, py::object g) {
                       if (g.is_none()) { if (t.autograd_meta()) t.autograd_meta()->grad = Tensor(); return; }
                       Tensor gt = as_tensor(g);
-                      AG_CHECK(gt.dtype() == t.dtype(), "assigned grad has data of a different type");
-                      AG_CHECK(gt.device() == t.device(), "assigned grad has data located on a different device");
-                      AG_CHECK(gt.sizes() == t.sizes(), "assigned grad has data of a different size");
+                      AG_CHECK(gt.dtype() == t.dtype(), "attempting to assign a gradient with dtype '", cpp_type_name(gt.dtype()),
+                               "' to a tensor with grad_dtype '", scalar_type_name(t.dtype()), "'. The gradient must match the tensor's grad_dtype "
+                               "(defaults to the tensor's dtype).");
+                      AG_CHECK(gt.device() == t.device(), "attempting to assign a gradient located on device '", gt.device().str(),
+                               "' to a tensor located on device '", t.device().str(), "'. Please ensure that the gradient and the tensor are on the same device");
+                      AG_CHECK(gt.sizes() == t.sizes(), "attempting to assign a gradient of size '", shape_str(gt.sizes()), "' to a tensor of size '",
+                               shape_str(t.sizes()), "'. Please ensure that the gradient and the tensor are the same size");
                       t.mutable_grad() = gt;
                     })
       .def_property("data", [](const Tensor& t) {
