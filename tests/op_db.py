@@ -729,6 +729,7 @@ OPS = [
           ("0-dim int tensor", (3, 4), lambda x, i: x[i], (Idx((), 3),)),
           ("int32 tensor index", (4, 3), lambda x, i: x[i], (Idx((3,), 4, dtype="int32"),)),
           ("list of bools", (3, 4), lambda x: x[[True, False, True]], ()),
+          ("list of floats", (3, 4), lambda x: x[[0.5, 2.0]], ()),
           ("nested list", (4, 3), lambda x: x[[[0, 1], [2, 0]]], ()),
           ("numpy index", (4, 3), lambda x: x[np.array([2, 0])], ()),
           ("slice + list", (4, 5), lambda x: x[1:3, [0, 4, 2]], ()),
