@@ -510,7 +510,11 @@ OPS = [
             Sample((T((3, 4), unique=True),), {"p": float("inf")}, "inf"),
             Sample((T((3, 4), unique=True),), {"p": float("inf"), "dim": 0, "keepdim": True}, "inf dim"),
             Sample((T((3, 4)),), {"p": 3, "dim": 1}, "p=3 dim"), Sample((T((2, 3, 4)),), {"p": 3}, "p=3"),
-            Sample((T((2, 3, 4)),), {"p": 2, "dim": (0, 2), "keepdim": True}, "tuple dim")],
+            Sample((T((2, 3, 4)),), {"p": 2, "dim": (0, 2), "keepdim": True}, "tuple dim"),
+            Sample((Const([[0.0, 1.5, -2.0], [0.0, 0.0, 3.0]]),), {"p": 0, "dim": 1}, "p=0", grad=False),
+            Sample((T((3, 4), unique=True),), {"p": float("-inf"), "dim": 1}, "-inf"),
+            Sample((T((3, 4), 0.5, 2, sign=True),), {"p": 0.5}, "p=0.5"), Sample((T(()),), {}, "0-dim"),
+            Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)],
            dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
     OpInfo("Tensor.norm", lambda m, x, *a: (x.norm(), x.norm(1), x.norm(2, 1), x.norm(dim=0)), [Sample((T((3, 4)),))], dtypes=FLOATS,
            tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
@@ -904,6 +908,26 @@ for _name, _kws in [("max", [{}]), ("min", [{}]), ("max_dim", [{"dim": 0}, {"dim
     _op = next(op for op in OPS if op.name == _name)
     for _kw in _kws:
         _op.samples.append(Sample((Const(RED_SPECIAL),), dict(_kw), "special values", grad=False))
+
+# Empty and degenerate reductions: sum/prod of nothing, mean of nothing (nan), size-1 and 0-dim.
+for _name, _smp in [("sum", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False), Sample((T((0, 3)),), {}, "empty", grad=False)]),
+                    ("mean", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False)]),
+                    ("prod", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False), Sample((T((0, 3)),), {}, "empty", grad=False)]),
+                    ("var", [Sample((T((2, 3)),), {"dim": 1, "correction": 5}, "negative dof", grad=False),
+                             Sample((T((3, 1)),), {"dim": 1}, "single element")]),
+                    ("std", [Sample((T((3, 1)),), {"dim": 1, "correction": 0}, "single element")]),
+                    ("softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"),
+                                 Sample((T((0, 3)),), {"dim": 1}, "empty", grad=False)]),
+                    ("log_softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
+                    ("logsumexp", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
+                    ("cumsum", [Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
+                    ("cumprod", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"), Sample((T(()),), {"dim": 0}, "0-dim")]),
+                    ("max_dim", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
+                    ("amax", [Sample((T((0, 3)),), {"dim": 1}, "empty kept dim", grad=False)]),
+                    ("argmax", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
+                    ("all", [Sample((T((0, 3)),), {}, "empty"), Sample((T((0, 3)),), {"dim": 0}, "empty dim")]),
+                    ("any", [Sample((T((0, 3)),), {}, "empty"), Sample((T((0, 3)),), {"dim": 1}, "empty rows")])]:
+    next(op for op in OPS if op.name == _name).samples.extend(_smp)
 
 # In-place variants of the elementwise ops (x.clone().exp_(), a.clone().add_(b)): torch's cast rule
 # (the result must fit self's dtype), broadcasting into self, and autograd through the rebase.
