@@ -748,6 +748,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
+  // torch does not promote here: end, and a weight tensor with dims, must have input's dtype
+  AG_CHECK(b.dtype() == a.dtype(), "expected dtype ", cpp_type_name(a.dtype()), " for `end` but got dtype ", cpp_type_name(b.dtype()));
+  AG_CHECK(w.dim() == 0 || w.dtype() == a.dtype(), "expected dtype ", cpp_type_name(a.dtype()), " for `weight` but got dtype ",
+           cpp_type_name(w.dtype()));
   ScalarType dt = result_type({&a, &b});
   AG_CHECK(is_floating(dt), "lerp: expected a floating point tensor");
   Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), w.sizes());
