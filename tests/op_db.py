@@ -32,7 +32,7 @@ DEFAULT_TOL = {
     "bfloat16": (1e-5, 1.6e-2),
 }
 # Gradients go through more arithmetic than the forward (and torch fuses some formulas).
-GRAD_TOL = {"float64": (1e-7, 1e-6), "float32": (1e-4, 1e-4)}
+GRAD_TOL = {"float64": (1e-7, 1e-6), "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}
 
 
 # ---------------------------------------------------------------- input specs
@@ -430,6 +430,19 @@ OPS = [
     OpInfo("Tensor.mul_", lambda m, a, b: a.clone().mul_(b), [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 4)), 3), desc="scalar")],
            dtypes=NUMERIC),
     OpInfo("Tensor.div_", lambda m, a, b: a.clone().div_(b), [Sample((T((3, 4)), T((4,), 0.5, 2.0, sign=True)))], dtypes=FLOATS),
+
+    # ---- mixed dtypes: promotion in the forward, each gradient in its input's dtype
+    *[OpInfo(f"mixed[{src}]", eval("lambda m, a, b, c: " + src),
+             [Sample((T((3, 4), dtype="float32"), T((3, 4), dtype="float64"), T((3, 4), dtype="int64"))),
+              Sample((T((3, 4), dtype="float32"), T((), dtype="float64"), T((), dtype="int32")), desc="0-dim others"),
+              Sample((T((3, 4), dtype="float16"), T((3, 4), dtype="float32"), T((3, 4), dtype="bool")), desc="half/float"),
+              Sample((T((3, 4), dtype="bfloat16"), T((3, 4), dtype="float16"), T((4,), dtype="uint8")), desc="bf16/half")],
+             dtypes=("float32",), tol={"float32": (1e-3, 1e-3), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)},
+             grad_tol={"float32": (1e-3, 1e-3)}, fd=False, noncontig=False)
+      for src in ["a + b", "a * c", "b / a", "c - a", "m.maximum(a, b)", "m.where(a > 0, a, b)", "m.atan2(a, b)", "a ** b.abs()",
+                  "b.abs() ** c", "m.cat([a, b])", "m.stack([a, c.to(a.dtype)])", "m.addcmul(a, b, a)", "m.lerp(a, b, 0.5)",
+                  "a.clone().add_(b)", "b.clone().mul_(a)", "m.clamp(a, b.abs() * -1, b.abs())",
+                  "m.masked_fill(a, c > 0, 2.5)", "a.masked_fill(c > 0, b.sum())", "m.matmul(a, b.t())", "m.dot(a[0], b[0])"]],
 
     # ---- ternary
     OpInfo("where", lambda m, c, a, b: m.where(c, a, b),
