@@ -247,11 +247,6 @@ def U(name, low=-2.0, high=2.0, dtypes=ALL, np_ref=None, shape=(3, 4), **kw):
                   dtypes=dtypes, np_ref=np_ref, **kw)
 
 
-def M(name, *args, **kwargs):
-    """A method call x.<name>(*args, **kwargs)."""
-    return lambda m, x, *a, **k: getattr(x, name)(*args, *a, **kwargs, **k)
-
-
 def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, np_ref=None, kwargs=None,
       scalars=(2, -1.5), special=(_SP_A, _SP_B), **kw):
     """A binary elementwise op m.<name>(a, b): same shapes, broadcasting, 0-dim and Python scalars."""
@@ -272,20 +267,12 @@ def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, 
                   np_ref=np_ref, **kw)
 
 
-def R(name, samples, dtypes=FLOATS, **kw):
-    return OpInfo(name, lambda m, x, _n=name, **k: getattr(m, _n)(x, **k), samples, dtypes=dtypes, **kw)
-
-
 def _dims_samples(shape=(3, 4, 5), low=-2.0, high=2.0, extra=(), unique=False):
     x = lambda: T(shape, low, high, unique=unique)  # noqa: E731
     return [Sample((x(),), {}, "all"), Sample((x(),), {"dim": 1}, "dim=1"),
             Sample((x(),), {"dim": (0, 2)}, "dim=(0,2)"), Sample((x(),), {"dim": -1, "keepdim": True}, "dim=-1 keepdim"),
             Sample((x(),), {"dim": (2, 0), "keepdim": True}, "dim=(2,0) keepdim"),
             Sample((T((), low, high),), {}, "0-dim")] + [Sample((x(),), k, str(k)) for k in extra]
-
-
-def _sgelu(m, x, approximate):
-    return m.nn.functional.gelu(x, approximate=approximate)
 
 
 # ---------------------------------------------------------------- the table
@@ -648,6 +635,12 @@ OPS = [
     OpInfo("index_copy", lambda m, x, i, s, **k: m.index_copy(x, k["dim"], i, s),
            [Sample((T((4, 3)), Perm(4, 2), T((2, 3))), {"dim": 0}), Sample((T((3, 4)), Perm(4, 3), T((3, 3))), {"dim": 1})],
            dtypes=ALL),
+    OpInfo("index_put", lambda m, x, i, v, **k: m.index_put(x, (i,), v, **k),
+           [Sample((T((5, 3)), Perm(5, 3), T((3, 3)))), Sample((T((5, 3)), Idx((6,), 5), T((6, 3))), {"accumulate": True}, "accumulate"),
+            Sample((T((5, 3)), Perm(5, 2), T((3,))), {}, "broadcast values"), Sample((T((5, 3)), Perm(5, 2), T(())), {"accumulate": True}, "0-dim")],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}),
+    OpInfo("Tensor.index_put_", lambda m, x, i, j, v: x.clone().index_put_((i, j), v, accumulate=True),
+           [Sample((T((4, 3)), Idx((5,), 4), Idx((5,), 3), T((5,))))], dtypes=NUMERIC, tol={"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}),
     OpInfo("masked_fill", lambda m, x, mask, v: m.masked_fill(x, mask, v),
            [Sample((T((3, 4)), Mask((3, 4)), 0.5)), Sample((T((3, 4)), Mask((4,)), -1), desc="broadcast mask"),
             Sample((T((3, 4)), Mask((3, 4)), Const(2.5)), desc="0-dim tensor value")],
