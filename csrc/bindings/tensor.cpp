@@ -238,7 +238,10 @@ void init_tensor(py::module_& m) {
         while (r.size() < static_cast<size_t>(t.dim())) r.insert(r.begin(), 1);
         return repeat(t, r);
       })
-      .def("permute", [](const Tensor& t, py::args a) { return permute(t, shape_args(a, "permute(): argument 'dims'")); })
+      .def("permute", [](const Tensor& t, py::args a) {
+        AG_CHECK_TYPE(a.size() > 0, "permute() missing 1 required positional arguments: \"dims\"");
+        return permute(t, shape_args(a, "permute(): argument 'dims'"));
+      })
       .def("flip", [](const Tensor& t, py::args a) { return flip(t, shape_args(a, "flip(): argument 'dims'")); })
       .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); })
       .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); })

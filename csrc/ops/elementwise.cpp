@@ -76,7 +76,7 @@ Tensor expand(const Tensor& t, const Shape& sizes) {
     int64_t sz = t.sizes()[i], want = sizes[n - k + i];
     AG_CHECK(sz == want || sz == 1, "The expanded size of the tensor (", want, ") must match the existing size (", sz,
              ") at non-singleton dimension ", n - k + i, ".  Target sizes: ", shape_str(sizes), ".  Tensor sizes: ", shape_str(t.sizes()));
-    st[n - k + i] = sz == 1 ? 0 : t.strides()[i];
+    st[n - k + i] = sz == want ? t.strides()[i] : 0;  // unexpanded dims keep their stride, as torch's
   }
   Tensor v = make_view(t, sizes, st, t.storage_offset());
   v.impl()->wrapped_number = t.impl()->wrapped_number;

@@ -417,19 +417,30 @@ static Tensor tri(const Tensor& a, int64_t k, bool lower) {
 Tensor tril(const Tensor& a, int64_t k) { return tri(a, k, true); }
 Tensor triu(const Tensor& a, int64_t k) { return tri(a, k, false); }
 
+// A copy of a negative-stride view of `a`, laid out as `a` (torch's flip keeps the input's
+// memory format); the backward flips the gradient back.
 Tensor flip(const Tensor& a, IntList dims) {
-  Tensor r = a;
   std::vector<bool> seen(std::max<int64_t>(a.dim(), 1), false);
+  Shape st = a.strides();
+  int64_t off = a.storage_offset();
+  IntList wrapped;
   for (int64_t d0 : dims) {
     int64_t d = wrap_dim(d0, a.dim());
     AG_CHECK(!seen[d], "dim ", d, " appears multiple times in the list of dims");
     seen[d] = true;
-    if (a.dim() == 0) continue;
-    int64_t n = a.sizes()[d];
-    Tensor idx = arange(static_cast<double>(n - 1), -1, -1, ScalarType::Int64, a.device());
-    r = index_select(r, d, idx);
+    wrapped.push_back(d);
+    if (a.dim() == 0 || a.sizes()[d] == 0) continue;
+    off += (a.sizes()[d] - 1) * st[d];
+    st[d] = -st[d];
   }
-  return r.is_same(a) ? clone(a) : r;
+  Tensor src = make_view(a, a.sizes(), st, off);
+  Shape out_st = is_non_overlapping_and_dense(a) ? a.strides() : output_strides(a.sizes(), {&a});
+  Tensor out = empty_strided(a.sizes(), out_st, a.dtype(), a.device());
+  run_elementwise(Op::copy, out, {&src});
+  if (is_floating(a.dtype()))
+    if (auto node = autograd::make_node("FlipBackward0", {&a}, AG_BW { return {flip(g[0], wrapped)}; }))
+      autograd::set_history(node, {&out});
+  return out;
 }
 
 Tensor roll(const Tensor& a, IntList shifts, IntList dims) {
