@@ -473,7 +473,9 @@ Tensor repeat(const Tensor& a, IntList reps) {
   }
   for (int64_t s : final_shape)
     AG_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(Shape(final_shape.begin(), final_shape.end())));
-  return reshape(expand_op(reshape(a, view_shape), expand_shape), final_shape);
+  // Always a fresh tensor (torch's repeat copies): reshaping the expanded view could alias `a`.
+  Tensor e = expand_op(reshape(a, view_shape), expand_shape);
+  return reshape(e.is_contiguous() ? clone(e) : contiguous(e), final_shape);
 }
 
 }  // namespace ampgrad

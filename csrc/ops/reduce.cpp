@@ -140,6 +140,7 @@ Tensor prod(const Tensor& a0, std::optional<int64_t> dim, bool keepdim, std::opt
     int64_t dd = all ? 0 : d;
     int64_t n = xf.dim() == 0 ? 1 : xf.sizes()[dd];
     if (xf.dim() == 0) return {g[0]};
+    if (n == 0) return {zeros_like(x)};  // an empty product: no input elements to differentiate
     Tensor one = ones_like(narrow(xf, dd, 0, 1));
     Tensor left = cumprod(cat({one, narrow(xf, dd, 0, n - 1)}, dd), dd, std::nullopt);
     Tensor right = flip(cumprod(flip(cat({narrow(xf, dd, 1, n - 1), one}, dd), {dd}), dd, std::nullopt), {dd});
