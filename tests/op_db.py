@@ -875,6 +875,11 @@ OPS = [
           "x.t()[::2].clone().stride()", "(x.t() > 0).stride()", "m.where(x.t() > 0, x.t(), 0.0).stride()",
           "m.exp(x.t()).stride()", "(x.t()[:, None] * m.ones(2, 1)).stride()", "x.t().reshape(-1).stride()",
           "(x.t() * 1).reshape(-1)", "m.cat([x.t(), y.t()]).stride()", "x.t().sum(0).stride()",
+          "x[:1].repeat(2, 1).stride()", "x.repeat(1, 1).stride()", "x.t().flip(0).stride()", "x[:, :1].expand(3, 5).stride()",
+          "type(x.split(2)).__name__", "type(m.chunk(x, 2)).__name__", "type(x.unbind()).__name__",
+          # results that must not alias their input (writing to them leaves x alone)
+          "(x.repeat(1, 1).mul_(2), x)", "(x[:1].repeat(2, 1).add_(1), x)", "(m.tile(x, (1,)).zero_(), x)", "(x.flip(0).zero_(), x)",
+          "(x.clone().zero_(), x)", "(x.contiguous().t().contiguous().zero_(), x)",
       ]]],
     OpInfo("setitem[python scalar]", lambda m, x: _set(x.clone(), (slice(None), 0), 2), [Sample((T((3, 4)),))],
            dtypes=("float32", "float64", "int64", "bool")),
@@ -918,7 +923,7 @@ for _name, _kws in [("max", [{}]), ("min", [{}]), ("max_dim", [{"dim": 0}, {"dim
 # Empty and degenerate reductions: sum/prod of nothing, mean of nothing (nan), size-1 and 0-dim.
 for _name, _smp in [("sum", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False), Sample((T((0, 3)),), {}, "empty", grad=False)]),
                     ("mean", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False)]),
-                    ("prod", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False), Sample((T((0, 3)),), {}, "empty", grad=False)]),
+                    ("prod", [Sample((T((0, 3)),), {"dim": 0}, "empty dim"), Sample((T((0, 3)),), {}, "empty")]),
                     ("var", [Sample((T((2, 3)),), {"dim": 1, "correction": 5}, "negative dof", grad=False),
                              Sample((T((3, 1)),), {"dim": 1}, "single element")]),
                     ("std", [Sample((T((3, 1)),), {"dim": 1, "correction": 0}, "single element")]),
