@@ -32,7 +32,7 @@ DEFAULT_TOL = {
     "bfloat16": (1e-5, 1.6e-2),
 }
 # Gradients go through more arithmetic than the forward (and torch fuses some formulas).
-GRAD_TOL = {"float64": (1e-7, 1e-6), "float32": (1e-4, 1e-4)}
+GRAD_TOL = {"float64": (1e-7, 1e-6), "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}
 
 
 # ---------------------------------------------------------------- input specs
@@ -247,11 +247,6 @@ def U(name, low=-2.0, high=2.0, dtypes=ALL, np_ref=None, shape=(3, 4), **kw):
                   dtypes=dtypes, np_ref=np_ref, **kw)
 
 
-def M(name, *args, **kwargs):
-    """A method call x.<name>(*args, **kwargs)."""
-    return lambda m, x, *a, **k: getattr(x, name)(*args, *a, **kwargs, **k)
-
-
 def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, np_ref=None, kwargs=None,
       scalars=(2, -1.5), special=(_SP_A, _SP_B), **kw):
     """A binary elementwise op m.<name>(a, b): same shapes, broadcasting, 0-dim and Python scalars."""
@@ -272,20 +267,12 @@ def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, 
                   np_ref=np_ref, **kw)
 
 
-def R(name, samples, dtypes=FLOATS, **kw):
-    return OpInfo(name, lambda m, x, _n=name, **k: getattr(m, _n)(x, **k), samples, dtypes=dtypes, **kw)
-
-
 def _dims_samples(shape=(3, 4, 5), low=-2.0, high=2.0, extra=(), unique=False):
     x = lambda: T(shape, low, high, unique=unique)  # noqa: E731
     return [Sample((x(),), {}, "all"), Sample((x(),), {"dim": 1}, "dim=1"),
             Sample((x(),), {"dim": (0, 2)}, "dim=(0,2)"), Sample((x(),), {"dim": -1, "keepdim": True}, "dim=-1 keepdim"),
             Sample((x(),), {"dim": (2, 0), "keepdim": True}, "dim=(2,0) keepdim"),
             Sample((T((), low, high),), {}, "0-dim")] + [Sample((x(),), k, str(k)) for k in extra]
-
-
-def _sgelu(m, x, approximate):
-    return m.nn.functional.gelu(x, approximate=approximate)
 
 
 # ---------------------------------------------------------------- the table
@@ -431,6 +418,19 @@ OPS = [
            dtypes=NUMERIC),
     OpInfo("Tensor.div_", lambda m, a, b: a.clone().div_(b), [Sample((T((3, 4)), T((4,), 0.5, 2.0, sign=True)))], dtypes=FLOATS),
 
+    # ---- mixed dtypes: promotion in the forward, each gradient in its input's dtype
+    *[OpInfo(f"mixed[{src}]", eval("lambda m, a, b, c: " + src),
+             [Sample((T((3, 4), dtype="float32"), T((3, 4), dtype="float64"), T((3, 4), dtype="int64"))),
+              Sample((T((3, 4), dtype="float32"), T((), dtype="float64"), T((), dtype="int32")), desc="0-dim others"),
+              Sample((T((3, 4), dtype="float16"), T((3, 4), dtype="float32"), T((3, 4), dtype="bool")), desc="half/float"),
+              Sample((T((3, 4), dtype="bfloat16"), T((3, 4), dtype="float16"), T((4,), dtype="uint8")), desc="bf16/half")],
+             dtypes=("float32",), tol={"float32": (1e-3, 1e-3), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)},
+             grad_tol={"float32": (1e-3, 1e-3)}, fd=False, noncontig=False)
+      for src in ["a + b", "a * c", "b / a", "c - a", "m.maximum(a, b)", "m.where(a > 0, a, b)", "m.atan2(a, b)", "a ** b.abs()",
+                  "b.abs() ** c", "m.cat([a, b])", "m.stack([a, c.to(a.dtype)])", "m.addcmul(a, b, a)", "m.lerp(a, b, 0.5)",
+                  "a.clone().add_(b)", "b.clone().mul_(a)", "m.clamp(a, b.abs() * -1, b.abs())",
+                  "m.masked_fill(a, c > 0, 2.5)", "a.masked_fill(c > 0, b.sum())", "m.matmul(a, b.t())", "m.dot(a[0], b[0])"]],
+
     # ---- ternary
     OpInfo("where", lambda m, c, a, b: m.where(c, a, b),
            [Sample((Mask((3, 4)), T((3, 4)), T((3, 4)))), Sample((Mask((3, 1)), T((4,)), T((3, 4))), desc="broadcast"),
@@ -510,7 +510,11 @@ OPS = [
             Sample((T((3, 4), unique=True),), {"p": float("inf")}, "inf"),
             Sample((T((3, 4), unique=True),), {"p": float("inf"), "dim": 0, "keepdim": True}, "inf dim"),
             Sample((T((3, 4)),), {"p": 3, "dim": 1}, "p=3 dim"), Sample((T((2, 3, 4)),), {"p": 3}, "p=3"),
-            Sample((T((2, 3, 4)),), {"p": 2, "dim": (0, 2), "keepdim": True}, "tuple dim")],
+            Sample((T((2, 3, 4)),), {"p": 2, "dim": (0, 2), "keepdim": True}, "tuple dim"),
+            Sample((Const([[0.0, 1.5, -2.0], [0.0, 0.0, 3.0]]),), {"p": 0, "dim": 1}, "p=0", grad=False),
+            Sample((T((3, 4), unique=True),), {"p": float("-inf"), "dim": 1}, "-inf"),
+            Sample((T((3, 4), 0.5, 2, sign=True),), {"p": 0.5}, "p=0.5"), Sample((T(()),), {}, "0-dim"),
+            Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)],
            dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
     OpInfo("Tensor.norm", lambda m, x, *a: (x.norm(), x.norm(1), x.norm(2, 1), x.norm(dim=0)), [Sample((T((3, 4)),))], dtypes=FLOATS,
            tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
@@ -631,6 +635,12 @@ OPS = [
     OpInfo("index_copy", lambda m, x, i, s, **k: m.index_copy(x, k["dim"], i, s),
            [Sample((T((4, 3)), Perm(4, 2), T((2, 3))), {"dim": 0}), Sample((T((3, 4)), Perm(4, 3), T((3, 3))), {"dim": 1})],
            dtypes=ALL),
+    OpInfo("index_put", lambda m, x, i, v, **k: m.index_put(x, (i,), v, **k),
+           [Sample((T((5, 3)), Perm(5, 3), T((3, 3)))), Sample((T((5, 3)), Idx((6,), 5), T((6, 3))), {"accumulate": True}, "accumulate"),
+            Sample((T((5, 3)), Perm(5, 2), T((3,))), {}, "broadcast values"), Sample((T((5, 3)), Perm(5, 2), T(())), {"accumulate": True}, "0-dim")],
+           dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}),
+    OpInfo("Tensor.index_put_", lambda m, x, i, j, v: x.clone().index_put_((i, j), v, accumulate=True),
+           [Sample((T((4, 3)), Idx((5,), 4), Idx((5,), 3), T((5,))))], dtypes=NUMERIC, tol={"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}),
     OpInfo("masked_fill", lambda m, x, mask, v: m.masked_fill(x, mask, v),
            [Sample((T((3, 4)), Mask((3, 4)), 0.5)), Sample((T((3, 4)), Mask((4,)), -1), desc="broadcast mask"),
             Sample((T((3, 4)), Mask((3, 4)), Const(2.5)), desc="0-dim tensor value")],
@@ -729,6 +739,7 @@ OPS = [
           ("0-dim int tensor", (3, 4), lambda x, i: x[i], (Idx((), 3),)),
           ("int32 tensor index", (4, 3), lambda x, i: x[i], (Idx((3,), 4, dtype="int32"),)),
           ("list of bools", (3, 4), lambda x: x[[True, False, True]], ()),
+          ("list of floats", (3, 4), lambda x: x[[0.5, 2.0]], ()),
           ("nested list", (4, 3), lambda x: x[[[0, 1], [2, 0]]], ()),
           ("numpy index", (4, 3), lambda x: x[np.array([2, 0])], ()),
           ("slice + list", (4, 5), lambda x: x[1:3, [0, 4, 2]], ()),
@@ -864,6 +875,11 @@ OPS = [
           "x.t()[::2].clone().stride()", "(x.t() > 0).stride()", "m.where(x.t() > 0, x.t(), 0.0).stride()",
           "m.exp(x.t()).stride()", "(x.t()[:, None] * m.ones(2, 1)).stride()", "x.t().reshape(-1).stride()",
           "(x.t() * 1).reshape(-1)", "m.cat([x.t(), y.t()]).stride()", "x.t().sum(0).stride()",
+          "x[:1].repeat(2, 1).stride()", "x.repeat(1, 1).stride()", "x.t().flip(0).stride()", "x[:, :1].expand(3, 5).stride()",
+          "type(x.split(2)).__name__", "type(m.chunk(x, 2)).__name__", "type(x.unbind()).__name__",
+          # results that must not alias their input (writing to them leaves x alone)
+          "(x.repeat(1, 1).mul_(2), x)", "(x[:1].repeat(2, 1).add_(1), x)", "(m.tile(x, (1,)).zero_(), x)", "(x.flip(0).zero_(), x)",
+          "(x.clone().zero_(), x)", "(x.contiguous().t().contiguous().zero_(), x)",
       ]]],
     OpInfo("setitem[python scalar]", lambda m, x: _set(x.clone(), (slice(None), 0), 2), [Sample((T((3, 4)),))],
            dtypes=("float32", "float64", "int64", "bool")),
@@ -903,6 +919,26 @@ for _name, _kws in [("max", [{}]), ("min", [{}]), ("max_dim", [{"dim": 0}, {"dim
     _op = next(op for op in OPS if op.name == _name)
     for _kw in _kws:
         _op.samples.append(Sample((Const(RED_SPECIAL),), dict(_kw), "special values", grad=False))
+
+# Empty and degenerate reductions: sum/prod of nothing, mean of nothing (nan), size-1 and 0-dim.
+for _name, _smp in [("sum", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False), Sample((T((0, 3)),), {}, "empty", grad=False)]),
+                    ("mean", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=False)]),
+                    ("prod", [Sample((T((0, 3)),), {"dim": 0}, "empty dim"), Sample((T((0, 3)),), {}, "empty")]),
+                    ("var", [Sample((T((2, 3)),), {"dim": 1, "correction": 5}, "negative dof", grad=False),
+                             Sample((T((3, 1)),), {"dim": 1}, "single element")]),
+                    ("std", [Sample((T((3, 1)),), {"dim": 1, "correction": 0}, "single element")]),
+                    ("softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"),
+                                 Sample((T((0, 3)),), {"dim": 1}, "empty", grad=False)]),
+                    ("log_softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
+                    ("logsumexp", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
+                    ("cumsum", [Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
+                    ("cumprod", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"), Sample((T(()),), {"dim": 0}, "0-dim")]),
+                    ("max_dim", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
+                    ("amax", [Sample((T((0, 3)),), {"dim": 1}, "empty kept dim", grad=False)]),
+                    ("argmax", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
+                    ("all", [Sample((T((0, 3)),), {}, "empty"), Sample((T((0, 3)),), {"dim": 0}, "empty dim")]),
+                    ("any", [Sample((T((0, 3)),), {}, "empty"), Sample((T((0, 3)),), {"dim": 1}, "empty rows")])]:
+    next(op for op in OPS if op.name == _name).samples.extend(_smp)
 
 # In-place variants of the elementwise ops (x.clone().exp_(), a.clone().add_(b)): torch's cast rule
 # (the result must fit self's dtype), broadcasting into self, and autograd through the rebase.

@@ -338,3 +338,52 @@ def test_inplace_nondifferentiable_overwrite_gets_zero_grad():
         f(y)
         (g,) = ampgrad.autograd.grad((y * 3).sum(), [x], allow_unused=True)
         assert y.requires_grad and g is not None and g.tolist() == [0.0, 0.0, 0.0], g
+
+
+# ---------------------------------------------------------------- random op chains
+def _chain_ops():
+    def sliceset(m, x):
+        y = x.clone()
+        if y.dim() and y.shape[0] > 1:
+            y[0] = y[1] * 3
+        return y
+    return [
+        lambda m, x: x.exp(), lambda m, x: x.sin(), lambda m, x: x * 2, lambda m, x: x.t() if x.dim() == 2 else x,
+        lambda m, x: x.sum(0, keepdim=True) if x.dim() else x, lambda m, x: x[1:] if x.dim() and x.shape[0] > 1 else x,
+        lambda m, x: x.softmax(-1) if x.dim() else x, lambda m, x: x.clamp(-0.5, 0.5), lambda m, x: x.abs().sqrt(),
+        lambda m, x: x.reshape(-1), lambda m, x: x.unsqueeze(0), lambda m, x: x.flip(0) if x.dim() else x,
+        lambda m, x: m.cat([x, x], 0) if x.dim() else x, lambda m, x: x.cumsum(0) if x.dim() else x,
+        lambda m, x: x.max(0)[0] if x.dim() else x, lambda m, x: x.mean(), lambda m, x: x @ x.mT if x.dim() >= 2 else x,
+        lambda m, x: x.expand(2, *x.shape), lambda m, x: x.clone().mul_(2), sliceset,
+        lambda m, x: x.var(0) if x.dim() and x.shape[0] > 1 else x, lambda m, x: m.where(x > 0, x, x * x),
+        lambda m, x: x.permute(*reversed(range(x.dim()))) if x.dim() else x, lambda m, x: x.contiguous(),
+        lambda m, x: x.to(m.float64).to(m.float32)]
+
+
+@pytest.mark.parametrize("seed", range(0, 600, 100))
+def test_random_op_chains(seed):
+    """Seeded chains of views, in-place writes, reductions and elementwise ops: values, gradients
+    and the strides of the result (size-1 dims aside) agree with torch."""
+    import random
+    torch = pytest.importorskip("torch")
+    ops = _chain_ops()
+    for trial in range(seed, seed + 100):
+        rng = random.Random(trial)
+        shape = [rng.randint(1, 4) for _ in range(rng.randint(0, 3))]
+        seq = [rng.randrange(len(ops)) for _ in range(rng.randint(1, 6))]
+        data = np.random.RandomState(trial).uniform(-1, 1, size=shape)
+        res = []
+        for m in (torch, ampgrad):
+            x = m.tensor(data, dtype=m.float64).to(m.float32).requires_grad_()
+            y = x
+            for k in seq:
+                y = ops[k](m, y)
+            (g,) = m.autograd.grad(y.sum(), [x], allow_unused=True)
+            res.append((y, g))
+        (ty, tg), (ay, ag) = res
+        what = f"chain {trial}: shape {shape}, ops {seq}"
+        assert_same(ay, ty, lambda dt: (1e-5, 1e-4), what, torch)
+        assert_same(ag if ag is not None else ampgrad.zeros(*shape), tg if tg is not None else torch.zeros(*shape),
+                    lambda dt: (1e-4, 1e-3), what + " grad", torch)
+        assert all(a == t for a, t, n in zip(ay.stride(), ty.stride(), ty.shape) if n != 1), \
+            f"{what}: strides {ay.stride()} != torch's {ty.stride()}"

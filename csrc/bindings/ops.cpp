@@ -251,23 +251,25 @@ void init_ops(py::module_& m) {
   def_both(m, cls, "diagonal", [](const Tensor& a, int64_t o, int64_t d0, int64_t d1) { return diagonal(a, o, d0, d1); },
            py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1);
   m.def("_slice", [](const Tensor& a, int64_t d, std::optional<int64_t> s, std::optional<int64_t> e, int64_t step) { return slice(a, d, s, e, step); });
-  def_both(m, cls, "split", [](const Tensor& a, py::handle s, int64_t d) {
-    if (PyLong_Check(s.ptr())) return split(a, s.cast<int64_t>(), d);
-    return split_with_sizes(a, int_list(s, "split_size_or_sections"), d);
+  // split / unbind / chunk return tuples, as torch's do.
+  auto as_tuple = [](const std::vector<Tensor>& v) { return py::tuple(py::cast(v)); };
+  def_both(m, cls, "split", [as_tuple](const Tensor& a, py::handle s, int64_t d) {
+    if (PyLong_Check(s.ptr())) return as_tuple(split(a, s.cast<int64_t>(), d));
+    return as_tuple(split_with_sizes(a, int_list(s, "split_size_or_sections"), d));
   }, py::arg("split_size_or_sections"), py::arg("dim") = 0);
-  def_both(m, cls, "unbind", [](const Tensor& a, int64_t d) {
+  def_both(m, cls, "unbind", [as_tuple](const Tensor& a, int64_t d) {
     int64_t dd = wrap_dim(d, a.dim());
     std::vector<Tensor> out;
     for (int64_t i = 0; i < a.sizes()[dd]; ++i) out.push_back(select(a, dd, i));
-    return out;
+    return as_tuple(out);
   }, py::arg("dim") = 0);
-  def_both(m, cls, "chunk", [](const Tensor& a, int64_t chunks, int64_t d) {
+  def_both(m, cls, "chunk", [as_tuple](const Tensor& a, int64_t chunks, int64_t d) {
     AG_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
     int64_t dd = wrap_dim(d, a.dim());
     int64_t n = a.sizes()[dd];
     int64_t size = (n + chunks - 1) / chunks;
     if (size == 0) size = 1;
-    return split(a, size, dd);
+    return as_tuple(split(a, size, dd));
   }, py::arg("chunks"), py::arg("dim") = 0);
   m.def("cat", [](const std::vector<Tensor>& ts, int64_t d) { return cat(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
   m.attr("concat") = m.attr("cat"); m.attr("concatenate") = m.attr("cat");

@@ -113,9 +113,13 @@ void init_tensor(py::module_& m) {
                         AG_THROW(TypeError, "assigned grad expected to be a Tensor or None but got grad of type ",
                                  std::string(py::str(py::type::of(g).attr("__name__"))));
                       Tensor gt = g.cast<Tensor>();
-                      AG_CHECK(gt.dtype() == t.dtype(), "assigned grad has data of a different type");
-                      AG_CHECK(gt.device() == t.device(), "assigned grad has data located on a different device");
-                      AG_CHECK(gt.sizes() == t.sizes(), "assigned grad has data of a different size");
+                      AG_CHECK(gt.dtype() == t.dtype(), "attempting to assign a gradient with dtype '", cpp_type_name(gt.dtype()),
+                               "' to a tensor with grad_dtype '", scalar_type_name(t.dtype()), "'. The gradient must match the tensor's grad_dtype "
+                               "(defaults to the tensor's dtype).");
+                      AG_CHECK(gt.device() == t.device(), "attempting to assign a gradient located on device '", gt.device().str(),
+                               "' to a tensor located on device '", t.device().str(), "'. Please ensure that the gradient and the tensor are on the same device");
+                      AG_CHECK(gt.sizes() == t.sizes(), "attempting to assign a gradient of size '", shape_str(gt.sizes()), "' to a tensor of size '",
+                               shape_str(t.sizes()), "'. Please ensure that the gradient and the tensor are the same size");
                       t.mutable_grad() = gt;
                     })
       .def_property("data", [](const Tensor& t) {
@@ -249,7 +253,10 @@ void init_tensor(py::module_& m) {
         while (r.size() < static_cast<size_t>(t.dim())) r.insert(r.begin(), 1);
         return repeat(t, r);
       })
-      .def("permute", [](const Tensor& t, py::args a) { return permute(t, shape_args(a, "permute(): argument 'dims'")); })
+      .def("permute", [](const Tensor& t, py::args a) {
+        AG_CHECK_TYPE(a.size() > 0, "permute() missing 1 required positional arguments: \"dims\"");
+        return permute(t, shape_args(a, "permute(): argument 'dims'"));
+      })
       .def("flip", [](const Tensor& t, py::args a) { return flip(t, shape_args(a, "flip(): argument 'dims'")); })
       .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); })
       .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); })

@@ -83,6 +83,11 @@ inline const char* scalar_type_name(ScalarType t) {  // c10's toString(ScalarTyp
   static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double", "Undefined"};
   return names[static_cast<int>(t)];
 }
+inline const char* cpp_type_name(ScalarType t) {  // the C++ type names torch prints in some dtype errors
+  static const char* names[] = {"bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16",
+                                "float", "double", "undefined"};
+  return names[static_cast<int>(t)];
+}
 inline const char* legacy_type_name(ScalarType t) {  // "FloatTensor" etc., used in autograd messages
   static const char* names[] = {"BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor", "UndefinedTensor"};
   return names[static_cast<int>(t)];

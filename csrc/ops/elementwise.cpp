@@ -79,7 +79,7 @@ Tensor expand(const Tensor& t, const Shape& sizes) {
     int64_t sz = t.sizes()[i], want = sizes[n - k + i];
     AG_CHECK(sz == want || sz == 1, "The expanded size of the tensor (", want, ") must match the existing size (", sz,
              ") at non-singleton dimension ", n - k + i, ".  Target sizes: ", shape_str(sizes), ".  Tensor sizes: ", shape_str(t.sizes()));
-    st[n - k + i] = sz == 1 ? 0 : t.strides()[i];
+    st[n - k + i] = sz == want ? t.strides()[i] : 0;  // unexpanded dims keep their stride, as torch's
   }
   Tensor v = make_view(t, sizes, st, t.storage_offset());
   v.impl()->wrapped_number = t.impl()->wrapped_number;
@@ -855,6 +855,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
+  // torch does not promote here: end, and a weight tensor with dims, must have input's dtype
+  AG_CHECK(b.dtype() == a.dtype(), "expected dtype ", cpp_type_name(a.dtype()), " for `end` but got dtype ", cpp_type_name(b.dtype()));
+  AG_CHECK(w.dim() == 0 || w.dtype() == a.dtype(), "expected dtype ", cpp_type_name(a.dtype()), " for `weight` but got dtype ",
+           cpp_type_name(w.dtype()));
   ScalarType dt = result_type({&a, &b});
   AG_CHECK(is_floating(dt), "lerp: expected a floating point tensor");
   Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), w.sizes());

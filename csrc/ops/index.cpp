@@ -163,7 +163,7 @@ Tensor index(const Tensor& a, const std::vector<std::optional<Tensor>>& indices)
 Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indices, const Tensor& values0, bool accumulate) {
   Tensor values = values0;
   AG_CHECK(values.dtype() == a.dtype() || values.dim() == 0, "Index put requires the source and destination dtypes match, got ",
-           dtype_name(a.dtype()), " for the destination and ", dtype_name(values.dtype()), " for the source.");
+           scalar_type_name(a.dtype()), " for the destination and ", scalar_type_name(values.dtype()), " for the source.");
   IndexPlan p = plan_index(a, indices);
   Tensor out;
   {
@@ -347,7 +347,7 @@ Tensor nonzero(const Tensor& a) {
 }
 
 Tensor cat(const std::vector<Tensor>& ts0, int64_t dim) {
-  AG_CHECK(!ts0.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  AG_CHECK_VALUE(!ts0.empty(), "torch.cat(): expected a non-empty list of Tensors");
   std::vector<Tensor> ts = ts0;
   if (amp::any_enabled()) amp::apply(Op::cat, ts);
   std::vector<const Tensor*> ptrs;
@@ -417,19 +417,30 @@ static Tensor tri(const Tensor& a, int64_t k, bool lower) {
 Tensor tril(const Tensor& a, int64_t k) { return tri(a, k, true); }
 Tensor triu(const Tensor& a, int64_t k) { return tri(a, k, false); }
 
+// A copy of a negative-stride view of `a`, laid out as `a` (torch's flip keeps the input's
+// memory format); the backward flips the gradient back.
 Tensor flip(const Tensor& a, IntList dims) {
-  Tensor r = a;
   std::vector<bool> seen(std::max<int64_t>(a.dim(), 1), false);
+  Shape st = a.strides();
+  int64_t off = a.storage_offset();
+  IntList wrapped;
   for (int64_t d0 : dims) {
     int64_t d = wrap_dim(d0, a.dim());
-    AG_CHECK(!seen[d], "dims has duplicates, original flip dims size=", dims.size(), ", but unique flip dims size=", dims.size() - 1);
+    AG_CHECK(!seen[d], "dim ", d, " appears multiple times in the list of dims");
     seen[d] = true;
-    if (a.dim() == 0) continue;
-    int64_t n = a.sizes()[d];
-    Tensor idx = arange(static_cast<double>(n - 1), -1, -1, ScalarType::Int64, a.device());
-    r = index_select(r, d, idx);
+    wrapped.push_back(d);
+    if (a.dim() == 0 || a.sizes()[d] == 0) continue;
+    off += (a.sizes()[d] - 1) * st[d];
+    st[d] = -st[d];
   }
-  return r.is_same(a) ? clone(a) : r;
+  Tensor src = make_view(a, a.sizes(), st, off);
+  Shape out_st = is_non_overlapping_and_dense(a) ? a.strides() : output_strides(a.sizes(), {&a});
+  Tensor out = empty_strided(a.sizes(), out_st, a.dtype(), a.device());
+  run_elementwise(Op::copy, out, {&src});
+  if (is_floating(a.dtype()))
+    if (auto node = autograd::make_node("FlipBackward0", {&a}, AG_BW { return {flip(g[0], wrapped)}; }))
+      autograd::set_history(node, {&out});
+  return out;
 }
 
 Tensor roll(const Tensor& a, IntList shifts, IntList dims) {
@@ -456,12 +467,15 @@ Tensor repeat(const Tensor& a, IntList reps) {
   IntList view_shape, expand_shape, final_shape;
   for (size_t i = 0; i < reps.size(); ++i) {
     int64_t s = i < lead ? 1 : a.sizes()[i - lead];
-    AG_CHECK(reps[i] >= 0, "Trying to create tensor with negative dimension ", reps[i]);
     view_shape.push_back(1); view_shape.push_back(s);
     expand_shape.push_back(reps[i]); expand_shape.push_back(s);
     final_shape.push_back(reps[i] * s);
   }
-  return reshape(expand_op(reshape(a, view_shape), expand_shape), final_shape);
+  for (int64_t s : final_shape)
+    AG_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(Shape(final_shape.begin(), final_shape.end())));
+  // Always a fresh tensor (torch's repeat copies): reshaping the expanded view could alias `a`.
+  Tensor e = expand_op(reshape(a, view_shape), expand_shape);
+  return reshape(e.is_contiguous() ? clone(e) : contiguous(e), final_shape);
 }
 
 }  // namespace ampgrad

@@ -5,21 +5,9 @@
 namespace ampgrad {
 
 namespace {
-const char* c10_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Float32: return "float";
-    case ScalarType::Float64: return "double";
-    case ScalarType::Float16: return "c10::Half";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    case ScalarType::Int64: return "long int";
-    case ScalarType::Int32: return "int";
-    default: return dtype_name(t);
-  }
-}
-
 void check_mm_dtypes(const Tensor& a, const Tensor& b, const char* what) {
   check_same_device(a, b, what);
-  AG_CHECK(a.dtype() == b.dtype(), "expected ", what, " to have the same dtype, but got: ", c10_name(a.dtype()), " != ", c10_name(b.dtype()));
+  AG_CHECK(a.dtype() == b.dtype(), "expected ", what, " to have the same dtype, but got: ", cpp_type_name(a.dtype()), " != ", cpp_type_name(b.dtype()));
   AG_CHECK_NOT_IMPL(is_floating(a.dtype()) || a.device().is_cpu(), "\"addmm_cuda\" not implemented for '", scalar_type_name(a.dtype()), "'");
 }
 
@@ -82,7 +70,8 @@ Tensor bmm(const Tensor& a0, const Tensor& b0) {
   AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
   AG_CHECK(a.sizes()[0] == b.sizes()[0] && a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [",
            a.sizes()[0], ", ", a.sizes()[2], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
-  check_mm_dtypes(a, b, "batch1 and batch2");
+  check_same_device(a, b, "bmm");
+  AG_CHECK(a.dtype() == b.dtype(), "expected scalar type ", scalar_type_name(a.dtype()), " but found ", scalar_type_name(b.dtype()));
   Tensor out = empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype(), a.device());
   gemm(detach(a), detach(b), out, 0.0, 1.0);
   if (auto node = autograd::make_node("BmmBackward0", {&a, &b}, AG_BW {
@@ -122,7 +111,7 @@ Tensor dot(const Tensor& a0, const Tensor& b0) {
   AG_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
   AG_CHECK(a.sizes()[0] == b.sizes()[0], "inconsistent tensor size, expected tensor [", a.sizes()[0], "] and src [", b.sizes()[0],
            "] to have the same number of elements, but got ", a.sizes()[0], " and ", b.sizes()[0], " elements respectively");
-  AG_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found ", c10_name(a.dtype()), " and ", c10_name(b.dtype()));
+  AG_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found ", cpp_type_name(a.dtype()), " and ", cpp_type_name(b.dtype()));
   Tensor out;
   {
     autograd::AutoGradMode off(false);
@@ -187,7 +176,7 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
   AG_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.sizes()[0], "x", a.sizes()[1], " and ",
            b.sizes()[0], "x", b.sizes()[1], ")");
   check_mm_dtypes(a, b, "mat1 and mat2");
-  AG_CHECK(s.dtype() == a.dtype(), "self and mat2 must have the same dtype, but got ", c10_name(s.dtype()), " and ", c10_name(a.dtype()));
+  AG_CHECK(s.dtype() == a.dtype(), "self and mat2 must have the same dtype, but got ", cpp_type_name(s.dtype()), " and ", cpp_type_name(a.dtype()));
   Shape shape{a.sizes()[0], b.sizes()[1]};
   expand(s, shape);  // raises torch's "The expanded size of the tensor ..." when self does not broadcast
   double be = beta.to_double(), al = alpha.to_double();

@@ -140,6 +140,7 @@ Tensor prod(const Tensor& a0, std::optional<int64_t> dim, bool keepdim, std::opt
     int64_t dd = all ? 0 : d;
     int64_t n = xf.dim() == 0 ? 1 : xf.sizes()[dd];
     if (xf.dim() == 0) return {g[0]};
+    if (n == 0) return {zeros_like(x)};  // an empty product: no input elements to differentiate
     Tensor one = ones_like(narrow(xf, dd, 0, 1));
     Tensor left = cumprod(cat({one, narrow(xf, dd, 0, n - 1)}, dd), dd, std::nullopt);
     Tensor right = flip(cumprod(flip(cat({narrow(xf, dd, 1, n - 1), one}, dd), {dd}), dd, std::nullopt), {dd});
@@ -239,9 +240,11 @@ Tensor std(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
   Tensor out = run_reduce(Op::var, a, dims, keepdim, a.dtype(), s);
   int64_t nd = a.dim();
   record_reduce("StdBackward0", a, out, AG_BW {
-    Tensor x = c.get(0), y = c.get(1);
+    Tensor x = c.get(0), y = unsqueeze_dims(c.get(1), dims, nd, keepdim);
     Tensor mu = mean(x, dims, true, std::nullopt);
-    return {unsqueeze_dims(g[0], dims, nd, keepdim) * (x - mu) / (unsqueeze_dims(y, dims, nd, keepdim) * (static_cast<double>(N) - correction))};
+    // torch's std_backward: a zero std gives a zero gradient, not 0/0
+    Tensor gy = where(compare(Op::eq, y, wrap_scalar(0.0)), zeros_like(y), unsqueeze_dims(g[0], dims, nd, keepdim) / y);
+    return {gy * (x - mu) / (static_cast<double>(N) - correction)};
   }, true, true);
   return out;
 }
@@ -350,6 +353,7 @@ Tensor any(const Tensor& a, OptDims dims, bool keepdim) { return boolreduce(Op::
 static Tensor softmax_impl(Op op, const Tensor& a0, int64_t dim, std::optional<ScalarType> dtype) {
   dtype = amp::set_opt_dtype(op, a0, dtype);
   Tensor a = dtype ? to_dtype(a0, *dtype) : a0;
+  if (a.numel() == 0 && !is_floating(a.dtype())) return clone(a);  // torch returns an empty input as is, any dtype
   AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"", op == Op::softmax ? "softmax_lastdim_kernel_impl" : "log_softmax_lastdim_kernel_impl",
                     "\" not implemented for '", scalar_type_name(a.dtype()), "'");
   Tensor out = scan(op, a, dim, a.dtype());

@@ -143,6 +143,8 @@ Shape infer_size(IntList sizes, int64_t numel) {
   }
   Shape out(sizes.begin(), sizes.end());
   if (infer >= 0) {
+    AG_CHECK(known != 0 || numel != 0, "cannot reshape tensor of 0 elements into shape ", shape_str(out),
+             " because the unspecified dimension size -1 can be any value and is ambiguous");
     AG_CHECK(known != 0 && numel % known == 0, "shape '", shape_str(out), "' is invalid for input of size ", numel);
     out[infer] = numel / known;
   } else {
@@ -314,6 +316,11 @@ Tensor flatten(const Tensor& a, int64_t start, int64_t end) {
 Tensor unflatten(const Tensor& a, int64_t dim, IntList sizes) {
   int64_t d = wrap_dim(dim, a.dim());
   AG_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
+  int64_t prod = 1;
+  bool inferred = false;
+  for (int64_t s : sizes) { if (s == -1) inferred = true; else prod *= s; }
+  AG_CHECK(inferred || prod == a.sizes()[d], "unflatten: Provided sizes ", shape_str(Shape(sizes.begin(), sizes.end())),
+           " don't multiply up to the size of dim ", dim, " (", a.sizes()[d], ") in the input tensor");
   Shape inner = infer_size(sizes, a.sizes()[d]);
   IntList sz(a.sizes().begin(), a.sizes().begin() + d);
   sz.insert(sz.end(), inner.begin(), inner.end());

@@ -78,6 +78,10 @@ def _infer_dtype(data):
             t = _C.get_default_dtype()
         elif isinstance(x, numbers.Complex):
             raise TypeError("ampgrad does not support complex numbers")
+        elif isinstance(x, str):
+            if x is data:
+                raise TypeError("new(): invalid data type 'str'")
+            raise ValueError("too many dimensions 'str'")
         elif isinstance(x, np.ndarray):
             t = _NP_TO_DT.get(x.dtype, _C.float64)
         elif isinstance(x, (list, tuple)):
@@ -386,6 +390,10 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return tuple(_C._where_nonzero(condition))
     return _C.where(condition, input, other)
+
+
+def index_put(input, indices, values, accumulate=False):
+    return input.index_put(indices, values, accumulate)
 
 
 def nonzero(input, *, as_tuple=False):

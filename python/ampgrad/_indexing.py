@@ -16,8 +16,8 @@ def _to_index_tensor(x, device):
     if isinstance(x, bool):
         return tensor(x)
     t = tensor(x)
-    if t.numel() == 0:
-        t = t.long()
+    if t.numel() == 0 or (isinstance(x, (list, tuple)) and t.dtype != _C.bool):
+        t = t.long()  # torch reads a sequence index as int64 (floats truncate); bools stay a mask
     if t.is_floating_point():
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return t

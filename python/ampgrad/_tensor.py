@@ -225,6 +225,16 @@ def nonzero(self, *, as_tuple=False):
     return nz
 
 
+@_method("index_put_")
+def index_put_(self, indices, values, accumulate=False):
+    return self._index_put_(list(indices), values, accumulate)
+
+
+@_method("index_put")
+def index_put(self, indices, values, accumulate=False):
+    return _C._index_put(self, list(indices), values, accumulate)
+
+
 @_method("count_nonzero")
 def count_nonzero(self, dim=None):
     return _C._sum(self != 0, _dims(dim), False, None)
