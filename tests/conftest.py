@@ -1,10 +1,16 @@
-"""Shared fixtures: torch as the reference oracle (tests that need it skip without it)."""
+"""Shared fixtures: torch as the reference oracle (tests that need it skip without it).
+
+A development build (cmake into python/ampgrad) is tested in place; otherwise the installed
+package is (pip install .)."""
+import glob
 import os
 import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+_TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+if glob.glob(os.path.join(_TREE, "ampgrad", "_C*.so")):
+    sys.path.insert(0, _TREE)
 
 
 @pytest.fixture
