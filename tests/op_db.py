@@ -877,6 +877,11 @@ OPS = [
           "(x.t() * 1).reshape(-1)", "m.cat([x.t(), y.t()]).stride()", "x.t().sum(0).stride()",
           "x[:1].repeat(2, 1).stride()", "x.repeat(1, 1).stride()", "x.t().flip(0).stride()", "x[:, :1].expand(3, 5).stride()",
           "type(x.split(2)).__name__", "type(m.chunk(x, 2)).__name__", "type(x.unbind()).__name__",
+          "x.t().index_add(0, m.tensor([0, 1]), y.t()[:2]).stride()", "x.t().index_copy(0, m.tensor([1, 0]), y.t()[:2]).stride()",
+          "x.t().index_put((m.tensor([0, 1]),), y.t()[:2]).stride()", "x.t().scatter(0, m.tensor([[0, 1, 2]]), y.t()[:1]).stride()",
+          "x.t().scatter_add(0, m.tensor([[0, 1, 2]]), y.t()[:1]).stride()", "x.t().masked_fill(x.t() > 0, 0.0).stride()",
+          "x.t().gather(0, m.tensor([[0, 1, 2]] * 4)).stride()",
+          "x.movedim(0, 1)", "m.movedim(x[None], (0, 1), (2, 0))", "x[None].moveaxis(-1, 0)", "m.moveaxis(x, 1, 0).stride()",
           # results that must not alias their input (writing to them leaves x alone)
           "(x.repeat(1, 1).mul_(2), x)", "(x[:1].repeat(2, 1).add_(1), x)", "(m.tile(x, (1,)).zero_(), x)", "(x.flip(0).zero_(), x)",
           "(x.clone().zero_(), x)", "(x.contiguous().t().contiguous().zero_(), x)",

@@ -360,13 +360,48 @@ def _chain_ops():
         lambda m, x: x.to(m.float64).to(m.float32)]
 
 
-@pytest.mark.parametrize("seed", range(0, 600, 100))
-def test_random_op_chains(seed):
-    """Seeded chains of views, in-place writes, reductions and elementwise ops: values, gradients
-    and the strides of the result (size-1 dims aside) agree with torch."""
+def _chain_ops2():
+    """Two-input steps: x is the running tensor, y a 0-dim leaf."""
+    def inplace_views(m, x, y):
+        z = x * 1
+        if z.dim() >= 1 and z.shape[-1] >= 2:
+            z[..., 0] += y
+            (z.t()[..., -1] if z.dim() == 2 else z[..., -1]).mul_(2)
+        return z
+
+    def adv_set(m, x, y):
+        z = x.clone()
+        if z.dim() >= 1 and z.shape[0] >= 2:
+            z[[1, 0, 1]] = z[[0, 1, 0]] * y
+        return z
+
+    def mask_set(m, x, y):
+        z = x.clone()
+        z[z > 0] = y
+        return z
+    return [
+        lambda m, x, y: x.sum((0, -1), keepdim=True) if x.dim() >= 2 else x.sum(),
+        lambda m, x, y: x.amin((0,)) if x.dim() else x, lambda m, x, y: x.var(-1, correction=0) if x.dim() else x,
+        lambda m, x, y: m.matmul(x, x.mT) if x.dim() >= 2 else x * y, lambda m, x, y: m.bmm(x.reshape(1, -1, 1), x.reshape(1, 1, -1)),
+        inplace_views, adv_set, mask_set, lambda m, x, y: m.where(x > 0, y, x), lambda m, x, y: x.transpose(0, -1) if x.dim() else x,
+        lambda m, x, y: m.cat([x.reshape(-1), y.reshape(-1)]), lambda m, x, y: m.stack([x, x * y]), lambda m, x, y: x[..., ::2],
+        lambda m, x, y: x.index_add(0, m.tensor([0] * x.shape[0]), x * 2) if x.dim() else x,
+        lambda m, x, y: x.index_copy(0, m.arange(x.shape[0] - 1, -1, -1), x.exp()) if x.dim() else x,
+        lambda m, x, y: x.masked_fill(x < 0, 1.0), lambda m, x, y: x.t().contiguous().t() if x.dim() == 2 else x,
+        lambda m, x, y: m.nn.functional.silu(x) * m.nn.functional.softplus(x), lambda m, x, y: x.norm(dim=-1) if x.dim() else x,
+        lambda m, x, y: x.clone().clamp_(min=-0.2), lambda m, x, y: x.expand(2, *x.shape).sum(0),
+        lambda m, x, y: x.movedim(0, -1) if x.dim() else x, lambda m, x, y: x.repeat(2, *([1] * x.dim())),
+        lambda m, x, y: x.prod(0) if x.dim() else x, lambda m, x, y: x.flip(-1) if x.dim() else x]
+
+
+@pytest.mark.parametrize("kind,seed", [(k, s) for k in ("unary", "binary") for s in range(0, 600, 100)])
+def test_random_op_chains(kind, seed):
+    """Seeded chains of views, in-place writes (also through views), advanced indexing,
+    reductions and elementwise ops: values, gradients and result strides (size-1 dims aside)
+    agree with torch; a chain torch refuses must be refused with the same exception type."""
     import random
     torch = pytest.importorskip("torch")
-    ops = _chain_ops()
+    ops = _chain_ops() if kind == "unary" else _chain_ops2()
     for trial in range(seed, seed + 100):
         rng = random.Random(trial)
         shape = [rng.randint(1, 4) for _ in range(rng.randint(0, 3))]
@@ -375,15 +410,23 @@ def test_random_op_chains(seed):
         res = []
         for m in (torch, ampgrad):
             x = m.tensor(data, dtype=m.float64).to(m.float32).requires_grad_()
-            y = x
-            for k in seq:
-                y = ops[k](m, y)
-            (g,) = m.autograd.grad(y.sum(), [x], allow_unused=True)
-            res.append((y, g))
-        (ty, tg), (ay, ag) = res
-        what = f"chain {trial}: shape {shape}, ops {seq}"
-        assert_same(ay, ty, lambda dt: (1e-5, 1e-4), what, torch)
-        assert_same(ag if ag is not None else ampgrad.zeros(*shape), tg if tg is not None else torch.zeros(*shape),
-                    lambda dt: (1e-4, 1e-3), what + " grad", torch)
-        assert all(a == t for a, t, n in zip(ay.stride(), ty.stride(), ty.shape) if n != 1), \
-            f"{what}: strides {ay.stride()} != torch's {ty.stride()}"
+            y = m.tensor(0.7, requires_grad=True)
+            try:
+                z = x
+                for k in seq:
+                    z = ops[k](m, z) if kind == "unary" else ops[k](m, z, y)
+                grads = m.autograd.grad(z.sum(), [x, y], allow_unused=True)
+                res.append((z, grads))
+            except Exception as e:
+                res.append(e)
+        what = f"{kind} chain {trial}: shape {shape}, ops {seq}"
+        if isinstance(res[0], Exception) or isinstance(res[1], Exception):
+            assert isinstance(res[1], builtin_exc(res[0])), f"{what}: torch {res[0]!r}, ampgrad {res[1]!r}"
+            continue
+        (tz, tg), (az, ag) = res
+        assert_same(az, tz, lambda dt: (1e-5, 1e-4), what, torch)
+        for a, t, leaf in zip(ag, tg, (x, y)):
+            assert_same(a if a is not None else ampgrad.zeros(list(leaf.shape)), t if t is not None else torch.zeros(list(leaf.shape)),
+                        lambda dt: (1e-4, 1e-3), what + " grad", torch)
+        assert all(a == t for a, t, n in zip(az.stride(), tz.stride(), tz.shape) if n != 1), \
+            f"{what}: strides {az.stride()} != torch's {tz.stride()}"

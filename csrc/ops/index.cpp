@@ -119,6 +119,10 @@ void check_bounds(const Tensor& idx, int64_t size, F fail) {
     if (p[i] < 0 || p[i] >= size) fail(p[i]);
 }
 
+// A row-major copy, never `a` itself: the out-of-place index_add/index_copy/scatter/masked_fill
+// results are contiguous in torch, whatever the input's layout (index_put keeps it).
+Tensor contiguous_copy(const Tensor& a) { return a.is_contiguous() ? clone(a) : contiguous(a); }
+
 IntList inverse_perm(const IntList& perm) {
   IntList inv(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
@@ -160,7 +164,8 @@ Tensor index(const Tensor& a, const std::vector<std::optional<Tensor>>& indices)
   return out;
 }
 
-Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indices, const Tensor& values0, bool accumulate) {
+static Tensor index_put_impl(const Tensor& a, const std::vector<std::optional<Tensor>>& indices, const Tensor& values0, bool accumulate,
+                             bool contiguous_out) {
   Tensor values = values0;
   AG_CHECK(values.dtype() == a.dtype() || values.dim() == 0, "Index put requires the source and destination dtypes match, got ",
            scalar_type_name(a.dtype()), " for the destination and ", scalar_type_name(values.dtype()), " for the source.");
@@ -168,7 +173,7 @@ Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indi
   Tensor out;
   {
     autograd::AutoGradMode off(false);
-    out = clone(a);
+    out = contiguous_out ? contiguous_copy(a) : clone(a);
   }
   put_into(out, p, values, accumulate);
   out = detach(out);
@@ -181,6 +186,10 @@ Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indi
         }))
       autograd::set_history(node, {&out});
   return out;
+}
+
+Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indices, const Tensor& values, bool accumulate) {
+  return index_put_impl(a, indices, values, accumulate, false);
 }
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& idx) {
@@ -237,7 +246,7 @@ static Tensor scatter_impl(const char* name, const Tensor& a, int64_t dim, const
   Tensor out;
   {
     autograd::AutoGradMode off(false);
-    out = clone(a);
+    out = contiguous_copy(a);
     if (idx.numel() > 0) {
       auto coords = gather_coords(a, d, idx, "scatter");
       Tensor vals = src;
@@ -308,7 +317,7 @@ Tensor index_add(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& 
   std::vector<std::optional<Tensor>> ind(d);
   ind.push_back(reshape(idx, {-1}));
   Tensor s = alpha.to_double() == 1.0 ? src : mul(src, wrap_scalar(alpha));
-  return index_put(a, ind, s, true);
+  return index_put_impl(a, ind, s, true, true);
 }
 
 Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor& src0) {
@@ -324,7 +333,7 @@ Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor
   check_bounds(idx, n, [&](int64_t i) { AG_THROW(IndexError, "index_copy_(): index ", i, " is out of bounds for dimension ", d, " with size ", n); });
   std::vector<std::optional<Tensor>> ind(d);
   ind.push_back(reshape(idx, {-1}));
-  return index_put(a, ind, src, false);
+  return index_put_impl(a, ind, src, false, true);
 }
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
@@ -333,7 +342,7 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
   Shape bs = broadcast_shapes(a.sizes(), mask.sizes());
   AG_CHECK(bs == a.sizes(), "The size of tensor a (", a.dim() ? a.sizes().back() : 1, ") must match the size of tensor b (",
            mask.dim() ? mask.sizes().back() : 1, ") at non-singleton dimension ", a.dim() ? a.dim() - 1 : 0);
-  return where(mask, to_dtype(value, a.dtype()), a);
+  return contiguous(where(mask, to_dtype(value, a.dtype()), a));  // torch's masked_fill result is row-major
 }
 
 Tensor masked_select(const Tensor& a, const Tensor& mask) {

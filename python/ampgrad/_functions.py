@@ -392,6 +392,13 @@ def where(condition, input=None, other=None):
     return _C.where(condition, input, other)
 
 
+def movedim(input, source, destination):
+    return input.movedim(source, destination)
+
+
+moveaxis = movedim
+
+
 def index_put(input, indices, values, accumulate=False):
     return input.index_put(indices, values, accumulate)
 

@@ -225,6 +225,39 @@ def nonzero(self, *, as_tuple=False):
     return nz
 
 
+@_method("movedim")
+def movedim(self, source, destination):
+    """Moves dims `source` to positions `destination`, the others keeping their order (a permute)."""
+    src = [source] if isinstance(source, numbers.Integral) else list(source)
+    dst = [destination] if isinstance(destination, numbers.Integral) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
+                           f"number of dims as destination ({dst} dims)")
+    n = self.dim()
+
+    def wrap(d):
+        lim = builtins.max(n, 1)
+        if not -lim <= d < lim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-lim}, {lim - 1}], but got {d})")
+        return d % lim
+
+    src, dst = [wrap(d) for d in src], [wrap(d) for d in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if n == 0:
+        return self.view(())
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in builtins.range(n) if d not in src)
+    return self.permute([d if d is not None else next(rest) for d in order])
+
+
+Tensor.moveaxis = movedim
+
+
 @_method("index_put_")
 def index_put_(self, indices, values, accumulate=False):
     return self._index_put_(list(indices), values, accumulate)
