@@ -5,6 +5,7 @@ import copy
 import math
 import pickle
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -243,7 +244,9 @@ def _fcases():
               "softsign", "tanhshrink", "glu", "softmin", "silu", "gelu", "softplus", "relu", "sigmoid", "tanh"):
         add(n, getattr(F, n), getattr(TF, n), [(4, 6)])
     add("softmax-dtype", lambda x: F.softmax(x, 1, dtype=ampgrad.float64), lambda x: TF.softmax(x, 1, dtype=torch.float64), [(3, 4)])
-    add("cosine_similarity", lambda a, b: F.cosine_similarity(a, b, 0), lambda a, b: TF.cosine_similarity(a, b, 0), [(4, 6), (1, 6)])
+    # The broadcast operand's gradient is a sum of nearly cancelling terms: float32 noise ~1e-5.
+    add("cosine_similarity", lambda a, b: F.cosine_similarity(a, b, 0), lambda a, b: TF.cosine_similarity(a, b, 0), [(4, 6), (1, 6)],
+        atol=2e-5)
     add("normalize", lambda x: F.normalize(x, 1.5, 0), lambda x: TF.normalize(x, 1.5, 0), [(4, 6)])
     add("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, keepdim=True), lambda a, b: TF.pairwise_distance(a, b, keepdim=True),
         [(4, 6), (4, 6)])
@@ -269,7 +272,7 @@ FCASES = _fcases()
 
 @pytest.mark.parametrize("name,fa,ft,shapes,kw", FCASES, ids=[c[0] for c in FCASES])
 def test_functional_matches_torch(name, fa, ft, shapes, kw):
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) % 1000)  # hash() varies per process
     inputs = []
     for s in shapes:
         if s and s[0] == "u":
@@ -280,7 +283,7 @@ def test_functional_matches_torch(name, fa, ft, shapes, kw):
             inputs.append(pair(rng, *s))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_fn(fa, ft, inputs, rng)
+        check_fn(fa, ft, inputs, rng, **kw)
 
 
 def test_embedding_functional_options():
