@@ -592,7 +592,8 @@ Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
 
 Tensor pow(const Tensor& a, const Tensor& b) {
   Binary p = prepare(Op::pow, a, b, false);
-  if (!is_floating(p.dt) && b.dim() == 0 && is_integral(b.dtype(), true))
+  // Only a Python-number exponent is checked (a tensor exponent, even 0-dim, gives 0 like torch).
+  if (!is_floating(p.dt) && b.impl()->wrapped_number && is_integral(b.dtype(), true))
     AG_CHECK(item_double(b) >= 0, "Integers to negative integer powers are not allowed.");
   Tensor out = run_binary(Op::pow, p, p.dt);
   const char* name = b.impl()->wrapped_number ? "PowBackward0" : "PowBackward1";
@@ -753,7 +754,8 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
   AG_CHECK(w.dim() == 0 || w.dtype() == a.dtype(), "expected dtype ", cpp_type_name(a.dtype()), " for `weight` but got dtype ",
            cpp_type_name(w.dtype()));
   ScalarType dt = result_type({&a, &b});
-  AG_CHECK(is_floating(dt), "lerp: expected a floating point tensor");
+  AG_CHECK_NOT_IMPL(is_floating(dt), "\"", w.impl()->wrapped_number ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
+                    "\" not implemented for '", scalar_type_name(dt), "'");
   Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), w.sizes());
   Tensor x = expand(to_dtype(a, dt), shape), y = expand(to_dtype(b, dt), shape), ww = expand(to_dtype(w, dt), shape);
   Tensor out = elementwise(Op::lerp, shape, dt, {&x, &y, &ww});
@@ -800,8 +802,9 @@ Tensor addcdiv(const Tensor& s, const Tensor& t1, const Tensor& t2, Scalar v) { 
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   AG_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
-  ScalarType dt = a.dtype();
-  if (!is_floating(dt) && ((lo && lo->kind == Scalar::Float) || (hi && hi->kind == Scalar::Float))) dt = default_dtype();
+  // The bounds take part in promotion as numbers: bool with int bounds -> int64, int with float -> float.
+  Tensor wl = lo ? wrap_scalar(*lo) : Tensor(), wh = hi ? wrap_scalar(*hi) : Tensor();
+  ScalarType dt = result_type({&a, &wl, &wh});
   Tensor x = to_dtype(a, dt);
   double inf = std::numeric_limits<double>::infinity();
   double s[2] = {lo ? lo->to_double() : -inf, hi ? hi->to_double() : inf};

@@ -366,7 +366,7 @@ Tensor cat(const std::vector<Tensor>& ts0, int64_t dim) {
     used.push_back(t);
   }
   if (used.empty()) used.push_back(ts[0]);
-  for (auto& t : used) ptrs.push_back(&t);
+  for (auto& t : ts) ptrs.push_back(&t);  // skipped empties still take part in promotion, as in torch
   ScalarType dt = result_type(ptrs);
   const Tensor& ref = used[0];
   AG_CHECK(ref.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
