@@ -233,6 +233,7 @@ _SP_A, _SP_B = [a for a in SPECIAL for _ in SPECIAL], [b for _ in SPECIAL for b 
 # (its scalar path and ampgrad give the exact std::fmod result), so those pairs are left out.
 _SPM = [x for x in SPECIAL if abs(x) != 1e-30]
 _SPM_A, _SPM_B = [a for a in _SPM for _ in _SPM], [b for _ in _SPM for b in _SPM]
+_FINITE_SPECIAL = [x for x in SPECIAL if not abs(x) >= 1e30]  # (1e30 is inf in float16)
 INT_EDGE = [0, 1, -1, 127, -128, 255, 2, -2, 7, -7]
 _IE_A, _IE_B = [a for a in INT_EDGE for _ in INT_EDGE], [b for _ in INT_EDGE for b in INT_EDGE]
 
@@ -310,14 +311,20 @@ OPS = [
            dtypes=FLOATS + ("int64",)),
     OpInfo("gelu", lambda m, x, **k: m.nn.functional.gelu(x, **k),
            [Sample((T((3, 4), -3, 3),)), Sample((T((3, 4), -3, 3),), {"approximate": "tanh"}, "tanh"),
-            Sample((T((), -3, 3),), {"approximate": "none"}, "0-dim"), Sample((T((0, 3)),), {}, "empty", grad=False)],
+            Sample((T((), -3, 3),), {"approximate": "none"}, "0-dim"), Sample((T((0, 3)),), {}, "empty", grad=False),
+            # +-inf left out: torch returns nan there (pytorch#185770), ampgrad the limits (test_gelu_infinities)
+            Sample((Const(_FINITE_SPECIAL),), {}, "special values", grad=False),
+            Sample((Const(_FINITE_SPECIAL),), {"approximate": "tanh"}, "special values tanh", grad=False)],
            dtypes=ALL),
     OpInfo("silu", lambda m, x: m.nn.functional.silu(x),
-           [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),)), Sample((T((0, 3)),), {}, "empty", grad=False)],
+           [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),)), Sample((T((0, 3)),), {}, "empty", grad=False),
+            Sample((Const(SPECIAL),), {}, "special values", grad=False)],
            dtypes=ALL),
     OpInfo("softplus", lambda m, x, **k: m.nn.functional.softplus(x, **k),
            [Sample((T((3, 4), -3, 3),)), Sample((T((3, 4), -3, 3),), {"beta": 2.0, "threshold": 1.5}, "beta"),
-            Sample((T((3, 4), 15, 25),), {}, "over threshold"), Sample((T((0, 3)),), {}, "empty", grad=False)],
+            Sample((T((3, 4), 15, 25),), {}, "over threshold"), Sample((T((0, 3)),), {}, "empty", grad=False),
+            Sample((Const(SPECIAL),), {}, "special values", grad=False),
+            Sample((Const(SPECIAL),), {"beta": 2.0, "threshold": 3.0}, "special values beta", grad=False)],
            dtypes=ALL),
     U("erf", np_ref=None),
     U("erfinv", -0.95, 0.95, tol={"float32": (1e-5, 1e-5)}),

@@ -430,3 +430,13 @@ def test_random_op_chains(kind, seed):
                         lambda dt: (1e-4, 1e-3), what + " grad", torch)
         assert all(a == t for a, t, n in zip(az.stride(), tz.stride(), tz.shape) if n != 1), \
             f"{what}: strides {az.stride()} != torch's {tz.stride()}"
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_gelu_infinities(approximate, dtype):
+    """gelu(+inf) = inf and gelu(-inf) = 0 (the limits). torch returns nan there, a known bug
+    (pytorch#185770, #187293) that ampgrad does not copy."""
+    x = ampgrad.tensor([float("inf"), -float("inf"), float("nan"), 1.0]).to(getattr(ampgrad, dtype))
+    y = ampgrad.nn.functional.gelu(x, approximate=approximate).float().tolist()
+    assert y[0] == float("inf") and y[1] == 0.0 and y[2] != y[2] and abs(y[3] - 0.8413) < 1e-2
