@@ -6,6 +6,7 @@
 namespace ampgrad {
 
 Tensor& fill_(Tensor& t, Scalar value) {
+  check_scalar_fits(value, t.dtype());
   if (t.requires_grad() && autograd::GradMode::is_enabled()) {
     // Filled elements get zero gradient; a view's base keeps the rest of its history (torch's
     // FillBackward / CopySlices), and the tensor still requires grad (Note [In-place ops]).
@@ -26,6 +27,7 @@ Tensor& fill_(Tensor& t, const Tensor& value) {
 }
 
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device) {
+  check_scalar_fits(value, dtype);
   Tensor t = empty(sizes, dtype, device);
   double s[1] = {value.kind == Scalar::Float ? value.d : static_cast<double>(value.i)};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);

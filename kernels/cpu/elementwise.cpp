@@ -279,6 +279,8 @@ AG_BINARY_K(mul, AG_DISPATCH_ALL, void, [&] {
   if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a && b); else return T(a * b);
 }())
 AG_BINARY_K(div, AG_DISPATCH_FLOAT, void, a / b)
+// fp16/bf16 quotients stay in fp32 before truncating, as torch's scalar path does (its vectorized
+// path rounds them to the storage type first, so torch's own result depends on the tensor size).
 AG_BINARY_K(div_trunc, AG_DISPATCH_NUMERIC, void, trunc_div<T>(a, b))
 AG_BINARY_K(div_floor, AG_DISPATCH_NUMERIC, void, floor_div<T>(a, b))
 AG_BINARY_K(pow, AG_DISPATCH_NUMERIC, void, pow_op<T>(a, b))
