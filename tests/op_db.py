@@ -382,6 +382,12 @@ OPS = [
            B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=True),
     OpInfo("div_floor", lambda m, a, b: m.div(a, b, rounding_mode="floor"),
            B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=True),
+    # Quotients a hair off an integer: fp32/fp64 only, since torch's fp16/bf16 trunc division rounds
+    # the quotient to 16 bits in its vectorized path but not in its scalar path (size-dependent).
+    OpInfo("div_rounding_near_integers", lambda m, a, b: (m.div(a, b, rounding_mode="trunc"), m.div(a, b, rounding_mode="floor")),
+           [Sample((Const([-2.0, 2.0, 3.0, -5.0, 7.0] * 4), Const([0.2002, 0.2002, 0.30004, 0.5005, 0.7001] * 4))),
+            Sample((Const([-2.0, 2.0, 3.0, -5.0, 7.0]), Const(0.2002)), desc="0-dim divisor")],
+           dtypes=("float32", "float64"), grad=False),
     OpInfo("floor_divide", lambda m, a, b: m.floor_divide(a, b),
            B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=False),
     OpInfo("Tensor.__floordiv__", lambda m, a, b: a // b, B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=NUMERIC, grad=False),
@@ -942,7 +948,9 @@ for _name, _smp in [("sum", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=
                     ("softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"),
                                  Sample((T((0, 3)),), {"dim": 1}, "empty", grad=False)]),
                     ("log_softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
-                    ("logsumexp", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
+                    ("logsumexp", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False),
+                                   Sample((Const([[NAN], [-INF], [INF]]),), {"dim": 1}, "lone nan", grad=False),
+                                   Sample((Const([[NAN, -INF], [-INF, NAN], [-INF, -INF]]),), {"dim": 1}, "nan and -inf", grad=False)]),
                     ("cumsum", [Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
                     ("cumprod", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"), Sample((T(()),), {"dim": 0}, "0-dim")]),
                     ("max_dim", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
