@@ -233,6 +233,7 @@ _SP_A, _SP_B = [a for a in SPECIAL for _ in SPECIAL], [b for _ in SPECIAL for b 
 # (its scalar path and ampgrad give the exact std::fmod result), so those pairs are left out.
 _SPM = [x for x in SPECIAL if abs(x) != 1e-30]
 _SPM_A, _SPM_B = [a for a in _SPM for _ in _SPM], [b for _ in _SPM for b in _SPM]
+_FINITE_SPECIAL = [x for x in SPECIAL if not abs(x) >= 1e30]  # (1e30 is inf in float16)
 INT_EDGE = [0, 1, -1, 127, -128, 255, 2, -2, 7, -7]
 _IE_A, _IE_B = [a for a in INT_EDGE for _ in INT_EDGE], [b for _ in INT_EDGE for b in INT_EDGE]
 
@@ -310,14 +311,20 @@ OPS = [
            dtypes=FLOATS + ("int64",)),
     OpInfo("gelu", lambda m, x, **k: m.nn.functional.gelu(x, **k),
            [Sample((T((3, 4), -3, 3),)), Sample((T((3, 4), -3, 3),), {"approximate": "tanh"}, "tanh"),
-            Sample((T((), -3, 3),), {"approximate": "none"}, "0-dim"), Sample((T((0, 3)),), {}, "empty", grad=False)],
+            Sample((T((), -3, 3),), {"approximate": "none"}, "0-dim"), Sample((T((0, 3)),), {}, "empty", grad=False),
+            # +-inf left out: torch returns nan there (pytorch#185770), ampgrad the limits (test_gelu_infinities)
+            Sample((Const(_FINITE_SPECIAL),), {}, "special values", grad=False),
+            Sample((Const(_FINITE_SPECIAL),), {"approximate": "tanh"}, "special values tanh", grad=False)],
            dtypes=ALL),
     OpInfo("silu", lambda m, x: m.nn.functional.silu(x),
-           [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),)), Sample((T((0, 3)),), {}, "empty", grad=False)],
+           [Sample((T((3, 4), -3, 3),)), Sample((T((), -3, 3),)), Sample((T((0, 3)),), {}, "empty", grad=False),
+            Sample((Const(SPECIAL),), {}, "special values", grad=False)],
            dtypes=ALL),
     OpInfo("softplus", lambda m, x, **k: m.nn.functional.softplus(x, **k),
            [Sample((T((3, 4), -3, 3),)), Sample((T((3, 4), -3, 3),), {"beta": 2.0, "threshold": 1.5}, "beta"),
-            Sample((T((3, 4), 15, 25),), {}, "over threshold"), Sample((T((0, 3)),), {}, "empty", grad=False)],
+            Sample((T((3, 4), 15, 25),), {}, "over threshold"), Sample((T((0, 3)),), {}, "empty", grad=False),
+            Sample((Const(SPECIAL),), {}, "special values", grad=False),
+            Sample((Const(SPECIAL),), {"beta": 2.0, "threshold": 3.0}, "special values beta", grad=False)],
            dtypes=ALL),
     U("erf", np_ref=None),
     U("erfinv", -0.95, 0.95, tol={"float32": (1e-5, 1e-5)}),
@@ -375,6 +382,12 @@ OPS = [
            B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=True),
     OpInfo("div_floor", lambda m, a, b: m.div(a, b, rounding_mode="floor"),
            B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=True),
+    # Quotients a hair off an integer: fp32/fp64 only, since torch's fp16/bf16 trunc division rounds
+    # the quotient to 16 bits in its vectorized path but not in its scalar path (size-dependent).
+    OpInfo("div_rounding_near_integers", lambda m, a, b: (m.div(a, b, rounding_mode="trunc"), m.div(a, b, rounding_mode="floor")),
+           [Sample((Const([-2.0, 2.0, 3.0, -5.0, 7.0] * 4), Const([0.2002, 0.2002, 0.30004, 0.5005, 0.7001] * 4))),
+            Sample((Const([-2.0, 2.0, 3.0, -5.0, 7.0]), Const(0.2002)), desc="0-dim divisor")],
+           dtypes=("float32", "float64"), grad=False),
     OpInfo("floor_divide", lambda m, a, b: m.floor_divide(a, b),
            B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=ALL, grad=False),
     OpInfo("Tensor.__floordiv__", lambda m, a, b: a // b, B("div", -5, 5, 0.5, 2.0, bsign=True).samples, dtypes=NUMERIC, grad=False),
@@ -935,7 +948,9 @@ for _name, _smp in [("sum", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=
                     ("softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"),
                                  Sample((T((0, 3)),), {"dim": 1}, "empty", grad=False)]),
                     ("log_softmax", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
-                    ("logsumexp", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
+                    ("logsumexp", [Sample((T(()),), {"dim": 0}, "0-dim"), Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False),
+                                   Sample((Const([[NAN], [-INF], [INF]]),), {"dim": 1}, "lone nan", grad=False),
+                                   Sample((Const([[NAN, -INF], [-INF, NAN], [-INF, -INF]]),), {"dim": 1}, "nan and -inf", grad=False)]),
                     ("cumsum", [Sample((T((0, 3)),), {"dim": 0}, "empty", grad=False)]),
                     ("cumprod", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim"), Sample((T(()),), {"dim": 0}, "0-dim")]),
                     ("max_dim", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),

@@ -233,6 +233,14 @@ CASES = [
     ("select 0-dim", lambda m: _x(m).select(0, 0), r"select\(\) cannot be applied to a 0-dim tensor"),
     ("clamp tensor bounds mismatch", lambda m: m.clamp(_x(m, 3), _x(m, 2)), r"The size of tensor a \(3\) must match the size of tensor b \(2\)"),
     ("scatter src dtype mismatch", lambda m: m.scatter(_x(m, 2, 3), 1, m.tensor([[0]]), _x(m, 1, 1, dtype="float64")), r"scatter\(\): Expected self.dtype to be equal to src.dtype"),
+    ("clamp bound overflows half", lambda m: _x(m, 3, dtype="float16").clamp(max=1e6), r"value cannot be converted to type c10::Half without overflow"),
+    ("clamp bound overflows int8", lambda m: _x(m, 3, dtype="int8").clamp(max=300), r"value cannot be converted to type int8_t without overflow"),
+    ("fill_ overflows int8", lambda m: _x(m, 3, dtype="int8").fill_(300), r"value cannot be converted to type int8_t without overflow"),
+    ("full overflows half", lambda m: m.full((2,), 1e6, dtype=m.float16), r"value cannot be converted to type c10::Half without overflow"),
+    ("masked_fill overflows half", lambda m: m.masked_fill(_x(m, 3, dtype="float16"), m.tensor([True, False, True]), 1e6), r"without overflow"),
+    ("add alpha overflows half", lambda m: m.add(_x(m, 3, dtype="float16"), _x(m, 3, dtype="float16"), alpha=1e6), r"without overflow"),
+    ("scatter value overflows bfloat16", lambda m: m.scatter(_x(m, 3, dtype="bfloat16"), 0, m.tensor([0]), 1e39), r"value cannot be converted to type c10::BFloat16 without overflow"),
+    ("index_select empty dim", lambda m: m.index_select(m.zeros(0, 2), 0, m.tensor([0])), r"index_select\(\): self indexing axis dim should be positive"),
     ("index_put values dtype", lambda m: m.zeros(3).index_put_((m.tensor([0]),), m.ones(1, dtype=m.float64)), r"Index put requires the source and destination dtypes match"),
 ]
 

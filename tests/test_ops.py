@@ -430,3 +430,71 @@ def test_random_op_chains(kind, seed):
                         lambda dt: (1e-4, 1e-3), what + " grad", torch)
         assert all(a == t for a, t, n in zip(az.stride(), tz.stride(), tz.shape) if n != 1), \
             f"{what}: strides {az.stride()} != torch's {tz.stride()}"
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_gelu_infinities(approximate, dtype):
+    """gelu(+inf) = inf and gelu(-inf) = 0 (the limits). torch returns nan there, a known bug
+    (pytorch#185770, #187293) that ampgrad does not copy."""
+    x = ampgrad.tensor([float("inf"), -float("inf"), float("nan"), 1.0]).to(getattr(ampgrad, dtype))
+    y = ampgrad.nn.functional.gelu(x, approximate=approximate).float().tolist()
+    assert y[0] == float("inf") and y[1] == 0.0 and y[2] != y[2] and abs(y[3] - 0.8413) < 1e-2
+
+
+def _dtype_chain_ops():
+    F = lambda m: m.nn.functional  # noqa: E731
+    return [
+        lambda m, x, y: x + y, lambda m, x, y: x * 3, lambda m, x, y: x / 2, lambda m, x, y: x // 2, lambda m, x, y: x % 3,
+        lambda m, x, y: -x, lambda m, x, y: x.abs(), lambda m, x, y: x.sum(0) if x.dim() else x, lambda m, x, y: x.sum(dtype=m.int32),
+        lambda m, x, y: x.mean(), lambda m, x, y: x.cumsum(0) if x.dim() else x, lambda m, x, y: x.max(), lambda m, x, y: x.argmax(),
+        lambda m, x, y: x.exp(), lambda m, x, y: x.sqrt(), lambda m, x, y: x.clamp(0, 2), lambda m, x, y: x.clamp(min=0.5),
+        lambda m, x, y: x > y, lambda m, x, y: x == 1, lambda m, x, y: x & y, lambda m, x, y: x | 1, lambda m, x, y: ~x,
+        lambda m, x, y: x ** 2, lambda m, x, y: 2 ** x, lambda m, x, y: x.float(), lambda m, x, y: x.to(m.int64), lambda m, x, y: x.bool(),
+        lambda m, x, y: m.where(x > 0, x, y), lambda m, x, y: m.maximum(x, y), lambda m, x, y: x.sign(), lambda m, x, y: x.floor(),
+        lambda m, x, y: x.round(), lambda m, x, y: m.cat([x.reshape(-1), y.reshape(-1)]), lambda m, x, y: x.softmax(-1) if x.dim() else x,
+        lambda m, x, y: x.logsumexp(0) if x.dim() else x, lambda m, x, y: x.var(), lambda m, x, y: x.norm(), lambda m, x, y: x.all(),
+        lambda m, x, y: x.any(0) if x.dim() else x, lambda m, x, y: x.masked_fill(x > 1, 7), lambda m, x, y: x.nonzero(),
+        lambda m, x, y: x.t() @ x if x.dim() == 2 else x, lambda m, x, y: x.reciprocal(), lambda m, x, y: x.sigmoid(),
+        lambda m, x, y: x.logical_not(), lambda m, x, y: x.isnan(), lambda m, x, y: x.nan_to_num(), lambda m, x, y: x.lerp(y, 0.5),
+        lambda m, x, y: m.addcmul(x, x, y), lambda m, x, y: x.frac(), lambda m, x, y: x.relu(), lambda m, x, y: m.atan2(x, y),
+        lambda m, x, y: x.fmod(2), lambda m, x, y: x.remainder(-2), lambda m, x, y: x.div(y, rounding_mode="floor"),
+        lambda m, x, y: x.sub(y, alpha=2), lambda m, x, y: x.add(1, alpha=3), lambda m, x, y: x.clone().add_(y),
+        lambda m, x, y: x.clone().mul_(1.5), lambda m, x, y: x.clone().div_(2), lambda m, x, y: x.clone().clamp_(0, 1),
+        lambda m, x, y: x.tril() if x.dim() == 2 else x, lambda m, x, y: x.amax(), lambda m, x, y: x.min(0)[1] if x.dim() else x,
+        lambda m, x, y: x.std(), lambda m, x, y: x.log1p(), lambda m, x, y: F(m).silu(x), lambda m, x, y: x.erfinv(),
+        lambda m, x, y: x[x > 0], lambda m, x, y: x.index_select(0, m.tensor([0])) if x.dim() else x]
+
+
+@pytest.mark.parametrize("seed", range(0, 1200, 200))
+def test_random_dtype_chains(seed):
+    """Seeded forward chains over random dtype pairs: result dtypes, shapes and values agree with
+    torch, and a chain torch refuses is refused with the same exception type."""
+    import random
+    torch = pytest.importorskip("torch")
+    dts = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+    ops = _dtype_chain_ops()
+    for trial in range(seed, seed + 200):
+        rng = random.Random(trial)
+        shape = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
+        dx, dy = rng.choice(dts), rng.choice(dts)
+        seq = [rng.randrange(len(ops)) for _ in range(rng.randint(1, 3))]
+        d1 = np.random.RandomState(trial).uniform(-3, 3, size=shape).round(1)
+        d2 = np.random.RandomState(trial + 7).uniform(-3, 3, size=shape).round(1)
+        res = []
+        for m in (torch, ampgrad):
+            x = m.tensor(d1, dtype=m.float64).to(getattr(m, dx))
+            y = m.tensor(d2, dtype=m.float64).to(getattr(m, dy))
+            try:
+                z = x
+                for k in seq:
+                    z = ops[k](m, z, y)
+                res.append(z)
+            except Exception as e:
+                res.append(e)
+        what = f"dtype chain {trial}: {dx}{shape} / {dy}, ops {seq}"
+        if isinstance(res[0], Exception) or isinstance(res[1], Exception):
+            assert isinstance(res[1], builtin_exc(res[0])), f"{what}: torch {res[0]!r}, ampgrad {res[1]!r}"
+            continue
+        lowp = {"float16": (2e-2, 2e-2), "bfloat16": (3e-2, 3e-2)}
+        assert_same(res[1], res[0], lambda dt: lowp.get(dt, (1e-5, 1e-5)), what, torch)

@@ -276,6 +276,7 @@ void init_ops(py::module_& m) {
   m.def("stack", [](const std::vector<Tensor>& ts, int64_t d) { return stack(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
   def_both(m, cls, "gather", [](const Tensor& a, int64_t d, const Tensor& i) { return gather(a, d, i); }, py::arg("dim"), py::arg("index"));
   auto scatter_fn = [](const Tensor& a, int64_t d, const Tensor& i, py::handle src, std::optional<std::string> reduce) {
+    if (!is_tensor(src)) check_scalar_fits(scalar_from_handle(src), a.dtype());
     Tensor s = is_tensor(src) ? src.cast<Tensor>() : to_dtype(wrap_scalar(scalar_from_handle(src)), a.dtype());
     return scatter(a, d, i, s, reduce.value_or(""));
   };

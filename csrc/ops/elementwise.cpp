@@ -19,6 +19,24 @@ void set_default_dtype(ScalarType t) {
 
 Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device) { return full({}, s, dtype, device); }
 
+void check_scalar_fits(Scalar s, ScalarType dtype) {
+  static const char* names[] = {"bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half", "c10::BFloat16", "float", "double"};
+  double lo = 0, hi = 0;
+  switch (dtype) {
+    case ScalarType::UInt8: lo = -255; hi = 255; break;  // negatives wrap (c10::overflows)
+    case ScalarType::Int8: lo = -128; hi = 127; break;
+    case ScalarType::Int16: lo = -32768; hi = 32767; break;
+    case ScalarType::Int32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case ScalarType::Float16: lo = -65504; hi = 65504; break;
+    case ScalarType::BFloat16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; break;
+    case ScalarType::Float32: lo = -static_cast<double>(std::numeric_limits<float>::max()); hi = -lo; break;
+    default: return;  // bool, int64 (an int64 Scalar always fits), float64
+  }
+  double v = s.kind == Scalar::Float ? s.d : static_cast<double>(s.i);
+  if (is_floating(dtype) && !std::isfinite(v)) return;
+  AG_CHECK(v >= lo && v <= hi, "value cannot be converted to type ", names[static_cast<int>(dtype)], " without overflow");
+}
+
 Tensor wrap_scalar(Scalar s) {
   Tensor t = full({}, s, s.dtype());
   t.impl()->wrapped_number = true;
@@ -616,6 +634,7 @@ static void check_alpha(ScalarType dt, Scalar alpha) {
   AG_CHECK(alpha.kind != Scalar::Bool || dt == ScalarType::Bool, "Boolean alpha only supported for Boolean results.");
   AG_CHECK(is_floating(dt) || alpha.kind != Scalar::Float,
            "For integral input tensors, argument alpha must not be a floating point number.");
+  check_scalar_fits(alpha, dt);
 }
 
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
@@ -685,7 +704,8 @@ Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
 
 Tensor pow(const Tensor& a, const Tensor& b) {
   Binary p = prepare(Op::pow, a, b, false);
-  if (!is_floating(p.dt) && b.dim() == 0 && is_integral(b.dtype(), true))
+  // Only a Python-number exponent is checked (a tensor exponent, even 0-dim, gives 0 like torch).
+  if (!is_floating(p.dt) && b.impl()->wrapped_number && is_integral(b.dtype(), true))
     AG_CHECK(item_double(b) >= 0, "Integers to negative integer powers are not allowed.");
   Tensor out = run_binary(Op::pow, p, p.dt);
   const char* name = b.impl()->wrapped_number ? "PowBackward0" : "PowBackward1";
@@ -860,8 +880,9 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
   AG_CHECK(w.dim() == 0 || w.dtype() == a.dtype(), "expected dtype ", cpp_type_name(a.dtype()), " for `weight` but got dtype ",
            cpp_type_name(w.dtype()));
   ScalarType dt = result_type({&a, &b});
-  AG_CHECK(is_floating(dt), "lerp: expected a floating point tensor");
-  Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), w.sizes());
+  Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), w.sizes());  // (shapes are checked first)
+  AG_CHECK_NOT_IMPL(is_floating(dt), "\"", w.impl()->wrapped_number ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
+                    "\" not implemented for '", scalar_type_name(dt), "'");
   Tensor x = expand(to_dtype(a, dt), shape), y = expand(to_dtype(b, dt), shape), ww = expand(to_dtype(w, dt), shape);
   Tensor out = elementwise(Op::lerp, shape, dt, {&x, &y, &ww});
   if (auto node = autograd::make_node("LerpBackward1", {&a, &b, &w}, AG_BW {
@@ -907,8 +928,11 @@ Tensor addcdiv(const Tensor& s, const Tensor& t1, const Tensor& t2, Scalar v) { 
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   AG_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
-  ScalarType dt = a.dtype();
-  if (!is_floating(dt) && ((lo && lo->kind == Scalar::Float) || (hi && hi->kind == Scalar::Float))) dt = default_dtype();
+  // The bounds take part in promotion as numbers: bool with int bounds -> int64, int with float -> float.
+  Tensor wl = lo ? wrap_scalar(*lo) : Tensor(), wh = hi ? wrap_scalar(*hi) : Tensor();
+  ScalarType dt = result_type({&a, &wl, &wh});
+  if (lo) check_scalar_fits(*lo, dt);
+  if (hi) check_scalar_fits(*hi, dt);
   Tensor x = to_dtype(a, dt);
   double inf = std::numeric_limits<double>::infinity();
   double s[2] = {lo ? lo->to_double() : -inf, hi ? hi->to_double() : inf};

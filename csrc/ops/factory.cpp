@@ -6,6 +6,7 @@
 namespace ampgrad {
 
 Tensor& fill_(Tensor& t, Scalar value, const char* node_name) {
+  check_scalar_fits(value, t.dtype());
   if (autograd::GradMode::is_enabled()) check_inplace(t, "fill_");
   double s[1] = {value.to_double()};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
@@ -24,6 +25,7 @@ Tensor& fill_(Tensor& t, const Tensor& value) {
 }
 
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device) {
+  check_scalar_fits(value, dtype);
   Tensor t = empty(sizes, dtype, device);
   double s[1] = {value.kind == Scalar::Float ? value.d : static_cast<double>(value.i)};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);

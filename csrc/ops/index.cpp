@@ -195,6 +195,8 @@ Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indi
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& idx) {
   AG_CHECK_INDEX(idx.dim() <= 1, "index_select(): Index is supposed to be a vector");
   AG_CHECK(idx.dtype() == ScalarType::Int64 || idx.dtype() == ScalarType::Int32, "index_select(): Expected dtype int32 or int64 for index");
+  AG_CHECK(a.dim() <= 1 || a.sizes()[wrap_dim(dim, a.dim())] > 0 || idx.numel() == 0,
+           "index_select(): self indexing axis dim should be positive");
   check_bounds(idx, a.dim() ? a.sizes()[wrap_dim(dim, a.dim())] : 1, [](int64_t) { AG_THROW(IndexError, "index out of range in self"); });
   if (a.dim() == 0) return index(unsqueeze(a, 0), {reshape(idx, {-1})}).dim() ? reshape(index(unsqueeze(a, 0), {reshape(idx, {-1})}), {}) : a;
   int64_t d = wrap_dim(dim, a.dim());
@@ -339,6 +341,7 @@ Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
   AG_CHECK(mask.dtype() == ScalarType::Bool, "masked_fill_ only supports boolean masks, but got mask with dtype ", dtype_name(mask.dtype()));
   AG_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ", value.dim(), " dimension(s).");
+  if (value.impl()->wrapped_number) check_scalar_fits(is_floating(value.dtype()) ? Scalar(item_double(value)) : Scalar(static_cast<int64_t>(item_double(value))), a.dtype());
   Shape bs = broadcast_shapes(a.sizes(), mask.sizes());
   AG_CHECK(bs == a.sizes(), "The size of tensor a (", a.dim() ? a.sizes().back() : 1, ") must match the size of tensor b (",
            mask.dim() ? mask.sizes().back() : 1, ") at non-singleton dimension ", a.dim() ? a.dim() - 1 : 0);
@@ -366,7 +369,7 @@ Tensor cat(const std::vector<Tensor>& ts0, int64_t dim) {
     used.push_back(t);
   }
   if (used.empty()) used.push_back(ts[0]);
-  for (auto& t : used) ptrs.push_back(&t);
+  for (auto& t : ts) ptrs.push_back(&t);  // skipped empties still take part in promotion, as in torch
   ScalarType dt = result_type(ptrs);
   const Tensor& ref = used[0];
   AG_CHECK(ref.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");

@@ -30,6 +30,9 @@ void set_default_dtype(ScalarType t);
 
 // ---- type promotion (Note [Type promotion])
 Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device = Device());
+// torch's checked Scalar conversion: a number an op stores in a tensor of `dtype` (fill value,
+// clamp bound, alpha) must fit it; inf/nan are fine for floating types, negatives wrap for uint8.
+void check_scalar_fits(Scalar s, ScalarType dtype);
 Tensor wrap_scalar(Scalar s);  // 0-dim, wrapped_number=true, dtype float64/int64/bool
 ScalarType result_type(const std::vector<const Tensor*>& ts);
 ScalarType result_type(const Tensor* const* ts, size_t n);

@@ -175,10 +175,10 @@ std::pair<Tensor, Tensor> min_dim(const Tensor& a, int64_t dim, bool keepdim) { 
 
 static Tensor amaxmin(Op op, const char* name, const Tensor& a, OptDims dims0, bool keepdim) {
   IntList dims = normalize_dims(a, dims0);
-  for (auto d : dims)
-    AG_CHECK_INDEX(a.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
   if (a.numel() == 0 && dims.size() == static_cast<size_t>(a.dim()))
     AG_THROW(RuntimeError, op_name(op), "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+  for (auto d : dims)
+    AG_CHECK_INDEX(a.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
   Tensor out = run_reduce(op, a, dims, keepdim, a.dtype());
   int64_t nd = a.dim();
   record_reduce(name, a, out, AG_BW {

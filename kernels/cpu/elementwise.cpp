@@ -147,9 +147,13 @@ AG_UNARY_K(cosh, AG_DISPATCH_FLOAT, std::cosh(x))
 AG_UNARY_K(tanh, AG_DISPATCH_FLOAT, std::tanh(x))
 AG_UNARY_K(sigmoid, AG_DISPATCH_FLOAT, T(1) / (T(1) + std::exp(-x)))
 AG_UNARY_K(relu, AG_DISPATCH_NUMERIC, x > T(0) ? x : (x != x ? x : T(0)))
-AG_UNARY_K(gelu, AG_DISPATCH_FLOAT, T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))))
+// gelu(+-inf) is the limit (inf, 0), not -inf * 0 = nan: better than torch, whose gelu returns nan
+// there (pytorch#185770, #187293).
+AG_UNARY_K(gelu, AG_DISPATCH_FLOAT,
+           std::isinf(x) ? (x > T(0) ? x : T(0)) : T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))))
 AG_UNARY_K(gelu_tanh, AG_DISPATCH_FLOAT,
-           T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x))))
+           std::isinf(x) ? (x > T(0) ? x : T(0))
+                         : T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x))))
 AG_UNARY_K(silu, AG_DISPATCH_FLOAT, x / (T(1) + std::exp(-x)))
 AG_UNARY_K(softplus, AG_DISPATCH_FLOAT,
            x * T(s[0]) > T(s[1]) ? x : std::log1p(std::exp(x * T(s[0]))) / T(s[0]))
@@ -275,6 +279,8 @@ AG_BINARY_K(mul, AG_DISPATCH_ALL, void, [&] {
   if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a && b); else return T(a * b);
 }())
 AG_BINARY_K(div, AG_DISPATCH_FLOAT, void, a / b)
+// fp16/bf16 quotients stay in fp32 before truncating, as torch's scalar path does (its vectorized
+// path rounds them to the storage type first, so torch's own result depends on the tensor size).
 AG_BINARY_K(div_trunc, AG_DISPATCH_NUMERIC, void, trunc_div<T>(a, b))
 AG_BINARY_K(div_floor, AG_DISPATCH_NUMERIC, void, floor_div<T>(a, b))
 AG_BINARY_K(pow, AG_DISPATCH_NUMERIC, void, pow_op<T>(a, b))

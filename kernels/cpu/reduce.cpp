@@ -145,9 +145,13 @@ void k_logsumexp(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
     scalar_t* y = out.data<scalar_t>();
     for_rows<scalar_t>(in, r, [&](int64_t o, const scalar_t* row, int64_t stride) {
       double m = -std::numeric_limits<double>::infinity();
-      for (int64_t k = 0; k < r.R; ++k) m = std::max(m, static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])));
+      for (int64_t k = 0; k < r.R; ++k) {
+        double v = static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride]));
+        m = (v > m || v != v) ? v : m;  // nan wins, also in a row of nans and -infs
+        if (m != m) break;
+      }
       double res;
-      if (std::isinf(m)) res = m;
+      if (std::isinf(m) || m != m) res = m;
       else {
         double s = 0;
         for (int64_t k = 0; k < r.R; ++k) s += std::exp(static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])) - m);
