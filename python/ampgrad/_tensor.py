@@ -87,6 +87,21 @@ def register_post_accumulate_grad_hook(self, hook):
     return RemovableHandle(self, self._register_post_accumulate_grad_hook(hook))
 
 
+def _zero_grad(params, set_to_none=True):
+    """Clears the .grad of every tensor in `params` (Module.zero_grad and Optimizer.zero_grad)."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if p.grad.grad_fn is not None:
+            p.grad.detach_()
+        else:
+            p.grad.requires_grad_(False)
+        p.grad.zero_()
+
+
 # ---- reductions
 @_method("sum")
 def sum(self, dim=None, keepdim=False, *, dtype=None):
