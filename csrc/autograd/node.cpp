@@ -262,6 +262,7 @@ static void set_one(const std::shared_ptr<Node>& node, Tensor& t, uint32_t nr) {
 }
 
 void set_history(const std::shared_ptr<Node>& node, std::initializer_list<Tensor*> outputs) {
+  node->input_meta.reserve(outputs.size());
   uint32_t nr = 0;
   for (Tensor* t : outputs) set_one(node, *t, nr++);
 }

@@ -42,18 +42,34 @@ void init_optim(py::module_& m);
 
 namespace pybind11::detail {
 
+// Note [Tensor caster]: every op crosses this twice, so it skips pybind11's generic path (a
+// type_info hash lookup by typeid on every load and every cast): the Python type and its
+// type_info are looked up once.
+inline const type_info* tensor_type_info() {
+  static const type_info* ti = get_type_info(typeid(ampgrad::TensorImpl), /*throw_if_missing=*/true);
+  return ti;
+}
+
 template <> struct type_caster<ampgrad::Tensor> {
   PYBIND11_TYPE_CASTER(ampgrad::Tensor, const_name("Tensor"));
-  bool load(handle src, bool convert) {
-    copyable_holder_caster<ampgrad::TensorImpl, std::shared_ptr<ampgrad::TensorImpl>> c;
-    if (src.is_none() || !c.load(src, convert)) return false;
-    value = ampgrad::Tensor(static_cast<std::shared_ptr<ampgrad::TensorImpl>>(c));
+  bool load(handle src, bool) {
+    // Tensor and its Python subclasses (nn.Parameter, ...) all hold one shared_ptr<TensorImpl>.
+    if (!PyObject_TypeCheck(src.ptr(), tensor_type_info()->type)) return false;
+    auto vh = reinterpret_cast<instance*>(src.ptr())->get_value_and_holder(tensor_type_info(), false);
+    if (!vh || !vh.holder_constructed()) return false;
+    value = ampgrad::Tensor(vh.template holder<std::shared_ptr<ampgrad::TensorImpl>>());
     return true;
   }
-  static handle cast(const ampgrad::Tensor& t, return_value_policy, handle parent) {
+  static handle cast(const ampgrad::Tensor& t, return_value_policy, handle) {
     if (!t.defined()) return none().release();
-    return copyable_holder_caster<ampgrad::TensorImpl, std::shared_ptr<ampgrad::TensorImpl>>::cast(
-        t.impl_ptr(), return_value_policy::take_ownership, parent);
+    const auto& holder = t.impl_ptr();
+#if PYBIND11_VERSION_HEX >= 0x03010000
+    return type_caster_generic::cast(cast_sources(holder.get(), tensor_type_info()), return_value_policy::take_ownership,
+                                     {}, nullptr, nullptr, &holder);
+#else
+    return type_caster_generic::cast(holder.get(), return_value_policy::take_ownership, {}, tensor_type_info(), nullptr,
+                                     nullptr, &holder);
+#endif
   }
 };
 

@@ -134,6 +134,9 @@ void init_tensor(py::module_& m) {
                       auto* i = t.impl();
                       i->storage = src.storage(); i->sizes = src.sizes(); i->strides = src.strides();
                       i->offset = src.storage_offset(); i->dtype = src.dtype(); i->refresh();
+                      // The old counter may share an allocation with the old storage (Note [Fresh
+                      // tensor block]): a fresh one with the same count lets that memory go.
+                      i->version = std::make_shared<VersionCounter>(*i->version);
                     })
       .def_property_readonly("grad_fn", [](const Tensor& t) { return node_object(t.grad_fn()); })
       .def_property_readonly("retains_grad", [](const Tensor& t) { return t.autograd_meta() && t.autograd_meta()->retains_grad; })

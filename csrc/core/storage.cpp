@@ -81,17 +81,21 @@ void cpu_empty_cache() {
   c.cached = 0;
 }
 
+void Storage::allocate_into(Storage& s, size_t nbytes, Device device) {
+  s.nbytes = nbytes;
+  s.device = device;
+  if (device.is_cpu()) {
+    s.data = cpu_alloc(nbytes);
+    s.free_fn = [](void* p, size_t n, int) { cpu_free(p, n); };
+  } else {
+    s.data = cuda::device_alloc(nbytes, device.norm());
+    s.free_fn = [](void* p, size_t n, int dev) { cuda::device_free(p, n, dev); };
+  }
+}
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   auto s = std::make_shared<Storage>();
-  s->nbytes = nbytes;
-  s->device = device;
-  if (device.is_cpu()) {
-    s->data = cpu_alloc(nbytes);
-    s->free_fn = [](void* p, size_t n, int) { cpu_free(p, n); };
-  } else {
-    s->data = cuda::device_alloc(nbytes, device.norm());
-    s->free_fn = [](void* p, size_t n, int dev) { cuda::device_free(p, n, dev); };
-  }
+  allocate_into(*s, nbytes, device);
   return s;
 }
 

@@ -18,6 +18,7 @@ struct Storage {
   Storage& operator=(const Storage&) = delete;
   ~Storage() { if (free_fn) free_fn(data, nbytes, device.norm()); }
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  static void allocate_into(Storage& s, size_t nbytes, Device device);  // s: freshly constructed
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
 };
 

@@ -139,10 +139,10 @@ void check_view_rebase(const Tensor& view, bool indirect);
 // Construction
 Shape contiguous_strides(const Shape& sizes);
 int64_t shape_numel(const Shape& sizes);
-Tensor empty(const Shape& sizes, ScalarType dtype, Device device = Device());
+Tensor empty(Shape sizes, ScalarType dtype, Device device = Device());
 Tensor empty_like(const Tensor& t);  // contiguous, same dtype/device
 // `strides` must be a permutation of a dense layout of `sizes` (the storage holds numel elements).
-Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype, Device device = Device());
+Tensor empty_strided(Shape sizes, Shape strides, ScalarType dtype, Device device = Device());
 // Every element has its own address and together they fill a block (any dim order): torch's
 // is_non_overlapping_and_dense, which decides whether clone() / to() keep a tensor's strides.
 bool is_non_overlapping_and_dense(const Tensor& t);

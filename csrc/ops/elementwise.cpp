@@ -139,7 +139,7 @@ void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> in
 // torch's TensorIterator does (x.t() * 2 is transposed too, so a later view() fails or succeeds
 // as in torch): dims are sorted by the strides of the first operand that tells them apart
 // (broadcast dims skipped, ties keep the smaller dim first), then packed densely in that order.
-Shape output_strides(const Shape& shape, const std::vector<const Tensor*>& ins) {
+Shape output_strides(const Shape& shape, std::initializer_list<const Tensor*> ins) {
   const int64_t n = static_cast<int64_t>(shape.size());
   bool all_contiguous = true;
   for (const Tensor* t : ins) all_contiguous &= t->dim() != n || t->is_contiguous();
@@ -171,8 +171,7 @@ Shape output_strides(const Shape& shape, const std::vector<const Tensor*>& ins) 
 }
 
 Tensor elementwise(Op op, const Shape& shape, ScalarType out_dtype, std::initializer_list<const Tensor*> inputs, const double* s) {
-  Tensor out = empty_strided(shape, output_strides(shape, std::vector<const Tensor*>(inputs)), out_dtype,
-                             (*inputs.begin())->device());
+  Tensor out = empty_strided(shape, output_strides(shape, inputs), out_dtype, (*inputs.begin())->device());
   run_elementwise(op, out, inputs, s);
   return out;
 }
@@ -607,9 +606,9 @@ Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
 }
 
 Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
-  std::vector<const Tensor*> ins;
-  for (const Tensor* t : {&p.a, &p.b}) if (t->defined()) ins.push_back(t);
-  Tensor out = empty_strided(p.shape, output_strides(p.shape, ins), out_dt, ins[0]->device());
+  Shape st = p.s[1] == 1 ? output_strides(p.shape, {&p.a}) : p.s[1] == 2 ? output_strides(p.shape, {&p.b})
+                                                                          : output_strides(p.shape, {&p.a, &p.b});
+  Tensor out = empty_strided(std::move(p.shape), std::move(st), out_dt, (p.s[1] == 2 ? p.b : p.a).device());
   if (p.weak && out_dt == p.dt) out.impl()->wrapped_number = true;
   if (p.s[1] == 1) run_elementwise(op, out, {&p.a}, p.s);
   else if (p.s[1] == 2) run_elementwise(op, out, {&p.b}, p.s);
@@ -622,6 +621,8 @@ void record2(const char* name, const Tensor& a, const Tensor& b, Tensor& out, bo
   if (!is_floating(out.dtype())) return;
   if (auto node = autograd::make_node(name, {&a, &b}, std::move(bw))) {
     autograd::set_history(node, {&out});
+    if (!save_a && !save_b && !save_out) return;  // get(i) of an unsaved slot is undefined anyway
+    node->saved.reserve(3);
     node->save(save_a ? a : Tensor());
     node->save(save_b ? b : Tensor());
     if (save_out) node->save(out, true);

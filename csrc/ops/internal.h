@@ -20,7 +20,7 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 // Runs an elementwise kernel over operands already broadcast to `out`'s shape.
 void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> inputs, const double* s = nullptr);
 // Strides of an elementwise result over operands already broadcast to `shape` (Note [Output layout]).
-Shape output_strides(const Shape& shape, const std::vector<const Tensor*>& inputs);
+Shape output_strides(const Shape& shape, std::initializer_list<const Tensor*> inputs);
 // A fresh output of `shape` (laid out as its operands), then run_elementwise.
 Tensor elementwise(Op op, const Shape& shape, ScalarType out_dtype, std::initializer_list<const Tensor*> inputs,
                    const double* s = nullptr);

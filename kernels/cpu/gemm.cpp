@@ -28,21 +28,8 @@ void with_map(const Mat<T>& m, std::vector<T>& scratch, F f) {
 }
 
 template <typename T>
-void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T alpha) {
-  if (a.rows * a.cols * b.cols <= 4096) {  // tiny: Eigen's blocking setup costs more than the math
-    for (int64_t i = 0; i < a.rows; ++i)
-      for (int64_t j = 0; j < b.cols; ++j) {
-        T acc = 0;
-        for (int64_t k = 0; k < a.cols; ++k) acc += a.p[i * a.rs + k * a.cs] * b.p[k * b.rs + j * b.cs];
-        T& y = c[i * ldc + j];
-        y = alpha * acc + (beta == T(0) ? T(0) : beta * y);
-      }
-    return;
-  }
+void gemm_serial(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T alpha) {
   Eigen::Map<RowMat<T>, 0, Stride> C(c, a.rows, b.cols, Stride(std::max<int64_t>(ldc, 1)));
-  // One thread: Eigen's parallel GEMM measured 3x slower than serial on a busy 2-core machine
-  // (its many barriers stall whenever the other core is taken), and never above 1.1x when idle.
-  Eigen::setNbThreads(1);
   std::vector<T> sa, sb;
   with_map(a, sa, [&](const auto& A) {
     with_map(b, sb, [&](const auto& B) {
@@ -54,13 +41,43 @@ void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T 
 }
 
 template <typename T>
+void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T alpha) {
+  if (a.rows * a.cols * b.cols <= 4096) {  // tiny: Eigen's blocking setup costs more than the math
+    for (int64_t i = 0; i < a.rows; ++i)
+      for (int64_t j = 0; j < b.cols; ++j) {
+        T acc = 0;
+        for (int64_t k = 0; k < a.cols; ++k) acc += a.p[i * a.rs + k * a.cs] * b.p[k * b.rs + j * b.cs];
+        T& y = c[i * ldc + j];
+        y = alpha * acc + (beta == T(0) ? T(0) : beta * y);
+      }
+    return;
+  }
+  // Note [Parallel GEMM]: big products split C into one block of rows (or columns) per thread,
+  // each a serial Eigen GEMM: no barriers inside the product, and each element's k-sum order
+  // does not depend on timing. (Eigen's own parallel GEMM synchronises on every panel and
+  // measured 3x slower than serial whenever the other core was busy.)
+  Eigen::setNbThreads(1);
+  const int64_t m = a.rows, n = b.cols;
+  const bool split_rows = m >= n;
+  const int64_t extent = split_rows ? m : n, blocks = (extent + 31) / 32;
+  const bool big = m * n * a.cols >= (int64_t{1} << 21);  // ~0.1 ms of math: worth waking a thread
+  parallel_for(blocks, big ? 2 : blocks + 1, [&](int64_t b0, int64_t b1) {
+    const int64_t lo = b0 * 32, hi = std::min(extent, b1 * 32);
+    Mat<T> as = a, bs = b;
+    T* cs = c;
+    if (split_rows) { as.p += lo * a.rs; as.rows = hi - lo; cs += lo * ldc; }
+    else { bs.p += lo * b.cs; bs.cols = hi - lo; cs += lo; }
+    gemm_serial(as, bs, cs, ldc, beta, alpha);
+  });
+}
+
+template <typename T>
 void gemm_reduced(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, double beta, double alpha) {
   // Pack both operands to fp32, multiply in fp32, round once.
   RowMat<float> A(a.rows, a.cols), B(b.rows, b.cols), C(a.rows, b.cols);
   for (int64_t i = 0; i < a.rows; ++i) for (int64_t j = 0; j < a.cols; ++j) A(i, j) = static_cast<float>(a.p[i * a.rs + j * a.cs]);
   for (int64_t i = 0; i < b.rows; ++i) for (int64_t j = 0; j < b.cols; ++j) B(i, j) = static_cast<float>(b.p[i * b.rs + j * b.cs]);
-  Eigen::setNbThreads(1);
-  if (a.cols == 0) C.setZero(); else C.noalias() = A * B;
+  gemm_native<float>({A.data(), a.rows, a.cols, a.cols, 1}, {B.data(), b.rows, b.cols, b.cols, 1}, C.data(), b.cols, 0.f, 1.f);
   for (int64_t i = 0; i < a.rows; ++i)
     for (int64_t j = 0; j < b.cols; ++j) {
       float acc = static_cast<float>(alpha) * C(i, j);
