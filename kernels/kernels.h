@@ -48,7 +48,8 @@ using ElementwiseKernel = void (*)(TensorIter& it, const double* s);
 // Reduction over the middle axis of a contiguous [A, R, B] input into [A, B].
 struct ReduceArgs { int64_t A, R, B; double s[4]; };
 using ReduceKernel = void (*)(const Tensor& in, Tensor& out, Tensor* indices, const ReduceArgs& r);
-// out[b] (=) beta * out[b] + alpha * a[b] @ b[b] for 3-d a [batch, m, k], b [batch, k, n].
+// out[b] (=) beta * out[b] + alpha * a[b] @ b[b] for 3-d a [batch, m, k], b [batch, k, n], or the
+// same without the batch dim for 2-d operands (no view needed for a plain mm). out rows are dense.
 using GemmKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha);
 
 void register_kernel(Op op, DeviceType dev, void* fn);

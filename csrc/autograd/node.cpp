@@ -230,11 +230,17 @@ thread_local NodeRecorder* t_recorder = nullptr;
 NodeRecorder::NodeRecorder() : prev(t_recorder) { t_recorder = this; }
 NodeRecorder::~NodeRecorder() { t_recorder = prev; }
 
-static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tensor* const* ts, size_t n, BackwardFn fn) {
-  if (!GradMode::is_enabled() || InferenceMode::is_enabled()) return nullptr;  // nothing is recorded in inference mode
+static bool records_impl(const Tensor* const* ts, size_t n) {
+  if (!GradMode::is_enabled() || InferenceMode::is_enabled()) return false;  // nothing is recorded in inference mode
   bool any = false;
   for (size_t i = 0; i < n; ++i) any |= ts[i] && ts[i]->defined() && ts[i]->requires_grad();
-  if (!any) return nullptr;
+  return any;
+}
+
+bool records(std::initializer_list<const Tensor*> inputs) { return records_impl(inputs.begin(), inputs.size()); }
+
+static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tensor* const* ts, size_t n, BackwardFn fn) {
+  if (!records_impl(ts, n)) return nullptr;
   auto node = std::make_shared<FunctionNode>(name);
   node->next_edges.reserve(n);
   for (size_t i = 0; i < n; ++i) node->next_edges.push_back(ts[i] ? gradient_edge(*ts[i]) : Edge{});

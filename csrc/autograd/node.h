@@ -121,5 +121,8 @@ void set_history(const std::shared_ptr<Node>& node, std::vector<Tensor>& outputs
 Edge gradient_edge(const Tensor& t);
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
 bool any_requires_grad(std::initializer_list<const Tensor*> ts);
+// Whether make_node would record for these inputs: lets an op skip building a backward closure
+// whose captures cost allocations.
+bool records(std::initializer_list<const Tensor*> inputs);
 
 }  // namespace ampgrad::autograd

@@ -11,22 +11,16 @@ void check_mm_dtypes(const Tensor& a, const Tensor& b, const char* what) {
   AG_CHECK_NOT_IMPL(is_floating(a.dtype()) || a.device().is_cpu(), "\"addmm_cuda\" not implemented for '", scalar_type_name(a.dtype()), "'");
 }
 
-// out = beta * out + alpha * a @ b over 3-d operands (out already holds the bias when beta != 0).
+// out = beta * out + alpha * a @ b over 3-d (batched) or 2-d operands (out already holds the bias
+// when beta != 0).
 void gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha) {
   if (out.numel() == 0) return;
   kernel<GemmKernel>(Op::mm, a.device())(a, b, out, beta, alpha);
 }
 
-// A [1, m, n] kernel operand over a matrix (no autograd bookkeeping).
-Tensor batch1(const Tensor& t) {
-  return make_view(t, {1, t.sizes()[0], t.sizes()[1]}, {t.sizes()[0] * t.strides()[0], t.strides()[0], t.strides()[1]},
-                   t.storage_offset());
-}
-
 Tensor mm_raw(const Tensor& a, const Tensor& b) {
   Tensor out = empty({a.sizes()[0], b.sizes()[1]}, a.dtype(), a.device());
-  Tensor o3 = batch1(out);
-  gemm(batch1(a), batch1(b), o3, 0.0, 1.0);
+  gemm(a, b, out, 0.0, 1.0);
   return out;
 }
 
@@ -185,8 +179,7 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
     Tensor src = expand(detach(s), shape);
     run_elementwise(Op::copy, out, {&src});
   }
-  Tensor o3 = batch1(out);
-  gemm(batch1(a), batch1(b), o3, be, al);
+  gemm(a, b, out, be, al);
   if (auto node = autograd::make_node("AddmmBackward0", {&s, &a, &b}, AG_BW {
         Tensor ga, gb;
         if (c.needs_input_grad(1)) ga = mm(g[0], mT(c.get(1)));

@@ -12,8 +12,7 @@ namespace {
 struct Plan {
   Tensor in;
   ReduceArgs r{};
-  Shape keep_shape, out_shape;
-  IntList dims;  // normalized, sorted
+  Shape out_shape;  // with keepdim: the input's shape with reduced dims set to 1
 };
 
 IntList normalize_dims(const Tensor& a, const OptDims& dims) {
@@ -34,14 +33,18 @@ IntList normalize_dims(const Tensor& a, const OptDims& dims) {
   return out;
 }
 
-Plan plan(const Tensor& a, const IntList& dims) {
+Plan plan(const Tensor& a, const IntList& dims, bool keepdim = false) {
   Plan p;
-  p.dims = dims;
   int64_t n = a.dim();
   std::vector<bool> red(n, false);
   for (auto d : dims) red[d] = true;
-  p.keep_shape = a.sizes();
-  for (int64_t d = 0; d < n; ++d) if (red[d]) p.keep_shape[d] = 1; else p.out_shape.push_back(a.sizes()[d]);
+  if (keepdim) {
+    p.out_shape = a.sizes();
+    for (auto d : dims) p.out_shape[d] = 1;
+  } else {
+    p.out_shape.reserve(n - dims.size());
+    for (int64_t d = 0; d < n; ++d) if (!red[d]) p.out_shape.push_back(a.sizes()[d]);
+  }
   bool block = a.is_contiguous() && (dims.empty() || dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size()));
   if (block) {
     p.in = a;
@@ -63,11 +66,10 @@ Plan plan(const Tensor& a, const IntList& dims) {
 
 Tensor run_reduce(Op op, const Tensor& a, const IntList& dims, bool keepdim, ScalarType out_dt, const double* s = nullptr,
                   Tensor* indices = nullptr) {
-  Plan p = plan(a, dims);
+  Plan p = plan(a, dims, keepdim);
   if (s) std::copy(s, s + 4, p.r.s);
-  const Shape& shape = keepdim ? p.keep_shape : p.out_shape;
-  Tensor out = empty(shape, out_dt, a.device());
-  if (indices) *indices = empty(shape, ScalarType::Int64, a.device());
+  if (indices) *indices = empty(p.out_shape, ScalarType::Int64, a.device());
+  Tensor out = empty(std::move(p.out_shape), out_dt, a.device());
   kernel<ReduceKernel>(op, a.device())(p.in, out, indices, p.r);
   return out;
 }
@@ -98,6 +100,7 @@ Tensor sum(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarTy
   Tensor a = dtype ? to_dtype(a0, *dtype) : to_dtype(a0, sum_dtype(a0.dtype()));
   IntList dims = normalize_dims(a, dims0);
   Tensor out = run_reduce(Op::sum, a, dims, keepdim, a.dtype());
+  if (!autograd::records({&a})) return out;
   Shape in_shape = a.sizes();
   int64_t nd = a.dim();
   record_reduce(dims0 ? "SumBackward1" : "SumBackward0", a, out, AG_BW {
@@ -116,6 +119,7 @@ Tensor mean(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarT
   for (auto d : dims) R *= a.sizes()[d];
   double s[4] = {1.0 / static_cast<double>(R), 0, 0, 0};
   Tensor out = run_reduce(Op::mean, a, dims, keepdim, dt, s);
+  if (!autograd::records({&a})) return out;
   Shape in_shape = a.sizes();
   int64_t nd = a.dim();
   record_reduce(dims0 ? "MeanBackward1" : "MeanBackward0", a, out, AG_BW {

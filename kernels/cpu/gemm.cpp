@@ -87,27 +87,30 @@ void gemm_reduced(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, double be
 }
 
 void k_gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha) {
-  const int64_t batch = out.sizes()[0], m = out.sizes()[1], n = out.sizes()[2], k = a.sizes()[2];
+  const int o = static_cast<int>(out.dim()) - 2;  // 1 for [batch, m, n], 0 for a plain [m, n]
+  const int64_t batch = o ? out.sizes()[0] : 1, m = out.sizes()[o], n = out.sizes()[o + 1], k = a.sizes()[o + 1];
+  auto bs = [o](const Tensor& t) { return o ? t.strides()[0] : 0; };
   AG_DISPATCH_NUMERIC(a.dtype(), "addmm", [&] {
     using T = scalar_t;
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
     for (int64_t i = 0; i < batch; ++i) {
-      Mat<T> A{pa + i * a.strides()[0], m, k, a.strides()[1], a.strides()[2]};
-      Mat<T> B{pb + i * b.strides()[0], k, n, b.strides()[1], b.strides()[2]};
-      T* C = pc + i * out.strides()[0];
+      Mat<T> A{pa + i * bs(a), m, k, a.strides()[o], a.strides()[o + 1]};
+      Mat<T> B{pb + i * bs(b), k, n, b.strides()[o], b.strides()[o + 1]};
+      T* C = pc + i * bs(out);
+      const int64_t ldc = out.strides()[o];
       if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
-        gemm_native<T>(A, B, C, out.strides()[1], static_cast<T>(beta), static_cast<T>(alpha));
+        gemm_native<T>(A, B, C, ldc, static_cast<T>(beta), static_cast<T>(alpha));
       } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-        gemm_reduced<T>(A, B, C, out.strides()[1], beta, alpha);
+        gemm_reduced<T>(A, B, C, ldc, beta, alpha);
       } else {  // integers: a plain triple loop (torch supports integer mm on CPU)
         for (int64_t r = 0; r < m; ++r)
           for (int64_t c = 0; c < n; ++c) {
             int64_t acc = 0;
             for (int64_t q = 0; q < k; ++q) acc += static_cast<int64_t>(A.p[r * A.rs + q * A.cs]) * static_cast<int64_t>(B.p[q * B.rs + c * B.cs]);
-            T prev = C[r * out.strides()[1] + c];
-            C[r * out.strides()[1] + c] = static_cast<T>(static_cast<int64_t>(alpha) * acc + (beta != 0 ? static_cast<int64_t>(beta) * static_cast<int64_t>(prev) : 0));
+            T prev = C[r * ldc + c];
+            C[r * ldc + c] = static_cast<T>(static_cast<int64_t>(alpha) * acc + (beta != 0 ? static_cast<int64_t>(beta) * static_cast<int64_t>(prev) : 0));
           }
       }
     }
