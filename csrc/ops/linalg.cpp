@@ -26,6 +26,15 @@ Tensor mm_raw(const Tensor& a, const Tensor& b) {
 
 Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
 
+// A column-major matrix (a transposed view of a row-major one, e.g. linear's weight.t()).
+bool col_major(const Tensor& t) { return t.strides()[0] == 1 && t.strides()[1] >= std::max<int64_t>(t.sizes()[0], 1) && t.sizes()[1] > 1; }
+
+// torch's mm_mat1_backward / mm_mat2_backward: the gradient of a column-major operand is computed
+// transposed, so it reaches a transposed parameter already in the parameter's own layout and
+// AccumulateGrad can keep it without a copy.
+Tensor mm_grad_a(const Tensor& g, const Tensor& b, bool a_col_major) { return a_col_major ? mT(mm(b, mT(g))) : mm(g, mT(b)); }
+Tensor mm_grad_b(const Tensor& a, const Tensor& g, bool b_col_major) { return b_col_major ? mT(mm(mT(g), a)) : mm(mT(a), g); }
+
 // torch computes integer results with beta/alpha converted to the integer type (2.6 -> 2).
 Scalar result_scalar(Scalar s, ScalarType dt) { return is_floating(dt) ? s : Scalar(static_cast<int64_t>(s.to_double())); }
 
@@ -47,8 +56,10 @@ Tensor mm(const Tensor& a0, const Tensor& b0) {
            b.sizes()[0], "x", b.sizes()[1], ")");
   check_mm_dtypes(a, b, "mat1 and mat2");
   Tensor out = mm_raw(a, b);
+  const bool a_cm = col_major(a), b_cm = col_major(b);
   if (auto node = autograd::make_node("MmBackward0", {&a, &b}, AG_BW {
-        return {c.needs_input_grad(0) ? mm(g[0], mT(c.get(1))) : Tensor(), c.needs_input_grad(1) ? mm(mT(c.get(0)), g[0]) : Tensor()};
+        return {c.needs_input_grad(0) ? mm_grad_a(g[0], c.get(1), a_cm) : Tensor(),
+                c.needs_input_grad(1) ? mm_grad_b(c.get(0), g[0], b_cm) : Tensor()};
       })) {
     autograd::set_history(node, {&out});
     node->save(b.requires_grad() ? a : Tensor());
@@ -180,10 +191,11 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
     run_elementwise(Op::copy, out, {&src});
   }
   gemm(a, b, out, be, al);
+  const bool a_cm = col_major(a), b_cm = col_major(b);
   if (auto node = autograd::make_node("AddmmBackward0", {&s, &a, &b}, AG_BW {
         Tensor ga, gb;
-        if (c.needs_input_grad(1)) ga = mm(g[0], mT(c.get(1)));
-        if (c.needs_input_grad(2)) gb = mm(mT(c.get(0)), g[0]);
+        if (c.needs_input_grad(1)) ga = mm_grad_a(g[0], c.get(1), a_cm);
+        if (c.needs_input_grad(2)) gb = mm_grad_b(c.get(0), g[0], b_cm);
         if (al != 1.0) { if (ga.defined()) ga = ga * al; if (gb.defined()) gb = gb * al; }
         return {c.needs_input_grad(0) ? (be == 1.0 ? g[0] : g[0] * be) : Tensor(), ga, gb};
       })) {
