@@ -93,6 +93,9 @@ void cpu_kernel(TensorIter& it, F f) {
     if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
       Out* o = reinterpret_cast<Out*>(p[0]);
       const In* a = reinterpret_cast<const In*>(p[1]);
+      // In place (o == a) gets its own loop: the compiler's overlap check would refuse to vectorize.
+      if constexpr (std::is_same_v<Out, In>)
+        if (o == a) { for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<acc_t<In>>(o[i]))); return; }
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<acc_t<In>>(a[i])));
     } else {
       for (int64_t i = 0; i < n; ++i) store<Out>(p[0] + i * s[0], f(load<In>(p[1] + i * s[1])));
@@ -107,6 +110,11 @@ void cpu_kernel2(TensorIter& it, F f) {
       Out* o = reinterpret_cast<Out*>(p[0]);
       const In* a = reinterpret_cast<const In*>(p[1]);
       const In* b = reinterpret_cast<const In*>(p[2]);
+      if constexpr (std::is_same_v<Out, In>)
+        if (o == a && o != b) {
+          for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<acc_t<In>>(o[i]), static_cast<acc_t<In>>(b[i])));
+          return;
+        }
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<acc_t<In>>(a[i]), static_cast<acc_t<In>>(b[i])));
     } else {
       for (int64_t i = 0; i < n; ++i)
