@@ -966,7 +966,7 @@ Tensor to_device(const Tensor& t, Device device, bool copy) {
   if (device.is_cuda()) AG_CHECK(cuda::is_available(), "Torch not compiled with CUDA enabled");
   Tensor src = contiguous(detach(t));
   Tensor out = empty(t.sizes(), t.dtype(), device);
-  cuda::memcpy_device(out.data_ptr(), device, src.data_ptr(), src.device(), static_cast<size_t>(t.numel() * itemsize(t.dtype())));
+  cuda::memcpy_device(out.data_ptr(), out.device(), src.data_ptr(), src.device(), static_cast<size_t>(t.numel() * itemsize(t.dtype())));
   Device from = t.device();
   if (is_floating(t.dtype()))
     if (auto node = autograd::make_node("ToCopyBackward0", {&t}, AG_BW { return {to_device(g[0], from)}; }))

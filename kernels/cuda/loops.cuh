@@ -119,16 +119,18 @@ void launch(TensorIter& it, const F& f) {
   bool contiguous = true;
   for (int k = 0; k < N; ++k) contiguous &= it.contiguous(k);
   cudaStream_t stream = current_stream(device);
+  constexpr int kVec0 = 16 / max_size<Out, Ins...>();
+  constexpr int kVec = kVec0 > 8 ? 8 : kVec0;  // >= 2: no operand is wider than 8 bytes
   if (contiguous) {
-    constexpr int kVec0 = 16 / max_size<Out, Ins...>();
-    constexpr int kVec = kVec0 > 8 ? 8 : kVec0;
     constexpr int kSizes[N] = {static_cast<int>(sizeof(Out)), static_cast<int>(sizeof(Ins))...};
     bool aligned = true;
     for (int k = 0; k < N; ++k) aligned &= reinterpret_cast<uintptr_t>(p.data[k]) % (kSizes[k] * kVec) == 0;
-    if (aligned && kVec > 1) contiguous_kernel<kVec, F, Out, Ins...><<<grid_size(n / kVec + 1), kThreads, 0, stream>>>(p, n, f);
-    else contiguous_kernel<1, F, Out, Ins...><<<grid_size(n), kThreads, 0, stream>>>(p, n, f);
-    AG_CUDA_KERNEL_LAUNCH_CHECK();
-    return;
+    if (aligned) {
+      contiguous_kernel<kVec, F, Out, Ins...><<<grid_size(n / kVec + 1), kThreads, 0, stream>>>(p, n, f);
+      AG_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+    // Unaligned views (e.g. x[1:]) take the strided kernel: one fewer instantiation per op and dtype.
   }
   p.ndim = static_cast<int>(it.shape.size());
   AG_CHECK(p.ndim <= kMaxDims, "CUDA elementwise kernels support at most ", kMaxDims, " dimensions");
