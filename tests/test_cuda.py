@@ -406,6 +406,9 @@ def test_cuda_mixed_device_error():
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         a + b
     assert float((a + ampgrad.tensor(2.0)).sum()) == 9.0  # a 0-dim CPU tensor is a scalar: allowed
+    assert int((a.long() + ampgrad.tensor(2)).sum()) == 9  # integer path: the scalar is moved, not read
+    assert float(ampgrad.where(a > 0, ampgrad.tensor(5.0), a).sum()) == 15.0
+    assert float((ampgrad.tensor(2.0).cuda() * ampgrad.tensor(3.0)).cpu()) == 6.0
 
 
 @cuda

@@ -124,9 +124,20 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
 
 void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> inputs, const double* s) {
   const Tensor* ops[TensorIter::kMaxOps];
+  Tensor moved[TensorIter::kMaxOps];
   int n = 0;
   ops[n++] = &out;
-  for (auto* t : inputs) ops[n++] = t;
+  for (auto* t : inputs) {
+    // A 0-dim CPU tensor may meet CUDA operands (check_same_device allows it, as torch does): the
+    // kernel cannot read host memory, so it travels to the output's device first.
+    if (t->device() != out.device()) {
+      moved[n] = to_device(detach(*t), out.device());
+      ops[n] = &moved[n];
+      ++n;
+    } else {
+      ops[n++] = t;
+    }
+  }
   TensorIter it;
   it.build(ops, n);
   // An empty operand still goes through the kernel's dtype dispatch (torch refuses a dtype even
