@@ -227,7 +227,8 @@ def test_cuda_broadcast_and_mixed_dtypes():
     c, g = _cpu_cuda(lambda x, y: x[:, None, :] * y[None, :, None], rng.randn(5, 7), rng.randn(3, 1))
     assert_close_cpu(g, c, lambda d: CUDA_TOL[d], "broadcast")
     x = ampgrad.tensor(rng.randn(4, 6)).float()
-    for dt in (ampgrad.float16, ampgrad.bfloat16, ampgrad.int32, ampgrad.int64, ampgrad.bool, ampgrad.uint8, ampgrad.float64):
+    # (no uint8: negative float -> uint8 is undefined in C++, and CPUs and GPUs disagree, as in torch)
+    for dt in (ampgrad.float16, ampgrad.bfloat16, ampgrad.int32, ampgrad.int64, ampgrad.bool, ampgrad.float64):
         assert_close_cpu(x.cuda().to(dt), x.to(dt), lambda d: (0, 0), f"cast to {dt}")
         assert_close_cpu(x.cuda().t().to(dt), x.t().to(dt), lambda d: (0, 0), f"strided cast to {dt}")
 
