@@ -459,3 +459,61 @@ def test_cuda_error_types_and_flags():
     with pytest.raises(AttributeError):
         ampgrad.backends.cuda.matmul.allow_tf33 = True
     assert isinstance(ampgrad.backends.cuda.is_built(), bool)
+
+
+# ---------------------------------------------------------------- random fills, training steps
+@cuda
+@needs_cuda
+def test_cuda_random_seeded_and_distributed():
+    ampgrad.manual_seed(0)
+    a = ampgrad.randn(10000, device="cuda")
+    ampgrad.manual_seed(0)
+    b = ampgrad.randn(10000, device="cuda")
+    assert a.is_cuda and bool((a == b).all())
+    assert abs(float(a.mean())) < 0.05 and abs(float(a.std()) - 1) < 0.05
+    u = ampgrad.rand(100, 3, device="cuda").t()  # non-contiguous fill goes through a staging buffer
+    assert 0 <= float(u.min()) and float(u.max()) < 1
+    p = ampgrad.randperm(50, device="cuda")
+    assert sorted(p.cpu().tolist()) == list(range(50))
+
+
+def _train(device, opt, amp):
+    ampgrad.manual_seed(0)
+    nn = ampgrad.nn
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(device)
+    o = (ampgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if opt == "sgd"
+         else ampgrad.optim.Adam(model.parameters(), lr=1e-2))
+    scaler = ampgrad.amp.GradScaler(device, enabled=amp)
+    x = ampgrad.tensor(np.random.RandomState(0).randn(32, 8)).float().to(device)
+    y = ampgrad.tensor(np.random.RandomState(1).randint(0, 4, 32)).to(device)
+    for _ in range(5):
+        o.zero_grad()
+        with ampgrad.autocast(device, dtype=ampgrad.float16 if device == "cuda" else ampgrad.bfloat16, enabled=amp):
+            loss = nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(o)
+        scaler.update()
+    return [p.detach().cpu() for p in model.parameters()], float(loss)
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_cuda_training_matches_cpu(opt):
+    """fp32 training steps (forward, backward, fused optimizer) on CUDA track the CPU run."""
+    pc, lc = _train("cpu", opt, amp=False)
+    pg, lg = _train("cuda", opt, amp=False)
+    assert abs(lc - lg) < 1e-4
+    for a, b in zip(pg, pc):
+        np.testing.assert_allclose(_np(a), _np(b), atol=1e-4, rtol=1e-4)
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_cuda_amp_training_runs(opt):
+    """fp16 autocast + GradScaler on CUDA: the loss goes down and parameters stay finite."""
+    params, loss = _train("cuda", opt, amp=True)
+    _, loss0 = _train("cuda", opt, amp=False)
+    assert np.isfinite(loss) and all(np.isfinite(_np(p)).all() for p in params)
+    assert abs(loss - loss0) < 0.05
