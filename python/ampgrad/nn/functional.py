@@ -892,6 +892,128 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return (x1 - x2 + eps).norm(p, innermost if output_dim else None, keepdim)
 
 
+# ---------------------------------------------------------------- margin and ranking losses
+# Formulas as ATen's (aten/src/ATen/native/Loss.cpp), composed from differentiable ops.
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    (input,) = _autocast("hinge_embedding_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    zeros = input.new_zeros(())
+    margin_clamp = (margin - input).clamp_min(0)
+    output = _C.where(target != 1, margin_clamp, zeros) + _C.where(target != -1, input, zeros)
+    return _reduce(output, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    input1, input2 = _autocast("margin_ranking_loss", [input1, input2])
+    reduction = _legacy(size_average, reduce, reduction)
+    if not (input1.dim() == input2.dim() == target.dim()):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    (input,) = _autocast("soft_margin_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    return _reduce((-input * target).exp().log1p(), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    input1, input2 = _autocast("cosine_embedding_loss", [input1, input2])
+    reduction = _legacy(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() not in (1, 2) or target.dim() != input1.dim() - 1:
+        raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of equal dimension and a target with one "
+                           f"dimension less, but got input1 {input1.dim()}D, input2 {input2.dim()}D, target "
+                           f"{target.dim()}D")
+    d = target.dim()
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(d)
+    denom = (((input1 * input1).sum(d) + eps) * ((input2 * input2).sum(d) + eps)).sqrt()
+    cos = prod_sum / denom
+    zeros = cos.new_zeros(())
+    output = _C.where(target == 1, 1 - cos, zeros) + _C.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduce(output, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    (input,) = _autocast("poisson_nll_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    anchor, positive, negative = _autocast("triplet_margin_loss", [anchor, positive, negative])
+    reduction = _legacy(size_average, reduce, reduction)
+    a, pd, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == n):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pd}D, and negative {n}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = _C.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    input, weight = _autocast("multi_margin_loss", [input, weight])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.dim() not in (1, 2) or target.dim() > 1 or target.numel() != (input.shape[0] if input.dim() == 2 else 1):
+        raise RuntimeError(f"inconsistent target size, expected {input.shape[0] if input.dim() == 2 else 1} but got "
+                           f"{list(target.shape)}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    t = target.reshape(-1, 1)
+    C = x.shape[1]
+    if bool(((t < 0) | (t >= C)).any()):
+        raise RuntimeError("target out of range")
+    z = (margin - x.gather(1, t) + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t.reshape(-1)).unsqueeze(1)
+    z = z.masked_fill(one_hot(t.reshape(-1), C).bool(), 0)
+    loss = z.sum(1) / C
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    (input,) = _autocast("multilabel_margin_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if input.dim() not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    N, C = x.shape
+    tgt = target.reshape(N, C).cpu().numpy()
+    if ((tgt < -1) | (tgt >= C)).any():
+        raise RuntimeError("target out of range")
+    valid = np.cumprod(tgt != -1, axis=1).astype(bool)  # the targets are the slots before the first -1
+    count = np.zeros((N, C))  # count[i, j]: how many valid slots name class j
+    is_target = np.zeros((N, C), dtype=bool)
+    for i in builtins.range(N):
+        np.add.at(count[i], tgt[i][valid[i]], 1)
+        is_target[i, tgt[i][valid[i]]] = True
+    w = count[:, :, None] * (~is_target)[:, None, :]
+    wt = _on(_C.from_numpy(w.astype(np.float32)), x.device).to(x.dtype)
+    hinge = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)  # [i, j, k]: 1 - (x_j - x_k)
+    loss = (hinge * wt).sum((1, 2)) / C
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)
+
+
 def pdist(input, p=2):
     (input,) = _autocast("pdist", [input])
     if input.dim() != 2:

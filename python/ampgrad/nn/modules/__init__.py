@@ -12,7 +12,8 @@ from .activation import (ReLU, ReLU6, GELU, SiLU, Tanh, Sigmoid, Softplus, PReLU
                          Softmin)
 from .rnn import RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, KLDivLoss, NLLLoss, CrossEntropyLoss, BCELoss,
-                   BCEWithLogitsLoss)
+                   BCEWithLogitsLoss, HingeEmbeddingLoss, MarginRankingLoss, SoftMarginLoss, CosineEmbeddingLoss,
+                   PoissonNLLLoss, TripletMarginLoss, MultiMarginLoss, MultiLabelMarginLoss)
 from .distance import CosineSimilarity, PairwiseDistance
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
@@ -21,5 +22,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "Tanh", "Sigmoid", "Softplus", "PReLU", "LeakyReLU", "ELU", "CELU", "SELU", "Hardtanh", "Hardsigmoid",
            "Hardswish", "Mish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "Softmax", "LogSoftmax", "Softmin",
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss",
-           "KLDivLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "CosineSimilarity",
+           "KLDivLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
+           "CosineEmbeddingLoss", "PoissonNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "CosineSimilarity",
            "PairwiseDistance"]
