@@ -164,7 +164,8 @@ def test_embedding_module():
 INIT_CASES = [
     lambda n: n.Linear(7, 5), lambda n: n.Linear(3, 2, bias=False), lambda n: n.Bilinear(2, 3, 4),
     lambda n: n.Conv1d(3, 4, 3), lambda n: n.Conv2d(4, 6, (3, 2), groups=2), lambda n: n.ConvTranspose1d(3, 4, 2),
-    lambda n: n.ConvTranspose2d(4, 2, 3, groups=2), lambda n: n.Embedding(10, 4, padding_idx=3),
+    lambda n: n.ConvTranspose2d(4, 2, 3, groups=2), lambda n: n.Conv3d(2, 4, (2, 3, 2)),
+    lambda n: n.ConvTranspose3d(4, 2, 2, groups=2), lambda n: n.Embedding(10, 4, padding_idx=3),
     lambda n: n.LayerNorm(3), lambda n: n.GroupNorm(2, 4), lambda n: n.PReLU(), lambda n: n.RNNCell(3, 5),
     lambda n: n.LSTMCell(3, 5), lambda n: n.GRUCell(3, 5),
     lambda n: n.Sequential(n.Linear(4, 8), n.ReLU(), n.Linear(8, 2)),
@@ -294,6 +295,16 @@ def _fcases():
         lambda x, w, b: TF.conv_transpose2d(x, w, b, stride=(2, 3), padding=1, output_padding=(1, 2)), [(2, 3, 4, 3), (3, 2, 3, 3), (2,)])
     add("conv_transpose1d", lambda x, w: F.conv_transpose1d(x, w, groups=3, dilation=2),
         lambda x, w: TF.conv_transpose1d(x, w, groups=3, dilation=2), [(2, 6, 4), (6, 1, 3)])
+    add("conv3d", lambda x, w, b: F.conv3d(x, w, b, stride=(2, 1, 2), padding=(1, 2, 0), dilation=(2, 1, 1)),
+        lambda x, w, b: TF.conv3d(x, w, b, stride=(2, 1, 2), padding=(1, 2, 0), dilation=(2, 1, 1)),
+        [(2, 2, 7, 6, 5), (6, 2, 3, 2, 2), (6,)])
+    add("conv3d-groups-unbatched", lambda x, w: F.conv3d(x, w, groups=2, padding=1),
+        lambda x, w: TF.conv3d(x, w, groups=2, padding=1), [(4, 5, 4, 5), (6, 2, 3, 3, 2)])
+    add("conv_transpose3d", lambda x, w, b: F.conv_transpose3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 0, 1), 1, (1, 2, 1)),
+        lambda x, w, b: TF.conv_transpose3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 0, 1), 1, (1, 2, 1)),
+        [(2, 4, 3, 4, 3), (4, 3, 3, 2, 3), (3,)])
+    add("conv_transpose3d-groups", lambda x, w: F.conv_transpose3d(x, w, groups=2, stride=3, padding=2),
+        lambda x, w: TF.conv_transpose3d(x, w, groups=2, stride=3, padding=2), [(1, 4, 3, 3, 3), (4, 2, 2, 2, 2)])
     return cases
 
 

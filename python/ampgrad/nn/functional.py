@@ -365,9 +365,34 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if nd == 1:
         out = _conv2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
                            (0, 0, pads[0][0], pads[0][1]), (1, dilation[0]), groups).squeeze(2)
+    elif nd == 3:
+        out = _conv3d_core(x, weight, bias, stride, pads, dilation, groups)
     else:
         out = _conv2d_core(x, weight, bias, stride, (pads[0][0], pads[0][1], pads[1][0], pads[1][1]), dilation, groups)
     return out if batched else out.squeeze(0)
+
+
+def _conv3d_core(x, w, b, stride, pads, dilation, groups):
+    """A 3-d convolution as one 2-d convolution per kernel depth tap, output depths in the batch."""
+    N, C, D, H, W = x.shape
+    O, kd = w.shape[0], w.shape[2]
+    sizes = [n + p0 + p1 for n, (p0, p1) in zip((D, H, W), pads)]
+    extents = [d * (k - 1) + 1 for d, k in zip(dilation, w.shape[2:])]
+    if builtins.any(n < e for n, e in zip(sizes, extents)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, sizes))}). Kernel size: "
+                           f"({' x '.join(map(str, extents))}). Kernel size can't be greater than actual input size")
+    sd, dd = stride[0], dilation[0]
+    Do = (sizes[0] - extents[0]) // sd + 1
+    if pads[0] != (0, 0):
+        x = _C.cat([x.new_zeros(N, C, pads[0][0], H, W), x, x.new_zeros(N, C, pads[0][1], H, W)], 2)
+    pads2d = (pads[1][0], pads[1][1], pads[2][0], pads[2][1])
+    out = None
+    for i in builtins.range(kd):
+        xs = x.narrow(2, i * dd, sd * (Do - 1) + 1)[:, :, ::sd].permute(0, 2, 1, 3, 4).reshape(N * Do, C, H, W)
+        y = _conv2d_core(xs, w[:, :, i], None, stride[1:], pads2d, dilation[1:], groups)
+        out = y if out is None else out + y
+    out = out.reshape(N, Do, O, *out.shape[2:]).permute(0, 2, 1, 3, 4).contiguous()
+    return out if b is None else out + b.reshape(1, O, 1, 1, 1)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -432,9 +457,41 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     if nd == 1:
         out = _conv_t2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]), (0, padding[0]),
                              (0, output_padding[0]), (1, dilation[0]), groups).squeeze(2)
+    elif nd == 3:
+        out = _conv_t3d_core(x, weight, bias, stride, padding, output_padding, dilation, groups)
     else:
         out = _conv_t2d_core(x, weight, bias, stride, padding, output_padding, dilation, groups)
     return out if batched else out.squeeze(0)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    input, weight, bias = _autocast("conv3d", [input, weight, bias])
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_t3d_core(x, w, b, stride, padding, output_padding, dilation, groups):
+    """A 3-d transposed convolution as one 2-d transposed convolution per kernel depth tap, added
+    into the output depths that tap reaches."""
+    N, Cin, D, H, W = x.shape
+    Cout, kd = w.shape[1] * groups, w.shape[2]
+    sizes = [(n - 1) * s - 2 * p + d * (k - 1) + op + 1
+             for n, s, p, d, k, op in zip((D, H, W), stride, padding, dilation, w.shape[2:], output_padding)]
+    if builtins.any(n <= 0 for n in sizes):
+        raise RuntimeError(f"Given input size per channel: ({D} x {H} x {W}). Calculated output size per channel: "
+                           f"({' x '.join(map(str, sizes))}). Output size is too small")
+    Do = sizes[0]
+    xs = x.permute(0, 2, 1, 3, 4).reshape(N * D, Cin, H, W)
+    out = x.new_zeros(N, Do, Cout, sizes[1], sizes[2])
+    for i in builtins.range(kd):
+        pos = np.arange(D) * stride[0] + i * dilation[0] - padding[0]
+        keep = np.nonzero((pos >= 0) & (pos < Do))[0]
+        if keep.size == 0:
+            continue
+        y = _conv_t2d_core(xs, w[:, :, i], None, stride[1:], padding[1:], output_padding[1:], dilation[1:], groups)
+        y = y.reshape(N, D, Cout, sizes[1], sizes[2]).index_select(1, _on(_C.from_numpy(keep.astype(np.int64)), x.device))
+        out = out.index_add(1, _on(_C.from_numpy(pos[keep].astype(np.int64)), x.device), y)
+    out = out.permute(0, 2, 1, 3, 4).contiguous()
+    return out if b is None else out + b.reshape(1, Cout, 1, 1, 1)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -447,6 +504,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     input, weight, bias = _autocast("conv_transpose2d", [input, weight, bias])
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                              "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    input, weight, bias = _autocast("conv_transpose3d", [input, weight, bias])
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                             "conv_transpose3d")
 
 
 # ---------------------------------------------------------------- normalisation
