@@ -305,6 +305,11 @@ def _fcases():
         [(2, 4, 3, 4, 3), (4, 3, 3, 2, 3), (3,)])
     add("conv_transpose3d-groups", lambda x, w: F.conv_transpose3d(x, w, groups=2, stride=3, padding=2),
         lambda x, w: TF.conv_transpose3d(x, w, groups=2, stride=3, padding=2), [(1, 4, 3, 3, 3), (4, 2, 2, 2, 2)])
+    for mode in ("bilinear", "nearest"):
+        for pm in ("zeros", "border", "reflection"):
+            for ac in (False, True):
+                add(f"grid_sample-{mode}-{pm}-{ac}", lambda x, g, m=mode, p=pm, a=ac: F.grid_sample(x, g * 1.3, m, p, a),
+                    lambda x, g, m=mode, p=pm, a=ac: TF.grid_sample(x, g * 1.3, m, p, a), [(2, 3, 5, 4), (2, 3, 6, 2)])
     return cases
 
 

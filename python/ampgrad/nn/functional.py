@@ -512,6 +512,69 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              "conv_transpose3d")
 
 
+# ---------------------------------------------------------------- sampling
+def _reflect(x, twice_low, twice_high):
+    """torch's reflect_coordinates: folds x into [low, high] by reflecting at the borders."""
+    if twice_low == twice_high:
+        return x.new_zeros(()).expand_as(x)
+    lo, span = twice_low / 2, (twice_high - twice_low) / 2
+    x = (x - lo).abs()
+    extra = x.fmod(span)
+    flips = (x / span).floor()
+    return _C.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _grid_coord(g, size, padding_mode, align_corners):
+    x = (g + 1) / 2 * (size - 1) if align_corners else ((g + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+    if padding_mode in ("border", "reflection"):
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    input, grid = _autocast("grid_sample", [input, grid])
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        align_corners = False
+    if input.dim() == 5 or mode == "bicubic":
+        raise NotImplementedError("ampgrad's grid_sample supports 4-D input with mode 'bilinear' or 'nearest'")
+    if input.dim() != 4 or grid.dim() != 4 or grid.shape[0] != input.shape[0] or grid.shape[3] != 2:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, batch size and "
+                           f"a last grid dimension of 2, but got input with sizes {list(input.shape)} and grid with "
+                           f"sizes {list(grid.shape)}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
+                           f"{input.dtype} and grid has {grid.dtype}")
+    N, C, H, W = input.shape
+    Ho, Wo = grid.shape[1], grid.shape[2]
+    ix = _grid_coord(grid[..., 0], W, padding_mode, align_corners)
+    iy = _grid_coord(grid[..., 1], H, padding_mode, align_corners)
+    flat = input.reshape(N, C, H * W)
+
+    def tap(xi, yi):  # input values at integer coordinates; zero outside
+        valid = ((xi >= 0) & (xi <= W - 1) & (yi >= 0) & (yi <= H - 1)).to(input.dtype)
+        idx = (yi.clamp(0, H - 1) * W + xi.clamp(0, W - 1)).to(_C.int64).reshape(N, 1, Ho * Wo)
+        vals = flat.gather(2, idx.expand(N, C, Ho * Wo)).reshape(N, C, Ho, Wo)
+        return vals * valid.unsqueeze(1)
+
+    if mode == "nearest":
+        # torch's nearest mode gives the grid a zero gradient (not none): link it with an exact zero.
+        none = grid.new_zeros(()).expand_as(grid)
+        return tap(ix.round().detach(), iy.round().detach()) + _C.where(none.bool(), grid, none).sum()
+    x0, y0 = ix.floor().detach(), iy.floor().detach()
+    wx1, wy1 = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1)
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 + tap(x0, y0 + 1) * wx0 * wy1
+            + tap(x0 + 1, y0 + 1) * wx1 * wy1)
+
+
 # ---------------------------------------------------------------- normalisation
 def _affine(out, weight, bias, shape):
     if weight is not None:
