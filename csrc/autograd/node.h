@@ -40,7 +40,9 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<std::pair<int, std::function<variable_list(const variable_list&)>>> pre_hooks;
   std::vector<std::pair<int, std::function<variable_list(const variable_list&, const variable_list&)>>> post_hooks;
   int next_hook_id = 0;
-  std::shared_ptr<void> anomaly_trace;  // Python traceback recorded at creation (anomaly mode)
+  // grad_fn.metadata: a Python dict made on first use (python_function.cpp); anomaly mode keeps
+  // the forward traceback in it, as torch does.
+  std::shared_ptr<void> metadata;
 
   Node();
   Node(const Node&) = delete;
@@ -56,10 +58,28 @@ struct Node : std::enable_shared_from_this<Node> {
   bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
 };
 
+// Pack/unpack hooks of one saved tensor (autograd.graph.saved_tensors_hooks); the Python side
+// implements them. pack() runs when the tensor is saved, unpack() when backward reads it.
+struct SavedVariableHooks {
+  virtual ~SavedVariableHooks() = default;
+  virtual void pack(const Tensor& t) = 0;
+  virtual Tensor unpack() const = 0;
+};
+// Note [Default saved tensor hooks]: `depth` counts the hook pairs pushed on this thread (Python
+// keeps the pairs); while it is non-zero every SavedVariable is packed through `make()`'s hooks
+// instead of holding the tensor. Zero: one thread-local check per saved tensor.
+struct SavedTensorDefaultHooks {
+  static inline thread_local int depth = 0;
+  static inline std::unique_ptr<SavedVariableHooks> (*make)() = nullptr;
+};
+
 // A tensor saved for backward: the version it had, and for outputs of the node itself a weak
-// reference to the node (a strong one would be a cycle).
+// reference to the node (a strong one would be a cycle). With default hooks the tensor lives in
+// the hooks' packed value and the graph position is kept here (grad_fn / grad_accumulator).
 struct SavedVariable {
   Tensor data;
+  std::shared_ptr<SavedVariableHooks> hooks;
+  std::shared_ptr<Node> grad_fn;  // hooks, non-output: the tensor's grad_fn
   uint32_t saved_version = 0;
   bool is_output = false;
   bool was_defined = false;
@@ -72,7 +92,9 @@ struct SavedVariable {
   SavedVariable() = default;
   SavedVariable(const Tensor& t, bool is_output);
   Tensor unpack(const Node* saved_for) const;
-  void reset() { data = Tensor(); released = true; }
+  void save_with_hooks(const Tensor& t, bool output);
+  Tensor unpack_with_hooks() const;
+  void reset() { data = Tensor(); hooks.reset(); grad_fn.reset(); released = true; }
 };
 
 struct FunctionNode;
