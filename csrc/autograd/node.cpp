@@ -106,7 +106,7 @@ void SavedVariable::save_with_hooks(const Tensor& t, bool output) {
   hooks = SavedTensorDefaultHooks::make();
   hooks->pack(t);
   AG_CHECK(t.version() == saved_version,
-           "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook can not be "
+           "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
            "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
            "to perform in-place operations on the input to a pack hook.");
 }
@@ -263,6 +263,16 @@ bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
   for (auto* t : ts)
     if (t && t->defined() && t->requires_grad()) return true;
   return false;
+}
+
+void pack_saved_tensors(const std::vector<std::weak_ptr<FunctionNode>>& nodes) {
+  if (!SavedTensorDefaultHooks::depth) return;
+  for (auto& w : nodes) {
+    auto node = w.lock();
+    if (!node) continue;
+    for (auto& sv : node->saved)
+      if (sv.was_defined && !sv.hooks) sv = SavedVariable(sv.unpack(node.get()), sv.is_output);
+  }
 }
 
 namespace {

@@ -72,6 +72,14 @@ struct SavedTensorDefaultHooks {
   static inline thread_local int depth = 0;
   static inline std::unique_ptr<SavedVariableHooks> (*make)() = nullptr;
 };
+// Holds packing back while an in-place op computes its result: what the nodes made meanwhile save
+// is packed afterwards by pack_saved_tensors, once aliases of self have been swapped for clones
+// (Note [Saved self in in-place ops]).
+struct DeferSavedTensorHooks {
+  int prev;
+  DeferSavedTensorHooks() : prev(SavedTensorDefaultHooks::depth) { SavedTensorDefaultHooks::depth = 0; }
+  ~DeferSavedTensorHooks() { SavedTensorDefaultHooks::depth = prev; }
+};
 
 // A tensor saved for backward: the version it had, and for outputs of the node itself a weak
 // reference to the node (a strong one would be a cycle). With default hooks the tensor lives in
@@ -134,6 +142,9 @@ struct NodeRecorder {
   NodeRecorder(const NodeRecorder&) = delete;
   NodeRecorder& operator=(const NodeRecorder&) = delete;
 };
+
+// Packs, with the default hooks when some are active, the tensors these nodes saved unpacked.
+void pack_saved_tensors(const std::vector<std::weak_ptr<FunctionNode>>& nodes);
 
 // Recording: make_node returns nullptr unless grad mode is on and some input requires grad.
 std::shared_ptr<FunctionNode> make_node(const char* name, std::initializer_list<const Tensor*> inputs, BackwardFn fn);

@@ -220,7 +220,10 @@ void init_autograd(py::module_& m) {
           t[i] = py::make_tuple(node_object(n.next_edges[i].fn), n.next_edges[i].input_nr);
         return t;
       })
-      .def_property_readonly("metadata", [](autograd::Node& n) { return autograd::node_metadata(n); })
+      .def_property("metadata", [](autograd::Node& n) { return autograd::node_metadata(n); },
+                    [](py::object self, py::handle) {
+                      throw py::attribute_error("attribute 'metadata' of '" + type_name(self) + "' objects is not writable");
+                    })
       .def("register_hook", [](autograd::Node& n, py::function fn) { return add_node_hook(n, fn, true); })
       .def("register_prehook", [](autograd::Node& n, py::function fn) { return add_node_hook(n, fn, false); })
       .def_property_readonly("_sequence_nr", [](const autograd::Node& n) { return n.sequence_nr; })

@@ -411,10 +411,12 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, cons
   std::vector<std::weak_ptr<FunctionNode>> made;
   {
     autograd::NodeRecorder rec;
+    autograd::DeferSavedTensorHooks defer;
     result = compute();
     made = std::move(rec.nodes);
   }
   protect_saved_self(self, made);
+  autograd::pack_saved_tensors(made);
   return apply_inplace(self, result, op);
 }
 

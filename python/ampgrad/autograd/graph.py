@@ -252,11 +252,12 @@ def allow_mutation_on_saved_tensors():
     cloned on mutation so backward sees the saved values. Run forward and backward inside it.
     Yields the _AllowMutationOnSavedContext (its state is cleared on exit). Cannot be nested."""
     global _allow_mutation_on_saved_tensors_enabled
+    # Better than torch 2.13, whose failed inner context also turns the outer one off.
+    if _allow_mutation_on_saved_tensors_enabled:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
     ctx = _AllowMutationOnSavedContext()
     with _swap_with_cloned(ctx):
         try:
-            if _allow_mutation_on_saved_tensors_enabled:
-                raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
             _allow_mutation_on_saved_tensors_enabled = True
             _C._set_mutation_hook(ctx._before_mutation)
             yield ctx
