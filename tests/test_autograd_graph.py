@@ -575,6 +575,29 @@ def test_gradient_edge_as_grad_input(torch):
     assert outs[0] == outs[1] == ([4., 8., 12.], [[8., 16., 24.], [4., 8., 12.]], [8., 16., 24.])
 
 
+def test_gradient_edge_as_output(torch):
+    outs = []
+    for m in both(torch):
+        g = m.autograd.graph
+        x = m.tensor([1., 2.], requires_grad=True)
+        mid = x * 3
+        out = mid.sin()
+        e = g.get_gradient_edge(mid)
+        r = [m.autograd.grad(e, x, grad_outputs=m.ones(2), retain_graph=True)[0].tolist(),
+             m.autograd.grad(g.get_gradient_edge(mid.sum()), x, retain_graph=True)[0].tolist(),
+             error_of(lambda: m.autograd.grad(e, x, retain_graph=True)),
+             error_of(lambda: m.autograd.grad(e, x, grad_outputs=m.ones(3), retain_graph=True))]
+        m.autograd.backward(e, m.ones(2) * 2, retain_graph=True)
+        r.append(x.grad.tolist())
+        x.grad = None
+        m.autograd.backward([g.get_gradient_edge(out)], [m.ones(2)], inputs=[x])
+        r.append(x.grad.tolist())
+        outs.append(r)
+    assert outs[0][:5] == outs[1][:5]
+    assert outs[0][:2] == [[3., 3.], [3., 3.]] and outs[0][4] == [6., 6.]
+    np.testing.assert_allclose(outs[0][5], outs[1][5], rtol=1e-6)
+
+
 def test_gradient_edge_of_a_multi_output_node(torch):
     for m in both(torch):
         x = m.tensor([1., 2.], requires_grad=True)

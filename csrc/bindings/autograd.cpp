@@ -18,7 +18,13 @@ std::vector<Tensor> tensor_list(py::handle h) {
   return out;
 }
 
-// autograd.grad / backward inputs: Tensors, or GradientEdges (node, output_nr) as edges.
+// A GradientEdge (node, output_nr) as an edge.
+autograd::Edge edge_of(py::handle item) {
+  py::object node = item.attr("node");
+  return {node.is_none() ? nullptr : node.cast<std::shared_ptr<autograd::Node>>(), item.attr("output_nr").cast<uint32_t>()};
+}
+
+// autograd.grad / backward inputs: Tensors, or GradientEdges as edges.
 void input_list(py::handle h, std::vector<Tensor>& tensors, std::vector<autograd::Edge>& edges) {
   py::list items;
   if (is_tensor(h)) items.append(h);
@@ -26,43 +32,74 @@ void input_list(py::handle h, std::vector<Tensor>& tensors, std::vector<autograd
   for (auto item : items) {
     if (is_tensor(item)) { tensors.push_back(item.cast<Tensor>()); edges.emplace_back(); continue; }
     AG_CHECK_TYPE(!item.is_none(), "all inputs have to be Tensors, but got NoneType");
-    py::object node = item.attr("node");
     tensors.emplace_back();
-    edges.push_back({node.is_none() ? nullptr : node.cast<std::shared_ptr<autograd::Node>>(),
-                     item.attr("output_nr").cast<uint32_t>()});
+    edges.push_back(edge_of(item));
   }
 }
 
-std::vector<autograd::Edge> root_edges(const std::vector<Tensor>& roots) {
+// A root of backward / grad: a Tensor, or a GradientEdge (torch 2.13 accepts both), with the
+// shape, dtype and device its gradient must have.
+struct Root {
+  autograd::Edge edge;
+  Shape shape;
+  ScalarType dtype;
+  Device device;
+  bool requires_grad;
+};
+
+std::vector<Root> root_list(py::handle h) {
+  py::list items;
+  if (is_tensor(h) || py::hasattr(h, "output_nr")) items.append(h);
+  else items = py::list(py::reinterpret_borrow<py::object>(h));
+  std::vector<Root> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    py::handle item = items[i];
+    AG_CHECK_TYPE(!item.is_none(), "element ", i, " of tensors is None");
+    if (is_tensor(item)) {
+      Tensor t = item.cast<Tensor>();
+      out.push_back({autograd::gradient_edge(t), t.sizes(), t.dtype(), t.device(), t.requires_grad()});
+      continue;
+    }
+    autograd::Edge e = edge_of(item);
+    AG_CHECK(e.valid() && e.input_nr < e.fn->num_outputs(), "element ", i, " of tensors is not a valid GradientEdge");
+    const auto& m = e.fn->input_meta[e.input_nr];
+    out.push_back({e, m.shape, m.dtype, m.device, true});
+  }
+  return out;
+}
+
+// The roots' edges; each root must be part of a graph.
+std::vector<autograd::Edge> root_edges(const std::vector<Root>& roots) {
   std::vector<autograd::Edge> out;
   for (size_t i = 0; i < roots.size(); ++i) {
-    autograd::Edge e = autograd::gradient_edge(roots[i]);
-    AG_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
-    out.push_back(std::move(e));
+    AG_CHECK(roots[i].requires_grad && roots[i].edge.valid(), "element ", i,
+             " of tensors does not require grad and does not have a grad_fn");
+    out.push_back(roots[i].edge);
   }
   return out;
 }
 
 // Seeds for roots: given gradients, or ones for scalar outputs (torch's error otherwise).
-std::vector<Tensor> make_seeds(const std::vector<Tensor>& roots, py::handle grads, bool is_grads_batched) {
-  for (size_t i = 0; i < roots.size(); ++i)
-    AG_CHECK_TYPE(roots[i].defined(), "element ", i, " of tensors is None");
+std::vector<Tensor> make_seeds(const std::vector<Root>& roots, py::handle grads, bool is_grads_batched) {
   std::vector<Tensor> seeds(roots.size());
   std::vector<Tensor> given;
   if (!grads.is_none()) given = tensor_list(grads);
   AG_CHECK(grads.is_none() || given.size() == roots.size(), "got ", roots.size(), " tensors and ", given.size(), " gradients");
   for (size_t i = 0; i < roots.size(); ++i) {
+    const Root& r = roots[i];
     if (i < given.size() && given[i].defined()) {
       const Tensor& g = given[i];
-      AG_CHECK(is_grads_batched || g.sizes() == roots[i].sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of torch.Size(",
-               shape_str(g.sizes()), ") and output[", i, "] has a shape of torch.Size(", shape_str(roots[i].sizes()), ").");
+      AG_CHECK(is_grads_batched || g.sizes() == r.shape, "Mismatch in shape: grad_output[", i, "] has a shape of torch.Size(",
+               shape_str(g.sizes()), ") and output[", i, "] has a shape of torch.Size(", shape_str(r.shape), ").");
       seeds[i] = g;
       continue;
     }
-    if (!roots[i].requires_grad()) continue;
-    AG_CHECK(roots[i].numel() == 1, "grad can be implicitly created only for scalar outputs");
-    AG_CHECK(is_floating(roots[i].dtype()), "grad can be implicitly created only for real scalar outputs but got ", dtype_name(roots[i].dtype()));
-    seeds[i] = full(roots[i].sizes(), Scalar(1.0), roots[i].dtype(), roots[i].device());
+    if (!r.requires_grad) continue;
+    int64_t numel = 1;
+    for (int64_t d : r.shape) numel *= d;
+    AG_CHECK(numel == 1, "grad can be implicitly created only for scalar outputs");
+    AG_CHECK(is_floating(r.dtype), "grad can be implicitly created only for real scalar outputs but got ", dtype_name(r.dtype));
+    seeds[i] = full(r.shape, Scalar(1.0), r.dtype, r.device);
   }
   return seeds;
 }
@@ -166,33 +203,23 @@ py::object node_object(const std::shared_ptr<autograd::Node>& n) {
 void init_autograd(py::module_& m) {
   m.def("_run_backward", [](py::handle tensors, py::handle grad_tensors, std::optional<bool> retain_graph, bool create_graph,
                             py::handle inputs) {
-    auto roots = tensor_list(tensors);
+    auto roots = root_list(tensors);
     auto seeds = make_seeds(roots, grad_tensors, false);
     std::vector<Tensor> ins;
     std::vector<autograd::Edge> in_edges;
     if (!inputs.is_none()) input_list(inputs, ins, in_edges);
     AG_CHECK(inputs.is_none() || !ins.empty(), "`inputs` argument to `backward()` cannot be empty.");
-    std::vector<Tensor> r, s;
-    for (size_t i = 0; i < roots.size(); ++i) {
-      if (!roots[i].requires_grad()) AG_THROW(RuntimeError, "element ", i, " of tensors does not require grad and does not have a grad_fn");
-      r.push_back(roots[i]); s.push_back(seeds[i]);
-    }
-    autograd::run_backward(root_edges(r), s, retain_graph.value_or(create_graph), create_graph, ins, in_edges, true, true);
+    autograd::run_backward(root_edges(roots), seeds, retain_graph.value_or(create_graph), create_graph, ins, in_edges, true, true);
   });
   m.def("_run_grad", [](py::handle outputs, py::handle inputs, py::handle grad_outputs, std::optional<bool> retain_graph,
                         bool create_graph, bool allow_unused, bool materialize) {
-    auto outs = tensor_list(outputs);
+    auto roots = root_list(outputs);
     std::vector<Tensor> ins;
     std::vector<autograd::Edge> in_edges;
     input_list(inputs, ins, in_edges);
     AG_CHECK(!ins.empty(), "`inputs` argument to `grad()` cannot be empty.");
-    auto seeds = make_seeds(outs, grad_outputs, false);
-    std::vector<Tensor> r, s;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      if (!outs[i].requires_grad()) AG_THROW(RuntimeError, "element ", i, " of tensors does not require grad and does not have a grad_fn");
-      r.push_back(outs[i]); s.push_back(seeds[i]);
-    }
-    auto res = autograd::run_backward(root_edges(r), s, retain_graph.value_or(create_graph), create_graph, ins, in_edges,
+    auto seeds = make_seeds(roots, grad_outputs, false);
+    auto res = autograd::run_backward(root_edges(roots), seeds, retain_graph.value_or(create_graph), create_graph, ins, in_edges,
                                       allow_unused || materialize, false);
     py::tuple t(res.size());
     for (size_t i = 0; i < res.size(); ++i) {

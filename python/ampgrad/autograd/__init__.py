@@ -27,9 +27,9 @@ def _as_list(x):
 
 # Argument checks with torch's exception types and messages.
 def _outputs(x):
-    out = [x] if isinstance(x, _C.Tensor) else list(x)
+    out = [x] if isinstance(x, (_C.Tensor, GradientEdge)) else list(x)
     for t in out:
-        if not isinstance(t, _C.Tensor):
+        if not isinstance(t, (_C.Tensor, GradientEdge)):
             raise AssertionError("Expected output to be a torch.Tensor")
     return out
 
