@@ -223,6 +223,49 @@ def test_hooks_on_function_node():
     assert y.grad_fn.metadata == {"fn": "Double"}
 
 
+def test_non_callable_hook_fails_in_backward(torch):
+    errs = []
+    for m in both(torch):
+        b = m.ones(2, requires_grad=True) * 2
+        b.grad_fn.register_hook(3)  # torch does not check at registration
+        errs.append(error_of(lambda: b.sum().backward()))
+    assert errs[0] == errs[1] == ("TypeError", "'int' object is not callable")
+
+
+def test_handles_and_metadata_do_not_keep_the_graph_alive():
+    import gc
+    live = ag._C._autograd_live_nodes()
+    a = ag.ones(2, requires_grad=True)
+    b = (a * 2).exp()
+    handles = [b.grad_fn.register_hook(lambda gi, go: None), b.grad_fn.register_prehook(lambda go: None)]
+    b.grad_fn.metadata["payload"] = ag.ones(3)
+    assert ag._C._autograd_live_nodes() > live
+    del b
+    gc.collect()
+    assert ag._C._autograd_live_nodes() == live
+    for h in handles:
+        h.remove()  # the node is gone: nothing to do
+
+
+def test_backward_inside_a_node_hook(torch):
+    for m in both(torch):
+        ids = []
+        x = m.tensor([1., 2.], requires_grad=True)
+        y = m.tensor([3., 4.], requires_grad=True)
+
+        def prehook(go):
+            ids.append(m._C._current_graph_task_id())
+            with m.enable_grad():  # backward runs with grad mode off
+                inner, = m.autograd.grad((y * y).sum(), y)
+            ids.append(m._C._current_graph_task_id())
+            return (go[0] + inner,)
+        b = x * 1
+        b.grad_fn.register_prehook(prehook)
+        b.sum().backward()
+        assert x.grad.tolist() == [7., 9.]
+        assert ids[0] == ids[1] != -1
+
+
 def test_tensor_hooks_skip_nodes_backward_does_not_need(torch):
     outs = []
     for m in both(torch):
@@ -555,6 +598,10 @@ def test_current_graph_task_id():
     assert len(ids) == 2 and ids[0] != ids[1] and min(ids) >= 0
     with pytest.raises(RuntimeError, match="only be called during the backward pass"):
         ag._C._will_engine_execute_node((a * 2).grad_fn)
+    errs = []
+    a.register_hook(lambda g: errs.append(error_of(lambda: ag._C._will_engine_execute_node(3))))
+    (a * 2).sum().backward()
+    assert errs[-1] == ("RuntimeError", "_will_engine_execute_node expects an grad_fn, but got int")
 
 
 # ---------------------------------------------------------------- GradientEdge
@@ -971,6 +1018,8 @@ def test_variable_is_a_tensor(torch):
     assert outs[0] == outs[1]
     assert outs[0][:4] == (True, False, True, True) and outs[0][-2] == ("TypeError", "Variable data has to be a tensor, "
                                                                         "but got int")
+    errs = [error_of(lambda: m.autograd.Variable(m.ones(2, dtype=m.int64), requires_grad=True)) for m in both(torch)]
+    assert errs[0] == errs[1] == ("RuntimeError", "Only Tensors of floating point and complex dtype can require gradients")
 
 
 def test_variable_shares_storage():

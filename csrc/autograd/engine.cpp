@@ -3,6 +3,7 @@
 // gradient to the shape and dtype its input had in forward.
 #include "autograd/engine.h"
 #include <algorithm>
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -64,7 +65,7 @@ struct GraphTask {
   GraphTask* prev = nullptr;
 };
 thread_local GraphTask* t_task = nullptr;
-int64_t g_next_task_id = 0;
+std::atomic<int64_t> g_next_task_id{0};
 
 struct TaskGuard {
   GraphTask& task;

@@ -154,7 +154,8 @@ struct NodeHookHandle {
   }
 };
 
-NodeHookHandle add_node_hook(autograd::Node& n, py::function fn, bool post) {
+// Like torch, any object is accepted; calling it happens (and may fail) in backward.
+NodeHookHandle add_node_hook(autograd::Node& n, py::object fn, bool post) {
   int id = n.next_hook_id++;
   if (post) {
     n.post_hooks.push_back({id, [fn](const autograd::variable_list& outs, const autograd::variable_list& ins) {
@@ -251,8 +252,8 @@ void init_autograd(py::module_& m) {
                     [](py::object self, py::handle) {
                       throw py::attribute_error("attribute 'metadata' of '" + type_name(self) + "' objects is not writable");
                     })
-      .def("register_hook", [](autograd::Node& n, py::function fn) { return add_node_hook(n, fn, true); })
-      .def("register_prehook", [](autograd::Node& n, py::function fn) { return add_node_hook(n, fn, false); })
+      .def("register_hook", [](autograd::Node& n, py::object fn) { return add_node_hook(n, fn, true); })
+      .def("register_prehook", [](autograd::Node& n, py::object fn) { return add_node_hook(n, fn, false); })
       .def_property_readonly("_sequence_nr", [](const autograd::Node& n) { return n.sequence_nr; })
       .def("_input_metadata", [](const autograd::Node& n) {
         py::list l;
@@ -300,8 +301,7 @@ void init_autograd(py::module_& m) {
       .def("__exit__", [](NodeHookHandle& h, py::args) { h.remove(); });
   m.def("_current_graph_task_id", &autograd::current_graph_task_id);
   m.def("_will_engine_execute_node", [](py::handle node) {
-    AG_CHECK_TYPE(py::isinstance<autograd::Node>(node), "_will_engine_execute_node expects an grad_fn, node of type ",
-                  type_name(node), " is not supported");
+    AG_CHECK(py::isinstance<autograd::Node>(node), "_will_engine_execute_node expects an grad_fn, but got ", type_name(node));
     return autograd::will_engine_execute_node(node.cast<autograd::Node*>());
   });
   m.def("_increment_version", [](py::handle tensors) {

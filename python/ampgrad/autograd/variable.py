@@ -27,6 +27,8 @@ class Variable(metaclass=VariableMeta):
         else:
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         if requires_grad:
+            if not out.is_floating_point():
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             out.requires_grad_(True)
         return out
 
