@@ -21,7 +21,11 @@ void anomaly_store(Node& node) {
 }
 
 void anomaly_report(const Node& node) {
-  if (AnomalyMode::is_enabled() && anomaly_hooks.report) anomaly_hooks.report(node);
+  if (!AnomalyMode::is_enabled() || !anomaly_hooks.report) return;
+  try {
+    anomaly_hooks.report(node);
+  } catch (...) {  // the report must not replace the error being reported
+  }
 }
 
 void anomaly_check_nan(const Node& node, const variable_list& outputs) {

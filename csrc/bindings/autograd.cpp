@@ -27,7 +27,7 @@ autograd::Edge edge_of(py::handle item) {
 // autograd.grad / backward inputs: Tensors, or GradientEdges as edges.
 void input_list(py::handle h, std::vector<Tensor>& tensors, std::vector<autograd::Edge>& edges) {
   py::list items;
-  if (is_tensor(h)) items.append(h);
+  if (is_tensor(h) || py::hasattr(h, "output_nr")) items.append(h);
   else items = py::list(py::reinterpret_borrow<py::object>(h));
   for (auto item : items) {
     if (is_tensor(item)) { tensors.push_back(item.cast<Tensor>()); edges.emplace_back(); continue; }
