@@ -1050,3 +1050,30 @@ def test_set_multithreading_enabled():
     with ag.autograd.set_multithreading_enabled(False):
         (a * 3).sum().backward()
     assert a.grad.tolist() == [3., 3.]
+
+
+# ---------------------------------------------------------------- together, on a small model
+def test_model_gradients_unchanged_by_hooks_and_anomaly_mode():
+    ag.manual_seed(0)
+    model = ag.nn.Sequential(ag.nn.Linear(4, 8), ag.nn.Tanh(), ag.nn.LayerNorm(8), ag.nn.Linear(8, 3))
+    x = ag.randn(5, 4)
+    target = ag.tensor([0, 2, 1, 1, 0])
+
+    def grads(ctx):
+        model.zero_grad()
+        with ctx():  # allow_mutation_on_saved_tensors needs backward inside it too
+            ag.nn.functional.cross_entropy(model(x), target).backward()
+        return [p.grad.clone() for p in model.parameters()]
+
+    def anomaly():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ag.autograd.detect_anomaly()
+
+    packed = []
+    plain = grads(lambda: ag.autograd.set_grad_enabled(True))
+    for ctx in (G.save_on_cpu, anomaly, G.allow_mutation_on_saved_tensors,
+                lambda: G.saved_tensors_hooks(lambda t: (packed.append(1), t.clone())[1], lambda t: t)):
+        for a, b in zip(plain, grads(ctx)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+    assert len(packed) > 5
