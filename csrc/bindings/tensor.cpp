@@ -297,6 +297,7 @@ void init_tensor(py::module_& m) {
           apply_inplace(t, [&] { return index_put(t, idx, v, acc); }, "index_put_");
         } else {
           Tensor r = index_put(detach(t), idx, v, acc);
+          autograd::before_mutation(t);
           run_elementwise(Op::copy, t, {&r});
           t.bump_version();
         }

@@ -238,6 +238,7 @@ Tensor& copy_(Tensor& self, const Tensor& src0) {
   Tensor src = expand(src0, self.sizes());
   if (src.device() != self.device()) src = to_device(src, self.device());
   if (!grad) {
+    autograd::before_mutation(self);
     run_elementwise(Op::copy, self, {&src});
     self.bump_version();
     return self;
@@ -270,6 +271,7 @@ Tensor ones_like(const Tensor& a) { return full(a.sizes(), Scalar(1.0), a.dtype(
 // the result. A view's base gets a CopySlices node that routes the view's region of the gradient
 // through the new history and the rest through the old one.
 void check_inplace(const Tensor& self, const char* op, bool any_requires_grad) {
+  autograd::before_mutation(self);  // Note [Mutation hook]
   if (!autograd::GradMode::is_enabled()) return;
   if (any_requires_grad || self.requires_grad()) autograd::check_view_rebase(self, false);  // torch's order
   if (self.requires_grad() && self.is_leaf())
@@ -408,10 +410,12 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, cons
   std::vector<std::weak_ptr<FunctionNode>> made;
   {
     autograd::NodeRecorder rec;
+    autograd::DeferSavedTensorHooks defer;
     result = compute();
     made = std::move(rec.nodes);
   }
   protect_saved_self(self, made);
+  autograd::pack_saved_tensors(made);
   return apply_inplace(self, result, op);
 }
 
@@ -465,6 +469,7 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622
     if (!autograd::GradMode::is_enabled() || !a.requires_grad()) {                                    \
       AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type ", scalar_type_name(default_dtype()), " can't be cast to the desired output type ", scalar_type_name(a.dtype())); \
       check_no_internal_overlap(a);                                                                   \
+      autograd::before_mutation(a);                                                                   \
       run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
     }                                                                                                 \
     return apply_inplace(a, [&] { return name(a); }, #name "_");                                      \
@@ -509,6 +514,7 @@ Tensor logical_not(const Tensor& a) { return elementwise(Op::logical_not, a.size
 Tensor& logical_not_(Tensor& a) {
   check_no_internal_overlap(a);
   Tensor r = logical_not(a);
+  autograd::before_mutation(a);
   run_elementwise(Op::copy, a, {&r});
   a.bump_version();
   return a;
@@ -826,6 +832,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
     check_inplace(self, op_name(op), true);
     return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));
   }
+  autograd::before_mutation(self);
   const bool arith = op == Op::add || op == Op::sub || op == Op::mul || (op == Op::div && mode.empty()) ||
                      op == Op::maximum || op == Op::minimum;
   const bool overlaps = other.storage() == self.storage() &&

@@ -8,6 +8,7 @@ namespace ampgrad {
 Tensor& fill_(Tensor& t, Scalar value, const char* node_name) {
   check_scalar_fits(value, t.dtype());
   if (autograd::GradMode::is_enabled()) check_inplace(t, "fill_");
+  else autograd::before_mutation(t);
   double s[1] = {value.to_double()};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
   t.bump_version();
