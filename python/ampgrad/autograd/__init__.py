@@ -6,10 +6,11 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError
+from . import forward_ad
 from . import functional
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
+           "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional", "forward_ad"]
 
 
 def _as_list(x):
