@@ -559,7 +559,6 @@ Tensor& logical_not_(Tensor& a) {
   Tensor r = logical_not(a);
   run_elementwise(Op::copy, a, {&r});
   a.bump_version();
-  fw_inplace(a, Tensor());
   return a;
 }
 
@@ -665,10 +664,11 @@ Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
   return out;
 }
 
+// `own_jvp`: the op sets its tangent itself; otherwise it comes from the backward (elementwise).
 void record2(const char* name, const Tensor& a, const Tensor& b, Tensor& out, bool save_a, bool save_b,
-             std::function<variable_list(FunctionNode&, const variable_list&)> bw, bool save_out = false) {
+             std::function<variable_list(FunctionNode&, const variable_list&)> bw, bool save_out = false, bool own_jvp = false) {
   if (!is_floating(out.dtype())) return;
-  fw_rule(out, {&a, &b}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {a, b, out}); });
+  if (!own_jvp) fw_rule(out, {&a, &b}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {a, b, out}); });
   if (auto node = autograd::make_node(name, {&a, &b}, std::move(bw))) {
     autograd::set_history(node, {&out});
     node->save(save_a ? a : Tensor());
@@ -791,13 +791,19 @@ static Tensor minmax(Op op, const char* name, const Tensor& a, const Tensor& b) 
   Binary p = prepare(op, a, b, false);
   Tensor out = run_binary(op, p, p.dt);
   Op lose = op == Op::maximum ? Op::lt : Op::gt;
+  // torch's jvp: b's tangent unless a wins (half of each at ties); with a nan neither wins.
+  fw_rule(out, {&a, &b}, [&](const variable_list& t) {
+    Tensor ta = or_zeros(t[0], a), tb = or_zeros(t[1], b);
+    Tensor wa = where(compare(Op::eq, a, b), full({}, Scalar(0.5), out.dtype()), to_dtype(compare(lose, b, a), out.dtype()));
+    return tb + wa * (ta - tb);
+  });
   record2(name, a, b, out, true, true, AG_BW {
     Tensor x = c.get(0), y = c.get(1);
     Tensor half_g = where(compare(Op::eq, x, y), g[0] * 0.5, g[0]);
     Tensor ga = where(compare(lose, x, y), zeros_like(half_g), half_g);
     Tensor gb = where(compare(lose, y, x), zeros_like(half_g), half_g);
     return {ga, gb};
-  });
+  }, false, true);
   return out;
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return minmax(Op::maximum, "MaximumBackward0", a, b); }
