@@ -302,3 +302,214 @@ def test_reverse_over_forward_and_forward_over_reverse():
         (gy,) = ampgrad.autograd.grad((dy.exp() * dy.sin()).sum(), dy, create_graph=True)
         hvp = fwAD.unpack_dual(gy).tangent
         np.testing.assert_allclose(hvp.detach().numpy(), 2 * np.exp(x0) * np.cos(x0) * v0, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- custom Function.jvp
+def _mul_function(m, with_jvp=True):
+    class Mul(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, scale):
+            ctx.save_for_backward(x, y)
+            ctx.save_for_forward(x, y)
+            ctx.scale = scale
+            return x * y * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y * ctx.scale, g * x * ctx.scale, None
+
+        if with_jvp:
+            @staticmethod
+            def jvp(ctx, tx, ty, tscale):
+                assert tscale is None
+                x, y = ctx.saved_tensors
+                return (tx * y + x * ty) * ctx.scale
+    return Mul
+
+
+def test_function_jvp():
+    x0, y0, t0 = [0.5, -1.0, 2.0], [1.5, 2.0, -0.5], [1.0, 2.0, 3.0]
+    results = []
+    for m in filter(None, (ampgrad, _torch())):
+        Mul = _mul_function(m)
+        fw = _fw(m)
+        with fw.dual_level():
+            x, y = fw.make_dual(_dbl(m, *x0), _dbl(m, *t0)), _dbl(m, *y0)
+            out = Mul.apply(x, y, 3.0)
+            tan = fw.unpack_dual(out).tangent
+            results.append(tan.detach().numpy().copy())
+            # the forward sees primals only; inputs without a tangent give jvp zeros
+            ctx_probe = []
+
+            class Probe(m.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx_probe.append(_fw(m).unpack_dual(a).tangent)
+                    return a + b
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g, g
+
+                @staticmethod
+                def jvp(ctx, ta, tb):
+                    ctx_probe.extend([ta.detach().numpy().copy(), tb.detach().numpy().copy()])
+                    return ta + tb
+
+            Probe.apply(x, y)
+            assert ctx_probe[0] is None
+            np.testing.assert_array_equal(ctx_probe[1], t0)
+            np.testing.assert_array_equal(ctx_probe[2], [0, 0, 0])
+            # no input carries a tangent: jvp is not called, the output has none
+            assert fw.unpack_dual(Probe.apply(y, y)).tangent is None and len(ctx_probe) == 4
+    np.testing.assert_allclose(results[0], np.array(t0) * np.array(y0) * 3)
+    for r in results[1:]:
+        np.testing.assert_allclose(results[0], r)
+
+
+def test_function_without_jvp_raises():
+    errs = []
+    for m in filter(None, (ampgrad, _torch())):
+        Mul = _mul_function(m, with_jvp=False)
+        fw = _fw(m)
+        with fw.dual_level():
+            x = fw.make_dual(_dbl(m, 1, 2), _dbl(m, 1, 1))
+            with pytest.raises(NotImplementedError) as e:
+                Mul.apply(x, _dbl(m, 1, 2), 2.0)
+            errs.append(str(e.value))
+            assert fw.unpack_dual(Mul.apply(_dbl(m, 1, 2), _dbl(m, 1, 2), 2.0)).tangent is None
+    assert errs[0] == ("You must implement the jvp function for custom autograd.Function to use it with forward mode AD.")
+    assert len(set(errs)) == 1
+
+
+# ---------------------------------------------------------------- functional API, forward-mode strategy
+def test_jacobian_forward_mode():
+    AF = ampgrad.autograd.functional
+    x0 = np.array([[0.5, -1.0, 2.0], [1.0, 0.25, -0.75]])
+    y0 = np.array([1.5, 2.0, -0.5])
+
+    def f(m):
+        return lambda x, y: ((x * y).exp(), (x.sin() @ y).sum(), x.argmax())
+
+    x, y = ampgrad.tensor(x0, dtype=ampgrad.float64), ampgrad.tensor(y0, dtype=ampgrad.float64)
+    fwd = AF.jacobian(f(ampgrad), (x, y), strategy="forward-mode", vectorize=True)
+    rev = AF.jacobian(f(ampgrad), (x, y))
+    assert isinstance(fwd, list) and len(fwd) == 3 and all(len(r) == 2 for r in fwd)
+    for i in range(2):
+        for j in range(2):
+            assert tuple(fwd[i][j].shape) == tuple(rev[i][j].shape)
+            np.testing.assert_allclose(fwd[i][j].numpy(), rev[i][j].numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(fwd[2][0].numpy(), np.zeros((2, 3)))  # integer output: zero Jacobian
+    single = AF.jacobian(lambda x: x ** 2, x, strategy="forward-mode", vectorize=True)
+    np.testing.assert_allclose(single.numpy(), np.diagflat(2 * x0).reshape(2, 3, 2, 3))
+    torch = _torch()
+    if torch is not None:
+        tf = torch.autograd.functional.jacobian(f(torch), (torch.tensor(x0), torch.tensor(y0)), strategy="forward-mode",
+                                                vectorize=True)
+        for i in range(3):
+            for j in range(2):
+                np.testing.assert_allclose(fwd[i][j].numpy(), tf[i][j].numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_hessian_forward_over_reverse():
+    AF = ampgrad.autograd.functional
+    x0 = np.array([0.5, -1.0, 2.0])
+
+    def f(x):
+        return (x.exp() * x.sin()).sum() + (x.softmax(0) * x).sum()
+
+    x = ampgrad.tensor(x0, dtype=ampgrad.float64)
+    fwd = AF.hessian(f, x, outer_jacobian_strategy="forward-mode", vectorize=True)
+    rev = AF.hessian(f, x)
+    np.testing.assert_allclose(fwd.detach().numpy(), rev.detach().numpy(), rtol=1e-10, atol=1e-12)
+    torch = _torch()
+    if torch is not None:
+        th = torch.autograd.functional.hessian(f, torch.tensor(x0), outer_jacobian_strategy="forward-mode", vectorize=True)
+        np.testing.assert_allclose(fwd.detach().numpy(), th.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- gradcheck(check_forward_ad=True)
+def test_gradcheck_forward_ad():
+    gc = ampgrad.autograd.gradcheck
+    x = ampgrad.tensor([0.5, -1.0, 2.0], dtype=ampgrad.float64, requires_grad=True)
+    y = ampgrad.tensor([[1.5], [2.0]], dtype=ampgrad.float64, requires_grad=True)
+    assert gc(lambda a, b: (a * b).tanh().cumsum(1), (x, y), check_forward_ad=True)
+    assert gc(lambda a, b: (a * b).sum(), (x, y), check_forward_ad=True, check_backward_ad=False)
+    assert ampgrad.autograd.gradgradcheck(lambda a: (a ** 3).sin(), (x,), check_fwd_over_rev=True)
+
+    class WrongJvp(ampgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+
+    assert gc(WrongJvp.apply, (x,))  # reverse mode alone is right
+    with pytest.raises(ampgrad.autograd.GradcheckError, match="Jacobian computed with forward mode mismatch for output 0 "
+                                                               "with respect to input 0"):
+        gc(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert not gc(WrongJvp.apply, (x,), check_forward_ad=True, raise_exception=False)
+
+
+# ---------------------------------------------------------------- nn.functional (composed of ampgrad ops)
+def _nn_cases():
+    F = "m.nn.functional"
+    lbl = lambda m: m.tensor([1, 0, 2, 1])  # noqa: E731
+    return [
+        ("layer_norm", lambda m, x, w, b: eval(F, {"m": m}).layer_norm(x, (5,), w, b), [(4, 5), (5,), (5,)]),
+        ("rms_norm", lambda m, x, w: eval(F, {"m": m}).rms_norm(x, (5,), w), [(4, 5), (5,)]),
+        ("group_norm", lambda m, x, w, b: eval(F, {"m": m}).group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)]),
+        ("conv2d", lambda m, x, w, b: eval(F, {"m": m}).conv2d(x, w, b, stride=2, padding=1), [(1, 2, 5, 5), (3, 2, 3, 3), (3,)]),
+        ("conv1d groups", lambda m, x, w: eval(F, {"m": m}).conv1d(x, w, groups=2, dilation=2), [(2, 4, 7), (2, 2, 2)]),
+        ("conv_transpose2d", lambda m, x, w: eval(F, {"m": m}).conv_transpose2d(x, w, stride=2), [(1, 2, 3, 3), (2, 3, 2, 2)]),
+        ("cross_entropy", lambda m, x: eval(F, {"m": m}).cross_entropy(x, lbl(m), label_smoothing=0.1), [(4, 3)]),
+        ("nll_loss", lambda m, x: eval(F, {"m": m}).nll_loss(x.log_softmax(1), lbl(m), reduction="sum"), [(4, 3)]),
+        ("mse_loss", lambda m, x, y: eval(F, {"m": m}).mse_loss(x, y), [(3, 4), (3, 4)]),
+        ("smooth_l1_loss", lambda m, x, y: eval(F, {"m": m}).smooth_l1_loss(x, y, beta=0.5), [(3, 4), (3, 4)]),
+        ("bce_with_logits", lambda m, x, y: eval(F, {"m": m}).binary_cross_entropy_with_logits(x, y.sigmoid()), [(3, 4), (3, 4)]),
+        ("kl_div", lambda m, x, y: eval(F, {"m": m}).kl_div(x.log_softmax(1), y.softmax(1), reduction="batchmean"), [(3, 4), (3, 4)]),
+        ("sdpa", lambda m, q, k, v: eval(F, {"m": m}).scaled_dot_product_attention(q, k, v, is_causal=True),
+         [(2, 3, 4), (2, 3, 4), (2, 3, 4)]),
+        ("embedding", lambda m, w: eval(F, {"m": m}).embedding(m.tensor([[0, 2], [3, 0]]), w), [(4, 3)]),
+        ("pad reflect", lambda m, x: eval(F, {"m": m}).pad(x, (1, 2), mode="reflect"), [(2, 3, 4)]),
+        ("activations", lambda m, x: (eval(F, {"m": m}).elu(x) + eval(F, {"m": m}).mish(x) + eval(F, {"m": m}).hardswish(x)
+                                      + eval(F, {"m": m}).logsigmoid(x) + eval(F, {"m": m}).gelu(x, approximate="tanh")),
+         [(3, 4)]),
+        ("normalize + cosine_similarity", lambda m, x, y: eval(F, {"m": m}).normalize(x) + eval(F, {"m": m}).cosine_similarity(x, y).unsqueeze(1),
+         [(3, 4), (3, 4)]),
+        ("einsum + cdist", lambda m, x, y: m.einsum("ij,kj->ik", x, y) + m.cdist(x, y), [(3, 4), (2, 4)]),
+    ]
+
+
+@pytest.mark.parametrize("name,fn,shapes", _nn_cases(), ids=[c[0] for c in _nn_cases()])
+def test_nn_functional_forward_ad(name, fn, shapes):
+    rng = rng_for("nn", name)
+    xs = [rng.uniform(-1.5, 1.5, size=s) for s in shapes]
+    ts = [rng.uniform(-1, 1, size=s) for s in shapes]
+
+    def run(m, arrays):
+        return fn(m, *[m.tensor(a, dtype=m.float64) for a in arrays])
+
+    with fwAD.dual_level():
+        out = fn(ampgrad, *[fwAD.make_dual(ampgrad.tensor(x, dtype=ampgrad.float64), ampgrad.tensor(t, dtype=ampgrad.float64))
+                           for x, t in zip(xs, ts)])
+        tangent = fwAD.unpack_dual(out).tangent.detach().numpy().copy()
+    num = (run(ampgrad, [x + EPS * t for x, t in zip(xs, ts)]).numpy()
+           - run(ampgrad, [x - EPS * t for x, t in zip(xs, ts)]).numpy()) / (2 * EPS)
+    np.testing.assert_allclose(tangent, num, atol=1e-5, rtol=1e-4)
+    torch = _torch()
+    if torch is not None:
+        import torch.autograd.forward_ad as tfw
+        with tfw.dual_level():
+            try:
+                tout = fn(torch, *[tfw.make_dual(torch.tensor(x), torch.tensor(t)) for x, t in zip(xs, ts)])
+            except NotImplementedError:  # torch has no forward AD for it (cdist): finite differences only
+                return
+            np.testing.assert_allclose(tangent, tfw.unpack_dual(tout).tangent.numpy(), atol=1e-10, rtol=1e-8)

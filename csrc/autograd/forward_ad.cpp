@@ -42,7 +42,7 @@ void exit_level(int64_t level) {
 
 Tensor tangent(const Tensor& t) {
   const AutogradMeta* m = t.defined() ? t.autograd_meta() : nullptr;
-  if (!m || !g_level_open || m->fw_gen != g_gen) return Tensor();
+  if (!m || !on() || m->fw_gen != g_gen) return Tensor();  // (with forward AD off, none is visible)
   return m->fw_grad;
 }
 

@@ -20,7 +20,7 @@ int64_t enter_level();
 void exit_level(int64_t level);
 int64_t current_level();  // -1 when none is open
 
-Tensor tangent(const Tensor& t);  // undefined when t has none at the open level
+Tensor tangent(const Tensor& t);  // undefined when t has none at the open level, or forward AD is off
 void set_tangent(const Tensor& t, const Tensor& tangent);
 bool any_tangent(std::initializer_list<const Tensor*> ts);
 
