@@ -513,3 +513,43 @@ def test_nn_functional_forward_ad(name, fn, shapes):
             except NotImplementedError:  # torch has no forward AD for it (cdist): finite differences only
                 return
             np.testing.assert_allclose(tangent, tfw.unpack_dual(tout).tangent.numpy(), atol=1e-10, rtol=1e-8)
+
+
+def test_grad_modes():
+    outs = []
+    for m in filter(None, (ampgrad, _torch())):
+        fw = _fw(m)
+        with fw.dual_level():
+            d = fw.make_dual(_dbl(m, 1, 2), _dbl(m, 3, 4))
+            with m.no_grad():  # no_grad leaves forward AD on
+                outs.append(fw.unpack_dual(d * 2).tangent.numpy().copy())
+            with m.inference_mode():  # inference mode turns it off, make_dual included
+                assert fw.unpack_dual(d * 2).tangent is None
+                assert fw.unpack_dual(fw.make_dual(_dbl(m, 1), _dbl(m, 1))).tangent is None
+    for o in outs:
+        np.testing.assert_array_equal(o, [6, 8])
+
+
+def test_function_jvp_count_error():
+    msgs = []
+    for m in filter(None, (ampgrad, _torch())):
+        class Twice(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * 2, t
+
+        fw = _fw(m)
+        with fw.dual_level():
+            with pytest.raises(RuntimeError) as e:
+                Twice.apply(fw.make_dual(_dbl(m, 1), _dbl(m, 1)))
+            msgs.append(str(e.value))
+    assert msgs[0] == "Function's jvp returned an invalid number of forward gradients (expected 1 but got 2)"
+    assert len(set(msgs)) == 1

@@ -3,6 +3,7 @@
 #pragma once
 #include <initializer_list>
 #include <vector>
+#include "autograd/grad_mode.h"
 #include "core/tensor.h"
 
 namespace ampgrad::autograd::fw {
@@ -14,7 +15,8 @@ namespace ampgrad::autograd::fw {
 // so a rule's own ops never compute tangents of tangents.
 extern bool g_level_open;
 extern thread_local bool t_off;
-inline bool on() { return g_level_open && !t_off; }
+// Inference mode turns forward AD off as well (torch's rule); only consulted with a level open.
+inline bool on() { return g_level_open && !t_off && !InferenceMode::is_enabled(); }
 
 int64_t enter_level();
 void exit_level(int64_t level);

@@ -123,7 +123,7 @@ void init_autograd(py::module_& m) {
              "Tensor, this is not supported. Tensor is of size ", shape_str(t.sizes()), " while the given forward gradient is of size ",
              shape_str(tan.sizes()), ".");
     Tensor out = view(t, IntList(t.sizes().begin(), t.sizes().end()));
-    fw::set_tangent(out, fw::with_layout(tan, t));
+    if (fw::on()) fw::set_tangent(out, fw::with_layout(tan, t));  // (inference mode: no tangent, as torch)
     return out;
   }, py::arg("tensor"), py::arg("tangent"), py::arg("level"));
   m.def("_unpack_dual", [](const Tensor& t, int64_t level) {

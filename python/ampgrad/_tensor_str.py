@@ -302,7 +302,7 @@ def tensor_repr(t, to_numpy, *, default_dtype="float32"):
     dtype_name = str(t.dtype).rsplit(".", 1)[-1]
     values = np.asarray(to_numpy(t)).reshape(tuple(t.shape))
     grad_fn = t.grad_fn
-    tangent = _C._fw_grad(t)
+    tangent = _C._fw_grad(t) if isinstance(t, _C.Tensor) else None
     device = t.device
     device_str = str(device) if getattr(device, "type", "cpu") != "cpu" else "cpu"
     return format_values(

@@ -132,8 +132,8 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         if not isinstance(out_tangents, tuple):
             out_tangents = (out_tangents,)
         if len(out_tangents) != len(outs):
-            raise RuntimeError(f"jvp() returned an incorrect number of tangents (was {len(out_tangents)} but expected "
-                               f"{len(outs)})")
+            raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                               f"but got {len(out_tangents)})")
         for o, t in zip(outs, out_tangents):
             if isinstance(o, _C.Tensor) and t is not None and o.is_floating_point():
                 _C._set_fw_grad(o, t)
