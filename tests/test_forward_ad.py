@@ -45,12 +45,10 @@ def _directional_fd(op, sample, realized, base, tangents):
     def at(sgn):
         arrays = {k: b + sgn * EPS * t for k, (b, t) in enumerate(zip(base, tangents))}
         args, _ = instantiate(ampgrad, realized, requires_grad=True, override=arrays)
-        args = _swap(args, {})
         with ampgrad.no_grad():
-            return flat_outputs(op.call(ampgrad, False, *[a.detach() if isinstance(a, ampgrad.Tensor) else a for a in args],
-                                        **copy.deepcopy(sample.kwargs)))
+            return flat_outputs(op.call(ampgrad, False, *args, **copy.deepcopy(sample.kwargs)))
     plus, minus = at(1), at(-1)
-    return [(p.numpy().astype(np.float64) - q.numpy().astype(np.float64)) / (2 * EPS)
+    return [(p.detach().numpy().astype(np.float64) - q.detach().numpy().astype(np.float64)) / (2 * EPS)
             if p.dtype.is_floating_point else None for p, q in zip(plus, minus)]
 
 
@@ -63,7 +61,12 @@ def _samples(op):
 FWD_OPS = [op for op in OPS if op.grad and "float64" in op.dtypes]
 
 
-@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in FWD_OPS if op.fd])
+# In-place ops too (their backward check skips finite differences); logical_not_ / bitwise_not_ keep
+# the old tangent as in torch (not differentiable), so finite differences say nothing about them.
+FD_OPS = [op for op in FWD_OPS if op.fd or (op.name.startswith("inplace.") and "not_" not in op.name)]
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in FD_OPS])
 def test_forward_ad_finite_differences(op):
     _xfail(op, "fd")
     checked = 0
@@ -72,9 +75,14 @@ def test_forward_ad_finite_differences(op):
         if not leaves:
             continue
         tangents = _tangents(op, si, leaves)
-        primals, jvps = _run_forward_ad(ampgrad, fwAD, op, sample, realized, tangents)
         base = [np.array(leaf.detach().numpy()) for leaf in leaves]
-        num = _directional_fd(op, sample, realized, base, tangents)
+        try:
+            num = _directional_fd(op, sample, realized, base, tangents)
+        except Exception as e:  # an input the op refuses: it must refuse it with dual inputs too
+            with pytest.raises(type(e)):
+                _run_forward_ad(ampgrad, fwAD, op, sample, realized, tangents)
+            continue
+        primals, jvps = _run_forward_ad(ampgrad, fwAD, op, sample, realized, tangents)
         for k, (p, t, n) in enumerate(zip(primals, jvps, num)):
             what = f"{op.name} [{sample.desc or si}] output {k}"
             if n is None:
@@ -82,7 +90,8 @@ def test_forward_ad_finite_differences(op):
                 continue
             got = np.zeros(tuple(p.shape)) if t is None else t.numpy()
             assert got.shape == n.shape, f"{what}: tangent shape {got.shape} != {n.shape}"
-            np.testing.assert_allclose(got, n, atol=1e-5, rtol=1e-4, err_msg=f"{what}: forward AD vs finite differences")
+            ok = np.isfinite(n)  # outside the domain (log of a negative 0-dim sample) there is no derivative
+            np.testing.assert_allclose(got[ok], n[ok], atol=1e-5, rtol=1e-4, err_msg=f"{what}: forward AD vs finite differences")
             checked += 1
     assert checked or not any(True for _ in _samples(op)), f"{op.name}: no output checked"
 
