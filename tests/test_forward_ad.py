@@ -562,3 +562,53 @@ def test_function_jvp_count_error():
             msgs.append(str(e.value))
     assert msgs[0] == "Function's jvp returned an invalid number of forward gradients (expected 1 but got 2)"
     assert len(set(msgs)) == 1
+
+
+def test_inplace_function_and_differentiable_tangents():
+    class Scale_(ampgrad.autograd.Function):  # in place: jvp updates the tangent in place (torch's contract)
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t.mul_(2)
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(_dbl(ampgrad, 1, 2), _dbl(ampgrad, 1, 3))
+        y = x.clone()
+        z = Scale_.apply(y)
+        assert z is y
+        np.testing.assert_array_equal(fwAD.unpack_dual(y).tangent.numpy(), [2, 6])
+        np.testing.assert_array_equal(fwAD.unpack_dual(x).tangent.numpy(), [1, 3])
+        # primal and tangent that require grad: the tangent is differentiable in both (torch's numbers)
+        a = ampgrad.tensor([1.0, 2.0], dtype=ampgrad.float64, requires_grad=True)
+        ta = ampgrad.tensor([0.5, 1.0], dtype=ampgrad.float64, requires_grad=True)
+        out = (fwAD.make_dual(a, ta) ** 2).sum()
+        tan = fwAD.unpack_dual(out).tangent
+        assert tan.item() == 5.0
+        ga, gt = ampgrad.autograd.grad(tan, (a, ta))
+        np.testing.assert_array_equal(ga.numpy(), [1, 2])
+        np.testing.assert_array_equal(gt.numpy(), [2, 4])
+        out.backward()
+        np.testing.assert_array_equal(a.grad.numpy(), [2, 4])
+
+
+def test_many_levels_and_tangents():
+    # each level's tangents go when it exits, however many were made
+    x = ampgrad.ones(4, dtype=ampgrad.float64)
+    kept = []
+    for k in range(3):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, ampgrad.full((4,), float(k), dtype=ampgrad.float64))
+            for _ in range(1500):
+                d = d * 1.0
+            kept.append(d)
+            assert fwAD.unpack_dual(d).tangent[0].item() == k
+    assert all(fwAD.unpack_dual(t).tangent is None for t in kept)

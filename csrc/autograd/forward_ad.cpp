@@ -1,5 +1,6 @@
 // The dual level, tangent storage and the in-place tangent update (Note [Forward AD]).
 #include "autograd/forward_ad.h"
+#include <algorithm>
 #include <mutex>
 #include "autograd/grad_mode.h"
 #include "ops/ops.h"
@@ -13,6 +14,16 @@ namespace {
 uint64_t g_gen = 0;  // generation of the open level; 0 never is one
 std::mutex g_mu;
 std::vector<std::weak_ptr<TensorImpl>> g_duals;  // tensors given a tangent under the open level
+size_t g_prune_at = 1024;  // a long-lived level drops the entries of dead tensors as it grows
+
+void remember(const Tensor& t) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_duals.size() >= g_prune_at) {
+    g_duals.erase(std::remove_if(g_duals.begin(), g_duals.end(), [](auto& w) { return w.expired(); }), g_duals.end());
+    g_prune_at = std::max<size_t>(1024, 2 * g_duals.size());
+  }
+  g_duals.push_back(t.impl_ptr());
+}
 }  // namespace
 
 int64_t current_level() { return g_level_open ? 0 : -1; }
@@ -34,6 +45,7 @@ void exit_level(int64_t level) {
              "Trying to exit a forward AD level that was not the last one that was created. This is not supported.");
     g_level_open = false;
     duals.swap(g_duals);
+    g_prune_at = 1024;
   }
   for (auto& w : duals)  // released outside the lock: a tangent's destructor may free other tensors
     if (auto impl = w.lock())
@@ -57,10 +69,7 @@ void set_tangent(const Tensor& t, const Tensor& tan) {
   bool fresh = m.fw_gen != g_gen;
   m.fw_grad = tan;
   m.fw_gen = tan.defined() ? g_gen : 0;
-  if (fresh && tan.defined()) {
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_duals.push_back(t.impl_ptr());
-  }
+  if (fresh && tan.defined()) remember(t);
 }
 
 void set_result_tangent(const Tensor& out, Tensor r) {
