@@ -278,6 +278,8 @@ def test_flag_errors():
     with pytest.raises(NotImplementedError, match="batched gradients .* not yet supported"):
         gradcheck(lambda a: a, (x,), check_batched_grad=True)
     with pytest.raises(NotImplementedError, match="batched gradients .* not yet supported"):
+        gradcheck(lambda a: a, (x,), check_forward_ad=True, check_batched_forward_grad=True)
+    with pytest.raises(NotImplementedError, match="batched gradients .* not yet supported"):
         gradgradcheck(lambda a: a, (x,), check_batched_grad=True)
     with pytest.raises(AssertionError, match="check_undefined_grad=True requires check_rev_over_rev"):
         gradgradcheck(lambda a: a, (x,), check_rev_over_rev=False, check_fwd_over_rev=True)

@@ -499,6 +499,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     if check_batched_grad:
         raise NotImplementedError(_NO_BATCHED.format("gradcheck(check_batched_grad=True)", "check_batched_grad"))
+    if check_batched_forward_grad:
+        raise NotImplementedError(_NO_BATCHED.format("gradcheck(check_batched_forward_grad=True)",
+                                                     "check_batched_forward_grad"))
     try:
         return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                                  check_grad_dtypes, fast_mode, masked, check_forward_ad, check_backward_ad)
