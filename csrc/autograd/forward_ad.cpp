@@ -58,12 +58,6 @@ Tensor tangent(const Tensor& t) {
   return m->fw_grad;
 }
 
-bool any_tangent(std::initializer_list<const Tensor*> ts) {
-  for (const Tensor* t : ts)
-    if (t && tangent(*t).defined()) return true;
-  return false;
-}
-
 void set_tangent(const Tensor& t, const Tensor& tan) {
   auto& m = t.ensure_autograd_meta();
   bool fresh = m.fw_gen != g_gen;

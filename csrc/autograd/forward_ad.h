@@ -1,8 +1,6 @@
 // Forward-mode AD: the dual level, tangents on tensors, and the helpers op front ends use to
 // compute an output's tangent next to their backward (Note [Forward AD]).
 #pragma once
-#include <initializer_list>
-#include <vector>
 #include "autograd/grad_mode.h"
 #include "core/tensor.h"
 
@@ -24,7 +22,6 @@ int64_t current_level();  // -1 when none is open
 
 Tensor tangent(const Tensor& t);  // undefined when t has none at the open level, or forward AD is off
 void set_tangent(const Tensor& t, const Tensor& tangent);
-bool any_tangent(std::initializer_list<const Tensor*> ts);
 
 // Forward AD off for a scope (jvp rules, custom Function forwards).
 struct Disable {

@@ -447,7 +447,7 @@ struct JvpNode : FunctionNode {
 };
 }  // namespace
 
-Tensor sum_defined(std::initializer_list<Tensor> terms) {
+Tensor sum_defined(const variable_list& terms) {
   Tensor r;
   for (const Tensor& t : terms)
     if (t.defined()) r = r.defined() ? add(r, t) : t;
@@ -456,14 +456,14 @@ Tensor sum_defined(std::initializer_list<Tensor> terms) {
 
 Tensor jvp_from_backward(const autograd::BackwardFn& bw, const variable_list& t, std::initializer_list<Tensor> saved) {
   JvpNode node(saved);
-  Tensor r;
+  variable_list terms;
   for (size_t i = 0; i < t.size(); ++i) {
     if (!t[i].defined()) continue;
     node.only_input(i, t.size());
     variable_list g = bw(node, {t[i]});
-    if (i < g.size() && g[i].defined()) r = r.defined() ? add(r, g[i]) : g[i];
+    if (i < g.size()) terms.push_back(g[i]);
   }
-  return r;
+  return sum_defined(terms);
 }
 
 Tensor jvp_reduce_from_backward(const autograd::BackwardFn& bw, const Tensor& t, const Tensor& out,

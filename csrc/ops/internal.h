@@ -58,7 +58,7 @@ inline void fw_inplace(const Tensor& self, const Tensor& src) {
 // A tangent, or zeros shaped like its primal when it has none.
 inline Tensor or_zeros(const Tensor& tangent, const Tensor& primal) { return tangent.defined() ? tangent : zeros_like(primal); }
 // Sum of the defined terms (undefined when none is).
-Tensor sum_defined(std::initializer_list<Tensor> terms);
+Tensor sum_defined(const variable_list& terms);
 // The jvp of an elementwise op from its backward closure: each input's Jacobian is diagonal, so
 // the backward applied to input i's tangent is that input's term. `saved` is what the closure
 // reads with c.get(i).
