@@ -1,6 +1,7 @@
 """Higher-level functional autograd API (mirrors torch.autograd.functional): vjp, jvp, jacobian, hessian,
-vhp, hvp, all built on autograd.grad. Functions take only Tensors and return only Tensors; capture
-anything else with a lambda. jvp uses the double-backward trick, as torch's does."""
+vhp, hvp, built on autograd.grad, and on forward_ad for the "forward-mode" jacobian / hessian strategy.
+Functions take only Tensors and return only Tensors; capture anything else with a lambda. jvp uses the
+double-backward trick, as torch's does."""
 import ampgrad as ag
 from .. import _C
 from . import forward_ad
