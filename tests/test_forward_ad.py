@@ -612,3 +612,46 @@ def test_many_levels_and_tangents():
             kept.append(d)
             assert fwAD.unpack_dual(d).tangent[0].item() == k
     assert all(fwAD.unpack_dual(t).tangent is None for t in kept)
+
+
+# ---------------------------------------------------------------- random chains (views, in-place writes through views)
+@pytest.mark.parametrize("kind,seed", [(k, s) for k in ("unary", "binary") for s in range(0, 400, 100)])
+def test_random_op_chains_forward_ad(kind, seed):
+    """The op chains of test_ops with dual inputs: tangents (also of in-place writes through views
+    and advanced indexing) agree with torch's forward AD; a chain torch refuses is refused too."""
+    import random
+    torch = pytest.importorskip("torch")
+    from test_ops import _chain_ops, _chain_ops2, builtin_exc
+    ops = _chain_ops() if kind == "unary" else _chain_ops2()
+    compared = 0
+    for trial in range(seed, seed + 100):
+        rng = random.Random(trial)
+        shape = [rng.randint(1, 4) for _ in range(rng.randint(0, 3))]
+        seq = [rng.randrange(len(ops)) for _ in range(rng.randint(1, 6))]
+        data = np.random.RandomState(trial).uniform(-1, 1, size=shape)
+        tdata = np.random.RandomState(trial + 1).uniform(-1, 1, size=shape)
+        res = []
+        for m in (torch, ampgrad):
+            fw = _fw(m)
+            try:
+                with fw.dual_level():
+                    z = fw.make_dual(m.tensor(data, dtype=m.float64), m.tensor(tdata, dtype=m.float64))
+                    y = fw.make_dual(m.tensor(0.7, dtype=m.float64), m.tensor(-1.3, dtype=m.float64))
+                    for k in seq:
+                        z = ops[k](m, z) if kind == "unary" else ops[k](m, z, y)
+                    p, t = fw.unpack_dual(z)
+                    res.append((p.detach().clone(), None if t is None else t.detach().clone()))
+            except Exception as e:  # noqa: BLE001
+                res.append(e)
+        what = f"{kind} chain {trial}: shape {shape}, ops {seq}"
+        if isinstance(res[0], Exception) or isinstance(res[1], Exception):
+            assert isinstance(res[1], builtin_exc(res[0])), f"{what}: torch {res[0]!r}, ampgrad {res[1]!r}"
+            continue
+        (tp, tt), (ap, at) = res
+        tol = lambda dt: (1e-6, 1e-5)  # noqa: E731  (one step rounds through float32)
+        assert_same(ap, tp, tol, what, torch)
+        tt = torch.zeros_like(tp) if tt is None else tt
+        at = ampgrad.zeros(*ap.shape, dtype=ap.dtype) if at is None else at
+        assert_same(at, tt, tol, what + " tangent", torch)
+        compared += 1
+    assert compared > 50
