@@ -655,3 +655,24 @@ def test_random_op_chains_forward_ad(kind, seed):
         assert_same(at, tt, tol, what + " tangent", torch)
         compared += 1
     assert compared > 50
+
+
+def test_views_made_before_the_base_got_a_tangent():
+    results = []
+    for m in filter(None, (ampgrad, _torch())):
+        fw = _fw(m)
+        with fw.dual_level():
+            base = m.zeros(2, 3, dtype=m.float64)
+            row, col = base[1], base[:, 2]
+            base.copy_(fw.make_dual(m.ones(2, 3, dtype=m.float64), m.arange(6, dtype=m.float64).reshape(2, 3)))
+            seen = [fw.unpack_dual(row).tangent.numpy().copy(), fw.unpack_dual(col * 2).tangent.numpy().copy()]
+            row.mul_(3)  # writes through to the base's tangent and so to the other view's
+            seen += [fw.unpack_dual(base).tangent.numpy().copy(), fw.unpack_dual(col).tangent.numpy().copy()]
+            results.append(seen)
+    np.testing.assert_array_equal(results[0][0], [3, 4, 5])
+    np.testing.assert_array_equal(results[0][1], [4, 10])
+    np.testing.assert_array_equal(results[0][2], [[0, 1, 2], [9, 12, 15]])
+    np.testing.assert_array_equal(results[0][3], [2, 15])
+    for r in results[1:]:
+        for a, b in zip(results[0], r):
+            np.testing.assert_array_equal(a, b)

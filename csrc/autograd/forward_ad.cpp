@@ -24,6 +24,17 @@ void remember(const Tensor& t) {
   }
   g_duals.push_back(t.impl_ptr());
 }
+
+// A view made before its base got a tangent reads the matching view of the base's (torch's views
+// share their base's tangent); it keeps it, so later in-place writes go through to the base.
+Tensor view_of_base_tangent(const Tensor& view, const Tensor& base) {
+  const AutogradMeta* bm = base.autograd_meta();
+  if (!bm || bm->fw_gen != g_gen || bm->fw_grad.strides() != base.strides()) return Tensor();
+  const Tensor& bt = bm->fw_grad;
+  Tensor vt = make_view(bt, view.sizes(), view.strides(), bt.storage_offset() + view.storage_offset() - base.storage_offset());
+  set_tangent(view, vt);
+  return vt;
+}
 }  // namespace
 
 int64_t current_level() { return g_level_open ? 0 : -1; }
@@ -54,8 +65,9 @@ void exit_level(int64_t level) {
 
 Tensor tangent(const Tensor& t) {
   const AutogradMeta* m = t.defined() ? t.autograd_meta() : nullptr;
-  if (!m || !on() || m->fw_gen != g_gen) return Tensor();  // (with forward AD off, none is visible)
-  return m->fw_grad;
+  if (!m || !on()) return Tensor();  // (with forward AD off, none is visible)
+  if (m->fw_gen == g_gen) return m->fw_grad;
+  return m->is_view ? view_of_base_tangent(t, m->base) : Tensor();
 }
 
 void set_tangent(const Tensor& t, const Tensor& tan) {
