@@ -33,9 +33,9 @@ void mark_view(Tensor& view, const Tensor& base);
 // Sets out's tangent to rule(t) when a dual level is open and some input carries a tangent; t[i]
 // is input i's tangent, undefined for none (a zero tangent). The rule is a template argument, not
 // a std::function: with no level open this is one branch.
+// (The work is out of line so that the op's own code stays as small as without forward AD.)
 template <typename Rule>
-inline void fw_rule(const Tensor& out, const Tensor* const* ins, size_t n, Rule&& rule) {
-  if (__builtin_expect(!autograd::fw::on(), 1)) return;
+[[gnu::noinline]] void fw_rule_slow(const Tensor& out, const Tensor* const* ins, size_t n, Rule& rule) {
   if (!is_floating(out.dtype())) return;
   variable_list t(n);
   bool any = false;
@@ -43,6 +43,10 @@ inline void fw_rule(const Tensor& out, const Tensor* const* ins, size_t n, Rule&
   if (!any) return;
   autograd::fw::Disable off;
   autograd::fw::set_result_tangent(out, rule(t));
+}
+template <typename Rule>
+inline void fw_rule(const Tensor& out, const Tensor* const* ins, size_t n, Rule&& rule) {
+  if (__builtin_expect(autograd::fw::on(), 0)) fw_rule_slow(out, ins, n, rule);
 }
 template <typename Rule>
 inline void fw_rule(const Tensor& out, std::initializer_list<const Tensor*> ins, Rule&& rule) {
