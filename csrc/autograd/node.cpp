@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include "autograd/anomaly.h"
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "ops/ops.h"
 
@@ -73,6 +74,14 @@ Tensor FunctionNode::grad_or_zeros(const variable_list& g, size_t i) const {
   return full(m.shape, Scalar(0.0), m.dtype, m.device);
 }
 
+// A saved output is a detached alias; it keeps its tangent so that backward formulas run under a
+// dual level propagate tangents (forward-over-reverse, e.g. hessian's forward-mode strategy).
+static void keep_tangent(const Tensor& from, const Tensor& to) {
+  if (__builtin_expect(!fw::on(), 1)) return;
+  Tensor tg = fw::tangent(from);
+  if (tg.defined()) fw::set_tangent(to, tg);
+}
+
 SavedVariable::SavedVariable(const Tensor& t, bool output) {
   if (!t.defined()) return;
   if (t.is_inference() && !InferenceMode::is_enabled())  // Note [Inference tensors]
@@ -91,6 +100,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool output) {
     is_output = true;
     weak_grad_fn = t.grad_fn();
     data = detach(t);
+    keep_tangent(t, data);
   } else {
     data = t;
   }
@@ -150,6 +160,7 @@ Tensor SavedVariable::unpack(const Node* saved_for) const {
   }
   if (!is_output) return data;
   Tensor t = detach(data);
+  keep_tangent(data, t);
   auto& m = t.ensure_autograd_meta();
   m.requires_grad = requires_grad;
   m.grad_fn = weak_grad_fn.lock();

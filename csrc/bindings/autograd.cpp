@@ -3,6 +3,7 @@
 #include <algorithm>
 #include "autograd/anomaly.h"
 #include "autograd/engine.h"
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/python_function.h"
 #include "bindings/convert.h"
@@ -234,6 +235,36 @@ void init_autograd(py::module_& m) {
     }
     return t;
   });
+  // forward AD (Note [Forward AD]); argument checks with Python types live in autograd/forward_ad.py
+  namespace fw = autograd::fw;
+  m.def("_enter_dual_level", [] { return fw::enter_level(); });
+  m.def("_exit_dual_level", [](int64_t level) { fw::exit_level(level); }, py::arg("level"));
+  m.def("_current_dual_level", [] { return fw::current_level(); });
+  m.def("_make_dual", [](const Tensor& t, const Tensor& tan, int64_t level) {
+    AG_CHECK(level == fw::current_level(), "Invalid level given to _make_dual");
+    AG_CHECK(!fw::tangent(t).defined(), "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+             "same level ", level, " is not supported.");
+    AG_CHECK(tan.sizes() == t.sizes(), "Trying to set a forward gradient that has a different size than that of the original "
+             "Tensor, this is not supported. Tensor is of size ", shape_str(t.sizes()), " while the given forward gradient is of size ",
+             shape_str(tan.sizes()), ".");
+    Tensor out = view(t, IntList(t.sizes().begin(), t.sizes().end()));
+    if (fw::on()) fw::set_tangent(out, fw::with_layout(tan, t));  // (inference mode: no tangent, as torch)
+    return out;
+  }, py::arg("tensor"), py::arg("tangent"), py::arg("level"));
+  m.def("_unpack_dual", [](const Tensor& t, int64_t level) {
+    Tensor tan = fw::tangent(t);
+    AG_CHECK(!tan.defined() || level == fw::current_level(), "Invalid level given to _fw_primal");
+    Tensor primal;
+    {
+      fw::Disable off;
+      primal = alias(t);
+    }
+    return py::make_tuple(primal, tan.defined() ? py::cast(tan) : py::none());
+  }, py::arg("tensor"), py::arg("level"));
+  m.def("_fw_grad", [](const Tensor& t) { Tensor tan = fw::tangent(t); return tan.defined() ? py::cast(tan) : py::none(); });
+  m.def("_set_fw_grad", [](const Tensor& t, const Tensor& tan) { fw::set_result_tangent(t, tan); });
+  m.def("_set_fw_grad_enabled", [](bool on) { bool prev = !fw::t_off; fw::t_off = !on; return prev; });
+  m.def("_is_fw_grad_enabled", [] { return fw::on(); });
   m.def("_autograd_live_nodes", [] { return autograd::live_nodes(); });
   m.def("is_grad_enabled", [] { return autograd::GradMode::is_enabled(); });
   m.def("_set_grad_enabled", [](bool on) { autograd::GradMode::set_enabled(on); });

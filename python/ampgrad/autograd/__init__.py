@@ -8,12 +8,13 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, 
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .variable import Variable, variable
+from . import forward_ad
 from . import functional
 from . import graph
 from .graph import GradientEdge
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional", "graph",
+           "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional", "graph", "forward_ad",
            "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "set_multithreading_enabled"]
 
 
