@@ -3,10 +3,12 @@
 // gradient to the shape and dtype its input had in forward.
 #include "autograd/engine.h"
 #include <algorithm>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 #include "autograd/grad_mode.h"
+#include "autograd/profiler.h"
 #include "ops/ops.h"
 
 namespace ampgrad::autograd {
@@ -127,6 +129,11 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     variable_list grads = std::move(buffers[n]);
     buffers.erase(n);
     grads.resize(n->num_outputs());
+    // torch's two ranges per node: the engine's evaluation (hooks included) and the node's apply().
+    std::optional<profiler::RecordScope> eval_scope;
+    if (profiler::enabled())
+      eval_scope.emplace("autograd::engine::evaluate_function: " + n->name(), profiler::Kind::Backward,
+                         static_cast<int64_t>(n->sequence_nr));
     // Tensor hooks first (they may replace the gradient), then retain_grad. Hooks run from a
     // copy of the list: a hook may remove itself (or add hooks) while it runs.
     if (!n->tensor_pre_hooks.empty()) {
@@ -174,6 +181,9 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
       }
       variable_list in_grads = n->post_hooks.empty() ? variable_list() : grads;
       try {
+        std::optional<profiler::RecordScope> apply_scope;
+        if (profiler::enabled())
+          apply_scope.emplace(n->name(), profiler::Kind::Backward, static_cast<int64_t>(n->sequence_nr));
         outs = n->apply(std::move(grads));
       } catch (...) {
         if (anomaly_report_hook) anomaly_report_hook(*n);

@@ -34,6 +34,7 @@ from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros,
 from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, renorm
 from . import _linalg_extra as _le
 from . import autograd
+from . import profiler
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import cuda
 from . import cpu

@@ -7,6 +7,11 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, 
                         is_inference_mode_enabled)
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError
 from . import functional
+from . import profiler
+
+
+def _profiler_enabled():
+    return _C._profiler_enabled()
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
