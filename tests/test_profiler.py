@@ -50,6 +50,19 @@ def test_backward_nodes_are_recorded_with_their_ops():
     assert ev.time_range.start <= node.time_range.start <= node.time_range.end <= ev.time_range.end
 
 
+def test_backward_event_names_match_torch():
+    seen = {}
+    for lib in (ampgrad, torch):
+        x = lib.ones(2, 3, requires_grad=True)
+        w = lib.ones(3, 4, requires_grad=True)
+        with lib.autograd.profiler.profile() as prof:
+            ((x.mm(w) * 2).relu().sum()).backward()
+        seen[lib.__name__] = sorted(e.name for e in prof.function_events
+                                    if "Backward" in e.name or "AccumulateGrad" in e.name)
+    assert seen["ampgrad"] == seen["torch"]
+    assert len(seen["ampgrad"]) == 2 * 6  # 4 nodes + 2 AccumulateGrad, each in an evaluate_function range
+
+
 def test_record_function_nests_and_decorates():
     @profiler.record_function("deco")
     def double(t, depth):
@@ -259,6 +272,14 @@ def test_with_stack_records_python_frames_for_ranges():
     (ev,) = find(prof, "here")
     assert any("test_profiler.py" in f and "test_with_stack_records_python_frames_for_ranges" in f for f in ev.stack[:2])
     assert "Source Location" in prof.table()
+
+    @profiler.record_function("decorated")
+    def f():
+        pass
+
+    with profiler.profile(with_stack=True) as prof:
+        f()
+    assert "test_with_stack_records_python_frames_for_ranges" in find(prof, "decorated")[0].stack[0]
 
 
 @pytest.mark.skipif(CUDA, reason="needs a build without CUDA")

@@ -13,8 +13,7 @@ namespace ampgrad::autograd::profiler {
 extern std::atomic<bool> g_enabled;
 inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
-// A kernel / a record_function range / an autograd node / a composite op's front end.
-enum class Kind : uint8_t { Op, Function, Backward, Composite };
+enum class Kind : uint8_t { Op, Function, Backward };  // a kernel / record_function / autograd node
 
 using Shapes = std::vector<std::vector<int64_t>>;
 
@@ -69,6 +68,3 @@ struct RecordScope {
 
 }  // namespace ampgrad::autograd::profiler
 
-// A range named like torch's op (AG_PROFILE_OP("aten::linear")) over a composite op's front end.
-#define AG_PROFILE_OP(NAME) \
-  ::ampgrad::autograd::profiler::RecordScope ag_profile_scope_(NAME, ::ampgrad::autograd::profiler::Kind::Composite)

@@ -58,7 +58,6 @@ Tensor mm(const Tensor& a0, const Tensor& b0) {
 }
 
 Tensor bmm(const Tensor& a0, const Tensor& b0) {
-  AG_PROFILE_OP("aten::bmm");
   Tensor a = a0, b = b0;
   AG_AUTOCAST(Op::bmm, &a, &b);
   AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
@@ -80,7 +79,6 @@ Tensor bmm(const Tensor& a0, const Tensor& b0) {
 }
 
 Tensor mv(const Tensor& a0, const Tensor& v0) {
-  AG_PROFILE_OP("aten::mv");
   Tensor a = a0, v = v0;
   AG_AUTOCAST(Op::mv, &a, &v);
   AG_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got ", a.dim(), ", ", v.dim());
@@ -102,7 +100,6 @@ Tensor mv(const Tensor& a0, const Tensor& v0) {
 }
 
 Tensor dot(const Tensor& a0, const Tensor& b0) {
-  AG_PROFILE_OP("aten::dot");
   Tensor a = a0, b = b0;
   AG_AUTOCAST(Op::dot, &a, &b);
   AG_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
@@ -129,7 +126,6 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a0, const Tensor& b0) {
-  AG_PROFILE_OP("aten::matmul");
   Tensor a = a0, b = b0;
   AG_AUTOCAST(Op::matmul, &a, &b);
   int64_t da = a.dim(), db = b.dim();
@@ -167,7 +163,6 @@ Tensor matmul(const Tensor& a0, const Tensor& b0) {
 }
 
 Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
-  AG_PROFILE_OP("aten::addmm");
   Tensor s = s0, a = a0, b = b0;
   AG_AUTOCAST(Op::addmm, &s, &a, &b);
   AG_CHECK(a.dim() == 2, "mat1 must be a matrix, got ", a.dim(), "-D tensor");
@@ -217,14 +212,12 @@ Tensor addr(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Sc
 }
 
 Tensor baddbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
-  AG_PROFILE_OP("aten::baddbmm");
   Tensor a = a0, b = b0, ss = s;
   AG_AUTOCAST(Op::baddbmm, &ss, &a, &b);
   return add_scaled(ss, bmm(a, b), beta, alpha);
 }
 
 Tensor addbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
-  AG_PROFILE_OP("aten::addbmm");
   Tensor a = a0, b = b0, ss = s;
   AG_AUTOCAST(Op::addbmm, &ss, &a, &b);
   Tensor p = sum(bmm(a, b), IntList{0}, false, std::nullopt);
@@ -232,7 +225,6 @@ Tensor addbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, 
 }
 
 Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& bias0) {
-  AG_PROFILE_OP("aten::linear");
   Tensor x = x0, w = w0, bias = bias0 ? *bias0 : Tensor();
   AG_AUTOCAST(Op::linear, &x, &w, bias0 ? &bias : nullptr);
   AG_CHECK(w.dim() == 2 || w.dim() == 1, "linear: weight must be 1-D or 2-D");

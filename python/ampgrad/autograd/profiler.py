@@ -4,6 +4,23 @@ The C++ engine records one event per kernel launch (named ``aten::<op>`` after t
 torch names its ops), one ``autograd::engine::evaluate_function: <Node>`` range plus one ``<Node>``
 range per backward node, and every ``record_function`` range. This module turns them into
 torch's ``FunctionEvent`` / ``EventList`` objects, tables and Chrome traces.
+
+Differences from torch 2.13:
+- An ``aten::<op>`` event times the op's kernel, not its whole front end (argument checks, output
+  allocation and graph recording happen outside it), and composite ops have no range of their own:
+  every GEMM (mm, bmm, matmul, linear, addmm, conv's lowering) shows as ``aten::mm``, softmax as
+  ``aten::softmax``; there are no ``aten::empty`` / ``aten::as_strided`` / ``aten::t`` view events.
+  (Ranges over the composite front ends measured 3-6% slower small matmuls with the profiler off.)
+- ``input_shapes`` are the kernel's input operands (elementwise inputs after broadcasting); outputs
+  are not listed. FLOPs: 2·m·n·k per GEMM (so conv, lowered to GEMMs, is counted there), numel for
+  add / mul, as torch.
+- ``profile_memory`` counts allocations only (no negative entries for frees): a kernel is charged
+  with what was allocated since the previous event boundary (its outputs), a range with what its
+  children did not claim.
+- ``with_stack`` records the Python stack of ``record_function`` ranges only.
+- Entering a second ``profile`` while one runs raises RuntimeError; torch starts it and the outer
+  one silently loses its events. ``emit_nvtx`` raises without CUDA as torch does; with CUDA it is a
+  no-op. ``use_cuda`` / ``use_device`` record no device times.
 """
 import functools
 import json
