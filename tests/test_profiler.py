@@ -1,5 +1,6 @@
 """autograd.profiler: events recorded by the engine, FunctionEvent trees, tables and Chrome traces."""
 import json
+import threading
 
 import pytest
 import torch
@@ -61,6 +62,30 @@ def test_backward_event_names_match_torch():
                                     if "Backward" in e.name or "AccumulateGrad" in e.name)
     assert seen["ampgrad"] == seen["torch"]
     assert len(seen["ampgrad"]) == 2 * 6  # 4 nodes + 2 AccumulateGrad, each in an evaluate_function range
+
+
+def test_backward_node_shapes_match_torch():
+    seen = {}
+    for lib in (ampgrad, torch):
+        x = lib.ones(3, 4, requires_grad=True)
+        with lib.autograd.profiler.profile(record_shapes=True) as prof:
+            (x * 2).sum().backward()
+        seen[lib.__name__] = {e.name: e.input_shapes for e in prof.function_events
+                              if e.name in ("MulBackward0", "SumBackward0", "torch::autograd::AccumulateGrad")}
+    assert seen["ampgrad"] == seen["torch"] == {"MulBackward0": [[3, 4]], "SumBackward0": [[]],
+                                                "torch::autograd::AccumulateGrad": [[3, 4]]}
+
+
+def test_ops_on_another_thread_are_recorded_with_its_id():
+    a = ampgrad.ones(2)
+    with profiler.profile() as prof:
+        a + a
+        t = threading.Thread(target=lambda: a * a)
+        t.start()
+        t.join()
+    add, mul = find(prof, "aten::add")[0], find(prof, "aten::mul")[0]
+    assert add.thread != mul.thread and add.thread > 0 and mul.thread > 0
+    assert mul.cpu_parent is None
 
 
 def test_record_function_nests_and_decorates():

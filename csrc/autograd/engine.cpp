@@ -51,6 +51,13 @@ void accumulate_into(Tensor& slot, Tensor g) {
     slot = add(slot, g);
 }
 
+// A backward node's input shapes, as torch lists them: its incoming gradients ([] when undefined).
+profiler::Shapes grad_shapes(const variable_list& grads) {
+  profiler::Shapes s;
+  for (const auto& g : grads) s.push_back(g.defined() ? g.sizes() : Shape{});
+  return s;
+}
+
 }  // namespace
 
 variable_list run_backward(const variable_list& roots, const variable_list& grad_outputs, bool keep_graph,
@@ -182,8 +189,11 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
       variable_list in_grads = n->post_hooks.empty() ? variable_list() : grads;
       try {
         std::optional<profiler::RecordScope> apply_scope;
-        if (profiler::enabled())
+        if (profiler::enabled()) {
           apply_scope.emplace(n->name(), profiler::Kind::Backward, static_cast<int64_t>(n->sequence_nr));
+          if (profiler::config().record_shapes)  // Op::kCount: no FLOP estimate for a node
+            profiler::set_shapes(apply_scope->handle, Op::kCount, grad_shapes(grads));
+        }
         outs = n->apply(std::move(grads));
       } catch (...) {
         if (anomaly_report_hook) anomaly_report_hook(*n);
