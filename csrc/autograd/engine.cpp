@@ -4,11 +4,13 @@
 #include "autograd/engine.h"
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 #include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
+#include "autograd/profiler.h"
 #include "ops/ops.h"
 
 namespace ampgrad::autograd {
@@ -107,6 +109,13 @@ void call_tensor_pre_hooks(Node& n, variable_list& grads, bool create_graph) {
 }
 
 // Node pre-hooks, the node itself, its post-hooks and anomaly mode's NaN check.
+// A backward node's input shapes, as torch lists them: its incoming gradients ([] when undefined).
+profiler::Shapes grad_shapes(const variable_list& grads) {
+  profiler::Shapes s;
+  for (const auto& g : grads) s.push_back(g.defined() ? g.sizes() : Shape{});
+  return s;
+}
+
 variable_list call_function(const std::shared_ptr<Node>& node, variable_list grads) {
   Node& n = *node;
   if (!any_defined(grads)) return {};
@@ -117,6 +126,12 @@ variable_list call_function(const std::shared_ptr<Node>& node, variable_list gra
   }
   variable_list in_grads = n.post_hooks.empty() ? variable_list() : grads;
   variable_list outs;
+  std::optional<profiler::RecordScope> apply_scope;  // torch's range around the node's apply()
+  if (profiler::enabled()) {
+    apply_scope.emplace(n.name(), profiler::Kind::Backward, static_cast<int64_t>(n.sequence_nr));
+    if (profiler::config().record_shapes)  // Op::kCount: no FLOP estimate for a node
+      profiler::set_shapes(apply_scope->handle, Op::kCount, grad_shapes(grads));
+  }
   if (AnomalyMode::is_enabled()) {
     AnomalyParentGuard parent(node);
     outs = n.apply(std::move(grads));
@@ -238,6 +253,11 @@ variable_list run_backward(const std::vector<Edge>& root_edges, const variable_l
       release_deps(n);
       continue;
     }
+    // torch's range around the engine's evaluation of a node, hooks included.
+    std::optional<profiler::RecordScope> eval_scope;
+    if (profiler::enabled())
+      eval_scope.emplace("autograd::engine::evaluate_function: " + n->name(), profiler::Kind::Backward,
+                         static_cast<int64_t>(n->sequence_nr));
     variable_list outs;
     try {
       call_tensor_pre_hooks(*n, grads, create_graph);

@@ -6,6 +6,7 @@
 #include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/python_function.h"
+#include "autograd/profiler.h"
 #include "bindings/convert.h"
 #include "ops/internal.h"
 
@@ -203,6 +204,21 @@ py::object node_object(const std::shared_ptr<autograd::Node>& n) {
 }
 
 void init_autograd(py::module_& m) {
+  // The profiler: python/ampgrad/autograd/profiler.py turns these tuples into FunctionEvents.
+  namespace prof = autograd::profiler;
+  m.def("_profiler_start", [](bool shapes, bool flops, bool memory) { return prof::start({shapes, flops, memory}); });
+  m.def("_profiler_stop", [] {
+    py::list out;
+    for (auto& e : prof::stop())
+      out.append(py::make_tuple(e.name, static_cast<int>(e.kind), e.start_ns, e.end_ns, e.parent, e.thread, e.self_bytes,
+                                e.flops, e.seq, e.shapes, e.stack));
+    return out;
+  });
+  m.def("_profiler_enabled", [] { return prof::enabled(); });
+  m.def("_record_function_enter", [](std::string name, std::string stack) {
+    return prof::open(std::move(name), prof::Kind::Function, -1, std::move(stack));
+  });
+  m.def("_record_function_exit", [](int64_t handle) { prof::close(handle); });
   m.def("_run_backward", [](py::handle tensors, py::handle grad_tensors, std::optional<bool> retain_graph, bool create_graph,
                             py::handle inputs) {
     auto roots = root_list(tensors);

@@ -129,6 +129,7 @@ void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> in
   for (auto* t : inputs) ops[n++] = t;
   TensorIter it;
   it.build(ops, n);
+  it.operands = ops;
   // An empty operand still goes through the kernel's dtype dispatch (torch refuses a dtype even
   // with no elements); with no dims and numel 0 the loops run zero times.
   if (it.numel == 0) { it.shape.clear(); it.strides.clear(); }

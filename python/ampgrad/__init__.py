@@ -35,6 +35,7 @@ from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, 
 from . import _linalg_extra as _le
 from . import autograd
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled
+from . import profiler
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import cuda
 from . import cpu

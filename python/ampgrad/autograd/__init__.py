@@ -12,10 +12,16 @@ from . import forward_ad
 from . import functional
 from . import graph
 from .graph import GradientEdge
+from . import profiler
+
+
+def _profiler_enabled():
+    return _C._profiler_enabled()
+
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional", "graph", "forward_ad",
-           "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "set_multithreading_enabled"]
+           "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "set_multithreading_enabled", "profiler"]
 
 
 def _as_list(x):
