@@ -104,10 +104,10 @@ Tensor sum(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarTy
   Tensor a = dtype ? to_dtype(a0, *dtype) : to_dtype(a0, sum_dtype(a0.dtype()));
   IntList dims = normalize_dims(a, dims0);
   Tensor out = run_reduce(Op::sum, a, dims, keepdim, a.dtype());
+  fw_rule(out, {&a}, [&](const variable_list& t) { return sum(t[0], dims, keepdim, std::nullopt); });
   if (!autograd::records({&a})) return out;
   Shape in_shape = a.sizes();
   int64_t nd = a.dim();
-  fw_rule(out, {&a}, [&](const variable_list& t) { return sum(t[0], dims, keepdim, std::nullopt); });
   record_reduce(dims0 ? "SumBackward1" : "SumBackward0", a, out, AG_BW {
     return {expand_op(unsqueeze_dims(g[0], dims, nd, keepdim), in_shape)};
   }, false, false);
@@ -124,10 +124,10 @@ Tensor mean(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarT
   for (auto d : dims) R *= a.sizes()[d];
   double s[4] = {1.0 / static_cast<double>(R), 0, 0, 0};
   Tensor out = run_reduce(Op::mean, a, dims, keepdim, dt, s);
+  fw_rule(out, {&a}, [&](const variable_list& t) { return mean(t[0], dims, keepdim, std::nullopt); });
   if (!autograd::records({&a})) return out;
   Shape in_shape = a.sizes();
   int64_t nd = a.dim();
-  fw_rule(out, {&a}, [&](const variable_list& t) { return mean(t[0], dims, keepdim, std::nullopt); });
   record_reduce(dims0 ? "MeanBackward1" : "MeanBackward0", a, out, AG_BW {
     return {expand_op(unsqueeze_dims(g[0], dims, nd, keepdim), in_shape) / static_cast<double>(R)};
   }, false, false);
