@@ -1,5 +1,6 @@
 """Per-op overhead on tiny tensors (16 elements), ampgrad vs torch CPU in one run: forward only,
-and forward + backward (per op in a chain). Ratios < 1 mean ampgrad is faster.
+and forward + backward (per op in a chain), plus a few cases again with the autograd profiler
+recording. Ratios < 1 mean ampgrad is faster.
 
     python benchmarks/bench_overhead.py
 """
@@ -35,6 +36,12 @@ def cases(lib):
     }
 
 
+def profiled(lib, fn):
+    """Seconds per call while the autograd profiler records every op (~1000 calls' events)."""
+    with lib.autograd.profiler.profile():
+        return bench(fn)
+
+
 def main():
     torch.set_num_threads(2) if torch else None
     ours = cases(ampgrad)
@@ -45,6 +52,11 @@ def main():
         a = bench(fn) / per
         t = bench(theirs[name]) / per if name in theirs else None
         rows.append((name, a, t))
+    for name in ["add (a + b), forward", "add+mul+relu+sum, fwd+bwd (per op)"]:
+        per = 4 if "per op" in name else 1
+        a = profiled(ampgrad, ours[name]) / per
+        t = profiled(torch, theirs[name]) / per if torch else None
+        rows.append((name + ", profiler on", a, t))
     table(rows)
 
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <vector>
+#include "autograd/profiler.h"
 #include "core/tensor.h"
 #include "ops/op_list.h"
 
@@ -35,6 +36,8 @@ struct TensorIter {
   SmallVec<int64_t, 32> shape;
   SmallVec<std::array<int64_t, kMaxOps>, 32> strides;
   int64_t numel = 1;
+  // The operands as given (for the profiler's input shapes); set by run_elementwise only.
+  const Tensor* const* operands = nullptr;
   void build(const Tensor* const* ops, int n);
   void build(std::initializer_list<const Tensor*> ops) { build(ops.begin(), static_cast<int>(ops.size())); }
   ScalarType dtype(int i) const { return dtypes[i]; }
@@ -54,7 +57,41 @@ using GemmKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out, doubl
 
 void register_kernel(Op op, DeviceType dev, void* fn);
 void* lookup_kernel(Op op, DeviceType dev);
-template <typename F> F kernel(Op op, Device dev) { return reinterpret_cast<F>(lookup_kernel(op, dev.type)); }
+
+// Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
+namespace profiled {
+using autograd::profiler::Shapes;
+inline void note(Shapes& s, const Tensor& t) { s.push_back(t.sizes()); }
+inline void note(Shapes&, Tensor&) {}
+inline void note(Shapes& s, const std::vector<Tensor>& v) { for (auto& t : v) s.push_back(t.sizes()); }
+inline void note(Shapes& s, const TensorIter& it) {
+  if (it.operands) for (int i = 1; i < it.nops; ++i) s.push_back(it.operands[i]->sizes());
+}
+template <typename T> void note(Shapes&, const T&) {}
+
+// Note [Profiled kernels]: the trampoline kernel<F> returns while the profiler is on.
+template <typename F> struct Kernel;
+template <typename R, typename... A> struct Kernel<R (*)(A...)> {
+  static R call(A... a) {
+    namespace prof = autograd::profiler;
+    auto [op, fn] = prof::pop_kernel();
+    prof::RecordScope scope(std::string("aten::") + op_name(op), prof::Kind::Op, -1);
+    if (scope.handle >= 0 && (prof::config().record_shapes || prof::config().with_flops)) {
+      Shapes s;
+      (note(s, a), ...);
+      prof::set_shapes(scope.handle, op, std::move(s));
+    }
+    return reinterpret_cast<R (*)(A...)>(fn)(std::forward<A>(a)...);
+  }
+};
+}  // namespace profiled
+
+// While the profiler runs, lookup_kernel returns `profiled` and pushes the kernel for it; the
+// check lives out of line so the call sites stay as small as without a profiler.
+void* lookup_kernel(Op op, DeviceType dev, void* profiled);
+template <typename F> F kernel(Op op, Device dev) {
+  return reinterpret_cast<F>(lookup_kernel(op, dev.type, reinterpret_cast<void*>(&profiled::Kernel<F>::call)));
+}
 
 struct KernelRegistrar {
   KernelRegistrar(Op op, DeviceType dev, void* fn) { register_kernel(op, dev, fn); }

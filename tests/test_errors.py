@@ -5,6 +5,7 @@ the builtin exception classes must agree, and `pattern` (a regex) must be found 
 (checking it against torch too keeps the patterns honest)."""
 import re
 
+import numpy as np
 import pytest
 
 import ampgrad
@@ -256,3 +257,20 @@ def test_error(fn, pattern):
         fn(ampgrad)
     assert _builtin(ag.value) is exc, f"ampgrad raised {type(ag.value).__name__}: {ag.value}; torch raises {exc.__name__}: {th.value}"
     assert re.search(pattern, str(ag.value)), f"ampgrad's message lacks the gist of torch's: {ag.value!r} vs torch's {th.value!r}"
+
+
+# Note [Fast methods]: the operators and unary methods bypass pybind11; errors must not change.
+def test_fast_methods_keep_errors_and_notimplemented():
+    import ampgrad as ag
+    a = ag.randn(4)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        a + ag.randn(3)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        a + "x"
+    with pytest.raises(TypeError):
+        ag.Tensor.exp(3.0)
+    with pytest.raises(RuntimeError, match="bool tensor"):
+        -ag.tensor([True])
+    x = a.numpy()
+    assert ((2 - a).numpy() == np.float32(2) - x).all() and ((2 * a).numpy() == np.float32(2) * x).all()
+    assert a.exp().grad_fn is None and a.requires_grad_().exp().grad_fn.name() == "ExpBackward0"

@@ -164,7 +164,8 @@ def test_embedding_module():
 INIT_CASES = [
     lambda n: n.Linear(7, 5), lambda n: n.Linear(3, 2, bias=False), lambda n: n.Bilinear(2, 3, 4),
     lambda n: n.Conv1d(3, 4, 3), lambda n: n.Conv2d(4, 6, (3, 2), groups=2), lambda n: n.ConvTranspose1d(3, 4, 2),
-    lambda n: n.ConvTranspose2d(4, 2, 3, groups=2), lambda n: n.Embedding(10, 4, padding_idx=3),
+    lambda n: n.ConvTranspose2d(4, 2, 3, groups=2), lambda n: n.Conv3d(2, 4, (2, 3, 2)),
+    lambda n: n.ConvTranspose3d(4, 2, 2, groups=2), lambda n: n.Embedding(10, 4, padding_idx=3),
     lambda n: n.LayerNorm(3), lambda n: n.GroupNorm(2, 4), lambda n: n.PReLU(), lambda n: n.RNNCell(3, 5),
     lambda n: n.LSTMCell(3, 5), lambda n: n.GRUCell(3, 5),
     lambda n: n.Sequential(n.Linear(4, 8), n.ReLU(), n.Linear(8, 2)),
@@ -233,6 +234,36 @@ def _fcases():
         add(f"bce_logits-{red}", lambda a, b, w, pw, r=red: F.binary_cross_entropy_with_logits(a, b, w.detach(), reduction=r, pos_weight=pw.detach()),
             lambda a, b, w, pw, r=red: TF.binary_cross_entropy_with_logits(a, b, w.detach(), reduction=r, pos_weight=pw.detach()),
             [(3, 4), ("u", 3, 4), ("u", 4), ("u", 4)])
+        sgn = np.array([[1.0, -1, 1, -1], [-1, 1, 1, -1], [1, 1, -1, -1]])
+        add(f"hinge_embedding-{red}", lambda a, r=red: F.hinge_embedding_loss(a, ampgrad.tensor(sgn), 0.7, reduction=r),
+            lambda a, r=red: TF.hinge_embedding_loss(a, torch.tensor(sgn), 0.7, reduction=r), [(3, 4)])
+        add(f"margin_ranking-{red}", lambda a, b, r=red: F.margin_ranking_loss(a, b, ampgrad.tensor(sgn), 0.3, reduction=r),
+            lambda a, b, r=red: TF.margin_ranking_loss(a, b, torch.tensor(sgn), 0.3, reduction=r), [(3, 4), (3, 4)])
+        add(f"soft_margin-{red}", lambda a, r=red: F.soft_margin_loss(a, ampgrad.tensor(sgn), reduction=r),
+            lambda a, r=red: TF.soft_margin_loss(a, torch.tensor(sgn), reduction=r), [(3, 4)])
+        add(f"cosine_embedding-{red}", lambda a, b, r=red: F.cosine_embedding_loss(a, b, ampgrad.tensor(sgn[0]), 0.2, reduction=r),
+            lambda a, b, r=red: TF.cosine_embedding_loss(a, b, torch.tensor(sgn[0]), 0.2, reduction=r), [(4, 5), (4, 5)])
+        for li, full in ((True, False), (False, True)):
+            add(f"poisson_nll-{red}-{li}-{full}",
+                lambda a, b, r=red, li=li, f=full: F.poisson_nll_loss(a, b.detach() * 3, log_input=li, full=f, reduction=r),
+                lambda a, b, r=red, li=li, f=full: TF.poisson_nll_loss(a, b.detach() * 3, log_input=li, full=f, reduction=r),
+                [("u", 3, 4), ("u", 3, 4)])
+        for swap, pn in ((False, 2), (True, 1)):
+            add(f"triplet_margin-{red}-{swap}", lambda a, b, c, r=red, s=swap, pn=pn: F.triplet_margin_loss(a, b, c, 0.5, pn, swap=s, reduction=r),
+                lambda a, b, c, r=red, s=swap, pn=pn: TF.triplet_margin_loss(a, b, c, 0.5, pn, swap=s, reduction=r),
+                [(3, 4), (3, 4), (3, 4)])
+        for pm in (1, 2):
+            add(f"multi_margin-{red}-{pm}", lambda a, w, r=red, pm=pm: F.multi_margin_loss(a, ampgrad.tensor([1, 0, 3]), pm, 0.8, w.detach(), reduction=r),
+                lambda a, w, r=red, pm=pm: TF.multi_margin_loss(a, torch.tensor([1, 0, 3]), pm, 0.8, w.detach(), reduction=r),
+                [(3, 4), ("u", 4)])
+        mt = [[3, 0, -1, 1], [0, 1, 2, -1], [2, 2, -1, 0]]
+        add(f"multilabel_margin-{red}", lambda a, r=red: F.multilabel_margin_loss(a, ampgrad.tensor(mt), reduction=r),
+            lambda a, r=red: TF.multilabel_margin_loss(a, torch.tensor(mt), reduction=r), [(3, 4)])
+    add("multi_margin-unbatched", lambda a: F.multi_margin_loss(a, ampgrad.tensor(2)), lambda a: TF.multi_margin_loss(a, torch.tensor(2)), [(5,)])
+    add("multilabel_margin-unbatched", lambda a: F.multilabel_margin_loss(a, ampgrad.tensor([1, -1, 0])),
+        lambda a: TF.multilabel_margin_loss(a, torch.tensor([1, -1, 0])), [(3,)])
+    add("trace", ampgrad.trace, torch.trace, [(3, 5)])
+    add("trace-transposed", lambda x: ampgrad.trace(x.t()), lambda x: torch.trace(x.t()), [(4, 3)])
     add("kl_div-batchmean", lambda a, b: F.kl_div(a, b, reduction="batchmean"), lambda a, b: TF.kl_div(a, b, reduction="batchmean"),
         [(3, 4), ("u", 3, 4)])
     add("cross_entropy-unbatched", lambda x: F.cross_entropy(x, ampgrad.tensor(2)), lambda x: TF.cross_entropy(x, torch.tensor(2)), [(5,)])
@@ -264,6 +295,21 @@ def _fcases():
         lambda x, w, b: TF.conv_transpose2d(x, w, b, stride=(2, 3), padding=1, output_padding=(1, 2)), [(2, 3, 4, 3), (3, 2, 3, 3), (2,)])
     add("conv_transpose1d", lambda x, w: F.conv_transpose1d(x, w, groups=3, dilation=2),
         lambda x, w: TF.conv_transpose1d(x, w, groups=3, dilation=2), [(2, 6, 4), (6, 1, 3)])
+    add("conv3d", lambda x, w, b: F.conv3d(x, w, b, stride=(2, 1, 2), padding=(1, 2, 0), dilation=(2, 1, 1)),
+        lambda x, w, b: TF.conv3d(x, w, b, stride=(2, 1, 2), padding=(1, 2, 0), dilation=(2, 1, 1)),
+        [(2, 2, 7, 6, 5), (6, 2, 3, 2, 2), (6,)])
+    add("conv3d-groups-unbatched", lambda x, w: F.conv3d(x, w, groups=2, padding=1),
+        lambda x, w: TF.conv3d(x, w, groups=2, padding=1), [(4, 5, 4, 5), (6, 2, 3, 3, 2)])
+    add("conv_transpose3d", lambda x, w, b: F.conv_transpose3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 0, 1), 1, (1, 2, 1)),
+        lambda x, w, b: TF.conv_transpose3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 0, 1), 1, (1, 2, 1)),
+        [(2, 4, 3, 4, 3), (4, 3, 3, 2, 3), (3,)])
+    add("conv_transpose3d-groups", lambda x, w: F.conv_transpose3d(x, w, groups=2, stride=3, padding=2),
+        lambda x, w: TF.conv_transpose3d(x, w, groups=2, stride=3, padding=2), [(1, 4, 3, 3, 3), (4, 2, 2, 2, 2)])
+    for mode in ("bilinear", "nearest"):
+        for pm in ("zeros", "border", "reflection"):
+            for ac in (False, True):
+                add(f"grid_sample-{mode}-{pm}-{ac}", lambda x, g, m=mode, p=pm, a=ac: F.grid_sample(x, g * 1.3, m, p, a),
+                    lambda x, g, m=mode, p=pm, a=ac: TF.grid_sample(x, g * 1.3, m, p, a), [(2, 3, 5, 4), (2, 3, 6, 2)])
     return cases
 
 

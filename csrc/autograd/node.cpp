@@ -2,6 +2,8 @@
 #include "autograd/node.h"
 #include <algorithm>
 #include <atomic>
+#include "autograd/anomaly.h"
+#include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "ops/ops.h"
 
@@ -60,13 +62,24 @@ void Node::steal_children(std::vector<std::shared_ptr<Node>>& out) {
 
 void FunctionNode::steal_children(std::vector<std::shared_ptr<Node>>& out) {
   Node::steal_children(out);
-  for (auto& s : saved) steal_tensor(s.data, out);
+  for (auto& s : saved) {
+    steal_tensor(s.data, out);
+    if (s.grad_fn) out.push_back(std::move(s.grad_fn));
+  }
 }
 
 Tensor FunctionNode::grad_or_zeros(const variable_list& g, size_t i) const {
   if (i < g.size() && g[i].defined()) return g[i];
   const auto& m = input_meta[i];
   return full(m.shape, Scalar(0.0), m.dtype, m.device);
+}
+
+// A saved output is a detached alias; it keeps its tangent so that backward formulas run under a
+// dual level propagate tangents (forward-over-reverse, e.g. hessian's forward-mode strategy).
+static void keep_tangent(const Tensor& from, const Tensor& to) {
+  if (__builtin_expect(!fw::on(), 1)) return;
+  Tensor tg = fw::tangent(from);
+  if (tg.defined()) fw::set_tangent(to, tg);
 }
 
 SavedVariable::SavedVariable(const Tensor& t, bool output) {
@@ -79,13 +92,50 @@ SavedVariable::SavedVariable(const Tensor& t, bool output) {
   saved_version = t.version();
   requires_grad = t.requires_grad();
   output_nr = t.output_nr();
+  if (SavedTensorDefaultHooks::depth && !t.impl()->wrapped_number && SavedTensorDefaultHooks::make) {
+    save_with_hooks(t, output);
+    return;
+  }
   if (output && t.grad_fn()) {
     is_output = true;
     weak_grad_fn = t.grad_fn();
     data = detach(t);
+    keep_tangent(t, data);
   } else {
     data = t;
   }
+}
+
+// torch keeps wrapped numbers away from the hooks; everything else is handed to pack().
+void SavedVariable::save_with_hooks(const Tensor& t, bool output) {
+  is_output = output && t.grad_fn();
+  if (is_output) weak_grad_fn = t.grad_fn();
+  else grad_fn = t.grad_fn();
+  if (requires_grad && !t.grad_fn() && t.autograd_meta() && t.autograd_meta()->requires_grad)
+    grad_accumulator = autograd::grad_accumulator(t);
+  hooks = SavedTensorDefaultHooks::make();
+  hooks->pack(t);
+  AG_CHECK(t.version() == saved_version,
+           "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+           "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
+           "to perform in-place operations on the input to a pack hook.");
+}
+
+// The tensor unpack() returned, placed back at the saved tensor's graph position. It is a fresh
+// alias: the hook may hand back the very tensor it was given.
+Tensor SavedVariable::unpack_with_hooks() const {
+  Tensor t = detach(hooks->unpack());
+  auto& m = t.ensure_autograd_meta();
+  std::shared_ptr<Node> fn = is_output ? weak_grad_fn.lock() : grad_fn;
+  if (fn) {
+    m.grad_fn = std::move(fn);
+    m.output_nr = output_nr;
+    m.requires_grad = true;
+  } else if (requires_grad) {
+    m.requires_grad = true;
+    if (grad_accumulator) m.grad_accumulator = grad_accumulator;
+  }
+  return t;
 }
 
 static const char* kBackwardTwice =
@@ -97,6 +147,7 @@ static const char* kBackwardTwice =
 Tensor SavedVariable::unpack(const Node* saved_for) const {
   if (released) AG_THROW(RuntimeError, kBackwardTwice);
   if (!was_defined) return Tensor();
+  if (hooks) return unpack_with_hooks();  // torch checks no version through hooks
   if (data.version() != saved_version) {
     std::string which;
     std::shared_ptr<Node> fn = is_output ? weak_grad_fn.lock() : data.grad_fn();
@@ -109,6 +160,7 @@ Tensor SavedVariable::unpack(const Node* saved_for) const {
   }
   if (!is_output) return data;
   Tensor t = detach(data);
+  keep_tangent(data, t);
   auto& m = t.ensure_autograd_meta();
   m.requires_grad = requires_grad;
   m.grad_fn = weak_grad_fn.lock();
@@ -224,6 +276,16 @@ bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
   return false;
 }
 
+void pack_saved_tensors(const std::vector<std::weak_ptr<FunctionNode>>& nodes) {
+  if (!SavedTensorDefaultHooks::depth) return;
+  for (auto& w : nodes) {
+    auto node = w.lock();
+    if (!node) continue;
+    for (auto& sv : node->saved)
+      if (sv.was_defined && !sv.hooks) sv = SavedVariable(sv.unpack(node.get()), sv.is_output);
+  }
+}
+
 namespace {
 thread_local NodeRecorder* t_recorder = nullptr;
 }
@@ -246,6 +308,7 @@ static std::shared_ptr<FunctionNode> make_node_impl(const char* name, const Tens
   for (size_t i = 0; i < n; ++i) node->next_edges.push_back(ts[i] ? gradient_edge(*ts[i]) : Edge{});
   node->fn = std::move(fn);
   if (t_recorder) t_recorder->nodes.push_back(node);
+  anomaly_on_create(*node);
   return node;
 }
 

@@ -40,7 +40,9 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<std::pair<int, std::function<variable_list(const variable_list&)>>> pre_hooks;
   std::vector<std::pair<int, std::function<variable_list(const variable_list&, const variable_list&)>>> post_hooks;
   int next_hook_id = 0;
-  std::shared_ptr<void> anomaly_trace;  // Python traceback recorded at creation (anomaly mode)
+  // grad_fn.metadata: a Python dict made on first use (python_function.cpp); anomaly mode keeps
+  // the forward traceback in it, as torch does.
+  std::shared_ptr<void> metadata;
 
   Node();
   Node(const Node&) = delete;
@@ -56,10 +58,36 @@ struct Node : std::enable_shared_from_this<Node> {
   bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
 };
 
+// Pack/unpack hooks of one saved tensor (autograd.graph.saved_tensors_hooks); the Python side
+// implements them. pack() runs when the tensor is saved, unpack() when backward reads it.
+struct SavedVariableHooks {
+  virtual ~SavedVariableHooks() = default;
+  virtual void pack(const Tensor& t) = 0;
+  virtual Tensor unpack() const = 0;
+};
+// Note [Default saved tensor hooks]: `depth` counts the hook pairs pushed on this thread (Python
+// keeps the pairs); while it is non-zero every SavedVariable is packed through `make()`'s hooks
+// instead of holding the tensor. Zero: one thread-local check per saved tensor.
+struct SavedTensorDefaultHooks {
+  static inline thread_local int depth = 0;
+  static inline std::unique_ptr<SavedVariableHooks> (*make)() = nullptr;
+};
+// Holds packing back while an in-place op computes its result: what the nodes made meanwhile save
+// is packed afterwards by pack_saved_tensors, once aliases of self have been swapped for clones
+// (Note [Saved self in in-place ops]).
+struct DeferSavedTensorHooks {
+  int prev;
+  DeferSavedTensorHooks() : prev(SavedTensorDefaultHooks::depth) { SavedTensorDefaultHooks::depth = 0; }
+  ~DeferSavedTensorHooks() { SavedTensorDefaultHooks::depth = prev; }
+};
+
 // A tensor saved for backward: the version it had, and for outputs of the node itself a weak
-// reference to the node (a strong one would be a cycle).
+// reference to the node (a strong one would be a cycle). With default hooks the tensor lives in
+// the hooks' packed value and the graph position is kept here (grad_fn / grad_accumulator).
 struct SavedVariable {
   Tensor data;
+  std::shared_ptr<SavedVariableHooks> hooks;
+  std::shared_ptr<Node> grad_fn;  // hooks, non-output: the tensor's grad_fn
   uint32_t saved_version = 0;
   bool is_output = false;
   bool was_defined = false;
@@ -72,7 +100,9 @@ struct SavedVariable {
   SavedVariable() = default;
   SavedVariable(const Tensor& t, bool is_output);
   Tensor unpack(const Node* saved_for) const;
-  void reset() { data = Tensor(); released = true; }
+  void save_with_hooks(const Tensor& t, bool output);
+  Tensor unpack_with_hooks() const;
+  void reset() { data = Tensor(); hooks.reset(); grad_fn.reset(); released = true; }
 };
 
 struct FunctionNode;
@@ -112,6 +142,9 @@ struct NodeRecorder {
   NodeRecorder(const NodeRecorder&) = delete;
   NodeRecorder& operator=(const NodeRecorder&) = delete;
 };
+
+// Packs, with the default hooks when some are active, the tensors these nodes saved unpacked.
+void pack_saved_tensors(const std::vector<std::weak_ptr<FunctionNode>>& nodes);
 
 // Recording: make_node returns nullptr unless grad mode is on and some input requires grad.
 std::shared_ptr<FunctionNode> make_node(const char* name, std::initializer_list<const Tensor*> inputs, BackwardFn fn);

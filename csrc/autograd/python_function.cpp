@@ -2,6 +2,8 @@
 // the caller of backward() with their type and traceback (pybind11::error_already_set).
 #include "autograd/python_function.h"
 #include "bindings/convert.h"  // the Tensor caster: every TU that casts Tensor must see it
+#include "autograd/anomaly.h"
+#include "autograd/grad_mode.h"
 #include "ops/ops.h"
 
 namespace py = pybind11;
@@ -75,6 +77,128 @@ variable_list PyNode::apply(variable_list&& grads) {
     }
   }
   return out;
+}
+
+namespace {
+// A Python object owned from C++: released under the GIL, whichever thread drops the last reference.
+std::shared_ptr<void> own(py::object o) {
+  return std::shared_ptr<void>(o.release().ptr(), [](void* p) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(p));
+  });
+}
+}  // namespace
+
+py::dict node_metadata(Node& node) {
+  if (!node.metadata) node.metadata = own(py::dict());
+  return py::reinterpret_borrow<py::dict>(static_cast<PyObject*>(node.metadata.get()));
+}
+
+// ---- saved tensor hooks
+namespace {
+struct HookPair {
+  py::object pack, unpack;
+};
+thread_local std::vector<HookPair>* t_hook_stack = nullptr;  // leaked at thread exit: no GIL then
+thread_local std::optional<std::string> t_hooks_disabled;
+
+struct PySavedHooks : SavedVariableHooks {
+  std::shared_ptr<void> unpack_fn, packed;
+  void pack(const Tensor& t) override {
+    py::gil_scoped_acquire gil;
+    const HookPair& top = t_hook_stack->back();
+    unpack_fn = own(top.unpack);
+    packed = own(top.pack(py::cast(t)));
+  }
+  Tensor unpack() const override {
+    py::gil_scoped_acquire gil;
+    py::handle fn(static_cast<PyObject*>(unpack_fn.get()));
+    py::object r = fn(py::handle(static_cast<PyObject*>(packed.get())));
+    if (!bind::is_tensor(r))
+      AG_THROW(TypeError, "Output of saved tensor unpack_hook expected to be a Tensor but got result of type ",
+               std::string(py::str(py::type::of(r).attr("__name__"))));
+    return r.cast<Tensor>();
+  }
+};
+std::unique_ptr<SavedVariableHooks> make_py_saved_hooks() { return std::make_unique<PySavedHooks>(); }
+}  // namespace
+
+void push_saved_tensors_hooks(py::object pack, py::object unpack) {
+  if (t_hooks_disabled) AG_THROW(RuntimeError, *t_hooks_disabled);
+  if (!t_hook_stack) t_hook_stack = new std::vector<HookPair>();
+  t_hook_stack->push_back({std::move(pack), std::move(unpack)});
+  SavedTensorDefaultHooks::depth = static_cast<int>(t_hook_stack->size());
+}
+
+void pop_saved_tensors_hooks() {
+  AG_CHECK(t_hook_stack && !t_hook_stack->empty(), "No saved tensors default hooks to pop");
+  t_hook_stack->pop_back();
+  SavedTensorDefaultHooks::depth = static_cast<int>(t_hook_stack->size());
+}
+
+void disable_saved_tensors_hooks(const std::string& message) { t_hooks_disabled = message; }
+void enable_saved_tensors_hooks() { t_hooks_disabled.reset(); }
+std::optional<std::string> saved_tensors_hooks_disabled_message() { return t_hooks_disabled; }
+
+// ---- anomaly mode (torch's PyAnomalyMetadata: the trace lives in metadata["traceback_"])
+namespace {
+void anomaly_store_py(Node& node, const std::shared_ptr<Node>& parent) {
+  py::gil_scoped_acquire gil;
+  py::dict md = node_metadata(node);
+  py::list stack = py::module_::import("traceback").attr("format_stack")();
+  md["traceback_"] = stack;
+  if (parent) md["parent_"] = bind::node_object(parent);
+}
+
+void warn(const std::string& msg) {
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) PyErr_Clear();  // the backward error wins
+}
+
+void anomaly_report_py(const Node& node) {
+  py::gil_scoped_acquire gil;
+  py::object md = node.metadata ? py::reinterpret_borrow<py::object>(static_cast<PyObject*>(node.metadata.get())) : py::dict();
+  std::string name = node.name();
+  bool parent = false;
+  while (true) {
+    py::object trace = md.attr("get")("traceback_");
+    if (trace.is_none()) {
+      if (!parent)
+        warn("Error detected in " + name + ". No forward pass information available. Enable detect anomaly during "
+             "forward pass for more information.");
+      return;
+    }
+    std::string text = py::str("").attr("join")(trace).cast<std::string>();
+    warn(parent ? "\n\nPrevious calculation was induced by " + name +
+                      ". Traceback of forward call that induced the previous calculation:\n" + text
+                : "Error detected in " + name + ". Traceback of forward call that caused the error:\n" + text);
+    py::object p = md.attr("get")("parent_");
+    if (p.is_none()) return;
+    md = p.attr("metadata");
+    name = p.attr("name")().cast<std::string>();
+    parent = true;
+  }
+}
+}  // namespace
+
+namespace {
+py::object* g_mutation_fn = nullptr;  // leaked: no Python calls at exit
+void call_mutation_fn(const Tensor& t) {
+  AutoGradMode off(false);
+  (*g_mutation_fn)(py::cast(t));
+}
+}  // namespace
+
+void set_mutation_hook(py::object fn) {
+  if (!g_mutation_fn) g_mutation_fn = new py::object();
+  *g_mutation_fn = fn;
+  mutation_hook = fn.is_none() ? nullptr : call_mutation_fn;
+}
+
+void install_python_hooks() {
+  anomaly_hooks.store = anomaly_store_py;
+  anomaly_hooks.report = anomaly_report_py;
+  SavedTensorDefaultHooks::make = make_py_saved_hooks;
 }
 
 }  // namespace ampgrad::autograd

@@ -2,6 +2,7 @@
 #pragma once
 #include "bindings/convert.h"  // Tensor caster (must be visible wherever Tensor is cast)
 #include "autograd/node.h"
+#include <optional>
 
 namespace ampgrad::autograd {
 
@@ -27,5 +28,23 @@ struct PyNode : Node {
   void release_variables() override;
   void steal_children(std::vector<std::shared_ptr<Node>>& out) override;
 };
+
+// grad_fn.metadata: the node's Python dict, made on first use.
+pybind11::dict node_metadata(Node& node);
+
+// autograd.graph.saved_tensors_hooks: the thread's stack of (pack, unpack) pairs
+// (Note [Default saved tensor hooks]) and disable_saved_tensors_hooks' error message.
+void push_saved_tensors_hooks(pybind11::object pack, pybind11::object unpack);
+void pop_saved_tensors_hooks();
+void disable_saved_tensors_hooks(const std::string& message);
+void enable_saved_tensors_hooks();
+std::optional<std::string> saved_tensors_hooks_disabled_message();
+
+// allow_mutation_on_saved_tensors: fn(tensor) runs, with grad mode off, before each in-place
+// write (Note [Mutation hook]); None removes it.
+void set_mutation_hook(pybind11::object fn);
+
+// Installs the Python side of anomaly mode and of saved tensor hooks into the engine's seams.
+void install_python_hooks();
 
 }  // namespace ampgrad::autograd

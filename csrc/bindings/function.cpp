@@ -1,4 +1,5 @@
 // Bindings for Python autograd.Function: building its PyNode after forward ran under no_grad.
+#include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "autograd/python_function.h"
 #include "bindings/convert.h"
@@ -56,6 +57,7 @@ void init_function(py::module_& m) {
       for (auto& in : ins) node->next_edges.push_back(in.defined() ? autograd::gradient_edge(in) : autograd::Edge{});
       node->saved = saved;
       saved->owner = node.get();
+      autograd::anomaly_on_create(*node);
     }
     for (size_t i = 0; i < outs.size(); ++i) {
       Tensor& o = outs[i];

@@ -160,6 +160,7 @@ PYBIND11_MODULE(_C, m) {
 
   init_tensor(m);
   init_ops(m);
+  init_fast_methods(m);
   init_autograd(m);
   init_numpy(m);
   init_amp(m);

@@ -292,11 +292,13 @@ void init_tensor(py::module_& m) {
       .def("_index", [](const Tensor& t, const std::vector<std::optional<Tensor>>& idx) { return index(t, idx); })
       .def("_index_put_", [](py::object self, const std::vector<std::optional<Tensor>>& idx, const Tensor& v, bool acc) {
         Tensor t = self.cast<Tensor>();
-        if (autograd::GradMode::is_enabled() && (t.requires_grad() || v.requires_grad())) {
-          check_inplace(t, "index_put_");
+        bool grad = autograd::GradMode::is_enabled() && (t.requires_grad() || v.requires_grad());
+        if (grad || fw_has(t) || fw_has(v)) {
+          if (grad) check_inplace(t, "index_put_");
           apply_inplace(t, [&] { return index_put(t, idx, v, acc); }, "index_put_");
         } else {
           Tensor r = index_put(detach(t), idx, v, acc);
+          autograd::before_mutation(t);
           run_elementwise(Op::copy, t, {&r});
           t.bump_version();
         }

@@ -19,6 +19,15 @@ void* lookup_kernel(Op op, DeviceType dev) {
   return fn;
 }
 
+void* lookup_kernel(Op op, DeviceType dev, void* profiled) {
+  void* fn = lookup_kernel(op, dev);
+  if (__builtin_expect(autograd::profiler::enabled(), 0)) {
+    autograd::profiler::push_kernel(op, fn);
+    return profiled;
+  }
+  return fn;
+}
+
 void TensorIter::build(const Tensor* const* ops, int n) {
   nops = n;
   const Shape& sz = ops[0]->sizes();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 #include "autograd/grad_mode.h"
+#include "autograd/profiler.h"
 #include "autograd/node.h"
 
 namespace ampgrad {
@@ -90,6 +91,7 @@ Tensor empty_strided(Shape sizes, Shape strides, ScalarType dtype, Device device
   impl->refresh();
   auto block = std::make_shared<StorageAndVersion>();
   Storage::allocate_into(block->storage, static_cast<size_t>(impl->numel * itemsize(dtype)), device);
+  if (autograd::profiler::enabled()) autograd::profiler::note_alloc(block->storage.nbytes);
   impl->storage = std::shared_ptr<Storage>(block, &block->storage);
   impl->version = std::shared_ptr<VersionCounter>(block, &block->version);
   return Tensor(std::move(impl));

@@ -81,6 +81,8 @@ struct AutogradMeta {
   std::vector<std::pair<int, TensorHook>> leaf_hooks;  // hooks of a leaf (run before accumulation)
   int next_hook_id = 0;
   std::vector<std::pair<int, TensorHook>> post_accumulate_hooks;
+  Tensor fw_grad;       // forward AD tangent, valid while fw_gen is the open level's (Note [Forward AD])
+  uint64_t fw_gen = 0;
 };
 
 struct TensorImpl {

@@ -140,6 +140,7 @@ void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> in
   }
   TensorIter it;
   it.build(ops, n);
+  it.operands = ops;
   // An empty operand still goes through the kernel's dtype dispatch (torch refuses a dtype even
   // with no elements); with no dims and numel 0 the loops run zero times.
   if (it.numel == 0) { it.shape.clear(); it.strides.clear(); }
@@ -209,6 +210,7 @@ static Tensor copy_kernel_out(const Tensor& src, ScalarType dtype, bool contiguo
 Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
   if (t.dtype() == dtype && !copy) return t;
   Tensor out = copy_kernel_out(t, dtype);
+  fw_rule(out, {&t}, [&](const variable_list& tt) { return to_dtype(tt[0], dtype, true); });
   if (is_floating(dtype)) {
     ScalarType from = t.dtype();
     if (auto node = autograd::make_node("ToCopyBackward0", {&t}, AG_BW { return {to_dtype(g[0], from)}; }))
@@ -219,6 +221,7 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
 
 Tensor clone(const Tensor& t) {
   Tensor out = copy_kernel_out(t, t.dtype());
+  fw_rule(out, {&t}, [](const variable_list& tt) { return clone(tt[0]); });
   if (auto node = autograd::make_node("CloneBackward0", {&t}, AG_BW { return {g[0]}; }))
     autograd::set_history(node, {&out});
   return out;
@@ -227,6 +230,7 @@ Tensor clone(const Tensor& t) {
 Tensor contiguous(const Tensor& t) {
   if (t.is_contiguous()) return t;
   Tensor out = copy_kernel_out(t, t.dtype(), true);
+  fw_rule(out, {&t}, [](const variable_list& tt) { return contiguous(tt[0]); });
   if (auto node = autograd::make_node("CloneBackward0", {&t}, AG_BW { return {g[0]}; }))
     autograd::set_history(node, {&out});
   return out;
@@ -249,8 +253,10 @@ Tensor& copy_(Tensor& self, const Tensor& src0) {
   Tensor src = expand(src0, self.sizes());
   if (src.device() != self.device()) src = to_device(src, self.device());
   if (!grad) {
+    autograd::before_mutation(self);
     run_elementwise(Op::copy, self, {&src});
     self.bump_version();
+    fw_inplace(self, src0);
     return self;
   }
   // Differentiable copy: self's old history gets zero, src the gradient (the engine reduces the
@@ -269,6 +275,7 @@ Tensor& copy_(Tensor& self, const Tensor& src0) {
   Tensor r = detach(self);
   autograd::set_history(node, {&r});
   rebase_history(self, r);
+  fw_inplace(self, src0);
   return self;
 }
 
@@ -281,6 +288,7 @@ Tensor ones_like(const Tensor& a) { return full(a.sizes(), Scalar(1.0), a.dtype(
 // the result. A view's base gets a CopySlices node that routes the view's region of the gradient
 // through the new history and the rest through the old one.
 void check_inplace(const Tensor& self, const char* op, bool any_requires_grad) {
+  autograd::before_mutation(self);  // Note [Mutation hook]
   if (!autograd::GradMode::is_enabled()) return;
   if (any_requires_grad || self.requires_grad()) autograd::check_view_rebase(self, false);  // torch's order
   if (self.requires_grad() && self.is_leaf())
@@ -379,6 +387,7 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
     run_elementwise(Op::copy, self, {&src});
   }
   self.bump_version();
+  fw_inplace(self, result);
   if (!result.requires_grad()) {
     // Overwritten by values without history (e.g. eq_): the old history gets zeros.
     if (self.requires_grad()) rebase_constant(self, "CopyBackwards");
@@ -419,10 +428,12 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, cons
   std::vector<std::weak_ptr<FunctionNode>> made;
   {
     autograd::NodeRecorder rec;
+    autograd::DeferSavedTensorHooks defer;
     result = compute();
     made = std::move(rec.nodes);
   }
   protect_saved_self(self, made);
+  autograd::pack_saved_tensors(made);
   return apply_inplace(self, result, op);
 }
 
@@ -436,6 +447,46 @@ void rebase_constant(Tensor& self, const char* node_name) {
   Tensor r = detach(self);
   autograd::set_history(node, {&r});
   rebase_history(self, r);
+}
+
+// ---------------------------------------------------------------- forward AD helpers
+namespace {
+// A node the backward closures can read for a jvp: the saved tensors, and only input i marked as
+// needing a gradient, through an edge that owns nothing.
+struct JvpNode : FunctionNode {
+  explicit JvpNode(std::initializer_list<Tensor> saved) : FunctionNode("jvp") { for (auto& t : saved) save(t); }
+  void only_input(size_t i, size_t n) {
+    next_edges.assign(n, autograd::Edge{});
+    next_edges[i].fn = std::shared_ptr<autograd::Node>(std::shared_ptr<autograd::Node>(), this);
+  }
+};
+}  // namespace
+
+Tensor sum_defined(const variable_list& terms) {
+  Tensor r;
+  for (const Tensor& t : terms)
+    if (t.defined()) r = r.defined() ? add(r, t) : t;
+  return r;
+}
+
+Tensor jvp_from_backward(const autograd::BackwardFn& bw, const variable_list& t, std::initializer_list<Tensor> saved) {
+  JvpNode node(saved);
+  variable_list terms;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].defined()) continue;
+    node.only_input(i, t.size());
+    variable_list g = bw(node, {t[i]});
+    if (i < g.size()) terms.push_back(g[i]);
+  }
+  return sum_defined(terms);
+}
+
+Tensor jvp_reduce_from_backward(const autograd::BackwardFn& bw, const Tensor& t, const Tensor& out,
+                                std::initializer_list<Tensor> saved, const IntList& dims, bool keepdim) {
+  JvpNode node(saved);
+  node.only_input(0, 1);
+  Tensor d = bw(node, {ones_like(out)})[0];
+  return sum(mul(t, d), dims, keepdim, std::nullopt);
 }
 
 // ---------------------------------------------------------------- unary
@@ -457,6 +508,7 @@ Tensor unary_impl(Op op, const Tensor& a0, bool to_float, const char* bw_name, S
   AG_AUTOCAST(op, &a);
   if (to_float && !is_floating(a.dtype())) a = to_dtype(a, default_dtype());
   Tensor out = elementwise(op, a.sizes(), a.dtype(), {&a}, s);
+  if (bw) fw_rule(out, {&a}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {save == OUT ? out : a}); });
   if (bw && is_floating(out.dtype()))
     if (auto node = autograd::make_node(bw_name, {&a}, std::move(bw))) {
       autograd::set_history(node, {&out});
@@ -473,9 +525,10 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
   Tensor& name##_(Tensor& a) {                                                                        \
     check_unary_dtype(Op::name, a.dtype());                                                           \
-    if (!autograd::GradMode::is_enabled() || !a.requires_grad()) {                                    \
+    if ((!autograd::GradMode::is_enabled() || !a.requires_grad()) && !fw_has(a)) {                   \
       AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type ", scalar_type_name(default_dtype()), " can't be cast to the desired output type ", scalar_type_name(a.dtype())); \
       check_no_internal_overlap(a);                                                                   \
+      autograd::before_mutation(a);                                                                   \
       run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
     }                                                                                                 \
     return apply_inplace(a, [&] { return name(a); }, #name "_");                                      \
@@ -520,6 +573,7 @@ Tensor logical_not(const Tensor& a) { return elementwise(Op::logical_not, a.size
 Tensor& logical_not_(Tensor& a) {
   check_no_internal_overlap(a);
   Tensor r = logical_not(a);
+  autograd::before_mutation(a);
   run_elementwise(Op::copy, a, {&r});
   a.bump_version();
   return a;
@@ -627,9 +681,11 @@ Tensor run_binary(Op op, Binary& p, ScalarType out_dt) {
   return out;
 }
 
+// `own_jvp`: the op sets its tangent itself; otherwise it comes from the backward (elementwise).
 void record2(const char* name, const Tensor& a, const Tensor& b, Tensor& out, bool save_a, bool save_b,
-             std::function<variable_list(FunctionNode&, const variable_list&)> bw, bool save_out = false) {
+             std::function<variable_list(FunctionNode&, const variable_list&)> bw, bool save_out = false, bool own_jvp = false) {
   if (!is_floating(out.dtype())) return;
+  if (!own_jvp) fw_rule(out, {&a, &b}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {a, b, out}); });
   if (auto node = autograd::make_node(name, {&a, &b}, std::move(bw))) {
     autograd::set_history(node, {&out});
     if (!save_a && !save_b && !save_out) return;  // get(i) of an unsaved slot is undefined anyway
@@ -754,13 +810,19 @@ static Tensor minmax(Op op, const char* name, const Tensor& a, const Tensor& b) 
   Binary p = prepare(op, a, b, false);
   Tensor out = run_binary(op, p, p.dt);
   Op lose = op == Op::maximum ? Op::lt : Op::gt;
+  // torch's jvp: b's tangent unless a wins (half of each at ties); with a nan neither wins.
+  fw_rule(out, {&a, &b}, [&](const variable_list& t) {
+    Tensor ta = or_zeros(t[0], a), tb = or_zeros(t[1], b);
+    Tensor wa = where(compare(Op::eq, a, b), full({}, Scalar(0.5), out.dtype()), to_dtype(compare(lose, b, a), out.dtype()));
+    return tb + wa * (ta - tb);
+  });
   record2(name, a, b, out, true, true, AG_BW {
     Tensor x = c.get(0), y = c.get(1);
     Tensor half_g = where(compare(Op::eq, x, y), g[0] * 0.5, g[0]);
     Tensor ga = where(compare(lose, x, y), zeros_like(half_g), half_g);
     Tensor gb = where(compare(lose, y, x), zeros_like(half_g), half_g);
     return {ga, gb};
-  });
+  }, false, true);
   return out;
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return minmax(Op::maximum, "MaximumBackward0", a, b); }
@@ -833,10 +895,11 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_no_internal_overlap(self);
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
-  if (grad) {
-    check_inplace(self, op_name(op), true);
+  if (grad || fw_has(self) || fw_has(other)) {
+    if (grad) check_inplace(self, op_name(op), true);
     return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));
   }
+  autograd::before_mutation(self);
   const bool arith = op == Op::add || op == Op::sub || op == Op::mul || (op == Op::div && mode.empty()) ||
                      op == Op::maximum || op == Op::minimum;
   const bool overlaps = other.storage() == self.storage() &&
@@ -875,6 +938,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor cc = expand(to_dtype(cond, ScalarType::Bool), shape);
   Tensor x = expand(to_dtype(a, dt), shape), y = expand(to_dtype(b, dt), shape);
   Tensor out = elementwise(Op::where, shape, dt, {&cc, &x, &y});
+  fw_rule(out, {&a, &b}, [&](const variable_list& t) { return where(cond, or_zeros(t[0], a), or_zeros(t[1], b)); });
   if (is_floating(dt))
     if (auto node = autograd::make_node("WhereBackward0", {nullptr, &a, &b}, AG_BW {
           Tensor m = c.get(0), z = zeros_like(g[0]);
@@ -897,11 +961,13 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
                     "\" not implemented for '", scalar_type_name(dt), "'");
   Tensor x = expand(to_dtype(a, dt), shape), y = expand(to_dtype(b, dt), shape), ww = expand(to_dtype(w, dt), shape);
   Tensor out = elementwise(Op::lerp, shape, dt, {&x, &y, &ww});
-  if (auto node = autograd::make_node("LerpBackward1", {&a, &b, &w}, AG_BW {
-        Tensor x = c.get(0), y = c.get(1), w = c.get(2);
-        return {c.needs_input_grad(0) ? g[0] * (1.0 - w) : Tensor(), c.needs_input_grad(1) ? g[0] * w : Tensor(),
-                c.needs_input_grad(2) ? g[0] * (y - x) : Tensor()};
-      })) {
+  autograd::BackwardFn bw = AG_BW {
+    Tensor x = c.get(0), y = c.get(1), w = c.get(2);
+    return {c.needs_input_grad(0) ? g[0] * (1.0 - w) : Tensor(), c.needs_input_grad(1) ? g[0] * w : Tensor(),
+            c.needs_input_grad(2) ? g[0] * (y - x) : Tensor()};
+  };
+  fw_rule(out, {&a, &b, &w}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {a, b, w}); });
+  if (auto node = autograd::make_node("LerpBackward1", {&a, &b, &w}, std::move(bw))) {
     autograd::set_history(node, {&out});
     node->save(a); node->save(b); node->save(w);
   }
@@ -924,12 +990,15 @@ static Tensor addc(Op op, const char* name, const Tensor& s0, const Tensor& t10,
   Tensor out = elementwise(op, shape, dt, {&x, &y, &z}, sc);
   double v = value.to_double();
   bool is_mul = op == Op::addcmul;
+  autograd::BackwardFn bw = AG_BW {
+    Tensor a = c.get(0), b = c.get(1);
+    Tensor gs = c.needs_input_grad(0) ? g[0] : Tensor();
+    if (is_mul) return {gs, c.needs_input_grad(1) ? g[0] * b * v : Tensor(), c.needs_input_grad(2) ? g[0] * a * v : Tensor()};
+    return {gs, c.needs_input_grad(1) ? g[0] * v / b : Tensor(), c.needs_input_grad(2) ? -g[0] * v * a / (b * b) : Tensor()};
+  };
+  fw_rule(out, {&s, &t1, &t2}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {t1, t2}); });
   if (is_floating(dt))
-    if (auto node = autograd::make_node(name, {&s, &t1, &t2}, AG_BW {
-          Tensor a = c.get(0), b = c.get(1);
-          if (is_mul) return {g[0], c.needs_input_grad(1) ? g[0] * b * v : Tensor(), c.needs_input_grad(2) ? g[0] * a * v : Tensor()};
-          return {g[0], c.needs_input_grad(1) ? g[0] * v / b : Tensor(), c.needs_input_grad(2) ? -g[0] * v * a / (b * b) : Tensor()};
-        })) {
+    if (auto node = autograd::make_node(name, {&s, &t1, &t2}, std::move(bw))) {
       autograd::set_history(node, {&out});
       node->save(t1); node->save(t2);
     }
@@ -949,12 +1018,14 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi
   double inf = std::numeric_limits<double>::infinity();
   double s[2] = {lo ? lo->to_double() : -inf, hi ? hi->to_double() : inf};
   Tensor out = elementwise(Op::clamp, x.sizes(), dt, {&x}, s);
+  autograd::BackwardFn bw = AG_BW {
+    Tensor v = c.get(0);
+    Tensor keep = logical(Op::logical_and, compare(Op::ge, v, wrap_scalar(s[0])), compare(Op::le, v, wrap_scalar(s[1])));
+    return {g[0] * keep};
+  };
+  fw_rule(out, {&x}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {x}); });
   if (is_floating(dt))
-    if (auto node = autograd::make_node("ClampBackward1", {&x}, AG_BW {
-          Tensor v = c.get(0);
-          Tensor keep = logical(Op::logical_and, compare(Op::ge, v, wrap_scalar(s[0])), compare(Op::le, v, wrap_scalar(s[1])));
-          return {g[0] * keep};
-        })) {
+    if (auto node = autograd::make_node("ClampBackward1", {&x}, std::move(bw))) {
       autograd::set_history(node, {&out});
       node->save(x);
     }
@@ -979,6 +1050,7 @@ Tensor to_device(const Tensor& t, Device device, bool copy) {
   Tensor out = empty(t.sizes(), t.dtype(), device);
   cuda::memcpy_device(out.data_ptr(), out.device(), src.data_ptr(), src.device(), static_cast<size_t>(t.numel() * itemsize(t.dtype())));
   Device from = t.device();
+  fw_rule(out, {&t}, [&](const variable_list& tt) { return to_device(tt[0], device); });
   if (is_floating(t.dtype()))
     if (auto node = autograd::make_node("ToCopyBackward0", {&t}, AG_BW { return {to_device(g[0], from)}; }))
       autograd::set_history(node, {&out});

@@ -8,10 +8,12 @@ namespace ampgrad {
 Tensor& fill_(Tensor& t, Scalar value, const char* node_name) {
   check_scalar_fits(value, t.dtype());
   if (autograd::GradMode::is_enabled()) check_inplace(t, "fill_");
+  else autograd::before_mutation(t);
   double s[1] = {value.to_double()};
   if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
   t.bump_version();
   rebase_constant(t, node_name);  // the filled value no longer depends on the old history
+  fw_inplace(t, Tensor());
   return t;
 }
 Tensor& fill_(Tensor& t, Scalar value) { return fill_(t, value, "FillBackward2"); }
@@ -19,7 +21,7 @@ Tensor& zero_(Tensor& t) { return fill_(t, Scalar(0.0), "ZeroBackward0"); }
 
 Tensor& fill_(Tensor& t, const Tensor& value) {
   AG_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(), " dimensions.");
-  if (value.requires_grad() && autograd::GradMode::is_enabled()) return copy_(t, value);
+  if ((value.requires_grad() && autograd::GradMode::is_enabled()) || fw_has(value)) return copy_(t, value);
   Scalar v = is_floating(value.dtype()) ? Scalar(item_double(value)) : Scalar(static_cast<int64_t>(item_double(value)));
   return fill_(t, v);
 }
@@ -74,6 +76,7 @@ Tensor& uniform_(Tensor& t, double from, double to) {
   kernel<RandomKernel>(Op::uniform, t.device())(t, from, to);
   t.bump_version();
   rebase_constant(t, "UniformBackward0");
+  fw_inplace(t, Tensor());
   return t;
 }
 
@@ -84,6 +87,7 @@ Tensor& normal_(Tensor& t, double mean, double std) {
   kernel<RandomKernel>(Op::normal, t.device())(t, mean, std);
   t.bump_version();
   rebase_constant(t, "NormalBackward0");
+  fw_inplace(t, Tensor());
   return t;
 }
 

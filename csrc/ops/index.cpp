@@ -155,6 +155,7 @@ Tensor index(const Tensor& a, const std::vector<std::optional<Tensor>>& indices)
     autograd::AutoGradMode off(false);
     out = detach(contiguous(permute(flat, p.to_result)));
   }
+  fw_rule(out, {&a}, [&](const variable_list& t) { return index(t[0], indices); });
   Shape in_shape = a.sizes();
   if (is_floating(a.dtype()))
     if (auto node = autograd::make_node("IndexBackward0", {&a}, AG_BW {
@@ -177,6 +178,9 @@ static Tensor index_put_impl(const Tensor& a, const std::vector<std::optional<Te
   }
   put_into(out, p, values, accumulate);
   out = detach(out);
+  fw_rule(out, {&a, &values}, [&](const variable_list& t) {
+    return index_put(or_zeros(t[0], a), indices, or_zeros(t[1], values), accumulate);
+  });
   if (is_floating(a.dtype()))
     if (auto node = autograd::make_node("IndexPutBackward0", {&a, &values}, AG_BW {
           Tensor ga, gv;
@@ -232,6 +236,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& idx) {
     autograd::AutoGradMode off(false);
     out = index(a, coords);
   }
+  fw_rule(out, {&a}, [&](const variable_list& t) { return gather(t[0], d, idx); });
   Shape in_shape = a.sizes();
   if (is_floating(a.dtype()))
     if (auto node = autograd::make_node("GatherBackward0", {&a}, AG_BW {
@@ -262,6 +267,9 @@ static Tensor scatter_impl(const char* name, const Tensor& a, int64_t dim, const
     }
   }
   out = detach(out);
+  fw_rule(out, {&a, &src}, [&](const variable_list& t) {
+    return scatter_impl(name, or_zeros(t[0], a), dim, idx, or_zeros(t[1], src), accumulate);
+  });
   if (is_floating(a.dtype()))
     if (auto node = autograd::make_node(name, {&a, &src}, AG_BW {
           Tensor ga, gs;
@@ -395,6 +403,13 @@ Tensor cat(const std::vector<Tensor>& ts0, int64_t dim) {
     off += t.sizes()[d];
     sizes.push_back(t.sizes()[d]);
   }
+  std::vector<const Tensor*> used_ptrs;
+  for (auto& t : used) used_ptrs.push_back(&t);
+  fw_rule(out, used_ptrs.data(), used_ptrs.size(), [&](const variable_list& t) {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < used.size(); ++i) parts.push_back(to_dtype(or_zeros(t[i], used[i]), dt));
+    return cat(parts, d);
+  });
   if (is_floating(dt))
     if (auto node = autograd::make_node("CatBackward0", used, AG_BW {
           auto parts = split_with_sizes(g[0], sizes, d);
@@ -449,6 +464,7 @@ Tensor flip(const Tensor& a, IntList dims) {
   Shape out_st = is_non_overlapping_and_dense(a) ? a.strides() : output_strides(a.sizes(), {&a});
   Tensor out = empty_strided(a.sizes(), out_st, a.dtype(), a.device());
   run_elementwise(Op::copy, out, {&src});
+  fw_rule(out, {&a}, [&](const variable_list& t) { return flip(t[0], wrapped); });
   if (is_floating(a.dtype()))
     if (auto node = autograd::make_node("FlipBackward0", {&a}, AG_BW { return {flip(g[0], wrapped)}; }))
       autograd::set_history(node, {&out});

@@ -36,6 +36,12 @@ Tensor mm_grad_a(const Tensor& g, const Tensor& b, bool a_col_major) { return a_
 Tensor mm_grad_b(const Tensor& a, const Tensor& g, bool b_col_major) { return b_col_major ? mT(mm(mT(g), a)) : mm(mT(a), g); }
 
 // torch computes integer results with beta/alpha converted to the integer type (2.6 -> 2).
+// The product rule for a bilinear f: f(ta, b) + f(a, tb), skipping absent tangents.
+template <typename F>
+Tensor bilinear_jvp(F f, const Tensor& a, const Tensor& b, const variable_list& t) {
+  return sum_defined({t[0].defined() ? f(t[0], b) : Tensor(), t[1].defined() ? f(a, t[1]) : Tensor()});
+}
+
 Scalar result_scalar(Scalar s, ScalarType dt) { return is_floating(dt) ? s : Scalar(static_cast<int64_t>(s.to_double())); }
 
 // beta * self + alpha * prod; with beta == 0 self is ignored, so its nan/inf do not propagate.
@@ -57,6 +63,7 @@ Tensor mm(const Tensor& a0, const Tensor& b0) {
   check_mm_dtypes(a, b, "mat1 and mat2");
   Tensor out = mm_raw(a, b);
   const bool a_cm = col_major(a), b_cm = col_major(b);
+  fw_rule(out, {&a, &b}, [&](const variable_list& t) { return bilinear_jvp(mm, a, b, t); });
   if (auto node = autograd::make_node("MmBackward0", {&a, &b}, AG_BW {
         return {c.needs_input_grad(0) ? mm_grad_a(g[0], c.get(1), a_cm) : Tensor(),
                 c.needs_input_grad(1) ? mm_grad_b(c.get(0), g[0], b_cm) : Tensor()};
@@ -79,6 +86,7 @@ Tensor bmm(const Tensor& a0, const Tensor& b0) {
   AG_CHECK(a.dtype() == b.dtype(), "expected scalar type ", scalar_type_name(a.dtype()), " but found ", scalar_type_name(b.dtype()));
   Tensor out = empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype(), a.device());
   gemm(detach(a), detach(b), out, 0.0, 1.0);
+  fw_rule(out, {&a, &b}, [&](const variable_list& t) { return bilinear_jvp(bmm, a, b, t); });
   if (auto node = autograd::make_node("BmmBackward0", {&a, &b}, AG_BW {
         return {c.needs_input_grad(0) ? bmm(g[0], mT(c.get(1))) : Tensor(), c.needs_input_grad(1) ? bmm(mT(c.get(0)), g[0]) : Tensor()};
       })) {
@@ -101,6 +109,7 @@ Tensor mv(const Tensor& a0, const Tensor& v0) {
     autograd::AutoGradMode off(false);
     out = reshape(mm_raw(a, unsqueeze(v, 1)), {a.sizes()[0]});
   }
+  fw_rule(out, {&a, &v}, [&](const variable_list& t) { return bilinear_jvp(mv, a, v, t); });
   if (auto node = autograd::make_node("MvBackward0", {&a, &v}, AG_BW {
         return {c.needs_input_grad(0) ? outer(g[0], c.get(1)) : Tensor(), c.needs_input_grad(1) ? mv(mT(c.get(0)), g[0]) : Tensor()};
       })) {
@@ -122,6 +131,7 @@ Tensor dot(const Tensor& a0, const Tensor& b0) {
     autograd::AutoGradMode off(false);
     out = reshape(mm_raw(unsqueeze(a, 0), unsqueeze(b, 1)), {});
   }
+  fw_rule(out, {&a, &b}, [&](const variable_list& t) { return bilinear_jvp(dot, a, b, t); });
   if (auto node = autograd::make_node("DotBackward0", {&a, &b}, AG_BW {
         return {c.needs_input_grad(0) ? g[0] * c.get(1) : Tensor(), c.needs_input_grad(1) ? g[0] * c.get(0) : Tensor()};
       })) {
@@ -192,6 +202,10 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
   }
   gemm(a, b, out, be, al);
   const bool a_cm = col_major(a), b_cm = col_major(b);
+  fw_rule(out, {&s, &a, &b}, [&](const variable_list& t) {
+    Tensor p = bilinear_jvp(mm, a, b, {t[1], t[2]});
+    return sum_defined({t[0].defined() && be != 0 ? t[0] * be : Tensor(), p.defined() ? p * al : Tensor()});
+  });
   if (auto node = autograd::make_node("AddmmBackward0", {&s, &a, &b}, AG_BW {
         Tensor ga, gb;
         if (c.needs_input_grad(1)) ga = mm_grad_a(g[0], c.get(1), a_cm);

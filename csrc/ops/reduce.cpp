@@ -82,9 +82,13 @@ Tensor unsqueeze_dims(const Tensor& g, const IntList& dims, int64_t ndim, bool k
   return r;
 }
 
+// `slice_dims`: the op has one output per slice of these dims, so its jvp comes from the backward
+// (jvp_reduce_from_backward); the other ops set their own jvp.
 void record_reduce(const char* name, const Tensor& a, Tensor& out, std::function<variable_list(FunctionNode&, const variable_list&)> bw,
-                   bool save_in, bool save_out) {
+                   bool save_in, bool save_out, const IntList* slice_dims = nullptr, bool keepdim = false) {
   if (!is_floating(out.dtype())) return;
+  if (slice_dims)
+    fw_rule(out, {&a}, [&](const variable_list& t) { return jvp_reduce_from_backward(bw, t[0], out, {a, out}, *slice_dims, keepdim); });
   if (auto node = autograd::make_node(name, {&a}, std::move(bw))) {
     autograd::set_history(node, {&out});
     node->save(save_in ? a : Tensor());
@@ -100,6 +104,7 @@ Tensor sum(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarTy
   Tensor a = dtype ? to_dtype(a0, *dtype) : to_dtype(a0, sum_dtype(a0.dtype()));
   IntList dims = normalize_dims(a, dims0);
   Tensor out = run_reduce(Op::sum, a, dims, keepdim, a.dtype());
+  fw_rule(out, {&a}, [&](const variable_list& t) { return sum(t[0], dims, keepdim, std::nullopt); });
   if (!autograd::records({&a})) return out;
   Shape in_shape = a.sizes();
   int64_t nd = a.dim();
@@ -119,6 +124,7 @@ Tensor mean(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarT
   for (auto d : dims) R *= a.sizes()[d];
   double s[4] = {1.0 / static_cast<double>(R), 0, 0, 0};
   Tensor out = run_reduce(Op::mean, a, dims, keepdim, dt, s);
+  fw_rule(out, {&a}, [&](const variable_list& t) { return mean(t[0], dims, keepdim, std::nullopt); });
   if (!autograd::records({&a})) return out;
   Shape in_shape = a.sizes();
   int64_t nd = a.dim();
@@ -151,7 +157,7 @@ Tensor prod(const Tensor& a0, std::optional<int64_t> dim, bool keepdim, std::opt
     Tensor gg = all ? g[0] : unsqueeze_dims(g[0], {dd}, x.dim(), keepdim);
     Tensor r = gg * left * right;
     return {all ? reshape(r, x.sizes()) : r};
-  }, true, false);
+  }, true, false, &dims, dim ? keepdim : false);
   return out;
 }
 
@@ -162,6 +168,11 @@ static std::pair<Tensor, Tensor> minmax_dim(Op op, const char* name, const Tenso
   Tensor out = run_reduce(op, a, a.dim() ? IntList{d} : IntList{}, keepdim, a.dtype(), nullptr, &idx);
   Shape in_shape = a.sizes();
   int64_t nd = a.dim();
+  fw_rule(out, {&a}, [&](const variable_list& t) {
+    if (nd == 0) return t[0];
+    Tensor r = gather(t[0], d, keepdim ? idx : unsqueeze(idx, d));
+    return keepdim ? r : squeeze(r, IntList{d});
+  });
   if (is_floating(out.dtype()))
     if (auto node = autograd::make_node(name, {&a}, AG_BW {
           Tensor gi = unsqueeze_dims(g[0], nd ? IntList{d} : IntList{}, nd, keepdim);
@@ -190,7 +201,7 @@ static Tensor amaxmin(Op op, const char* name, const Tensor& a, OptDims dims0, b
     Tensor mask = to_dtype(compare(Op::eq, x, unsqueeze_dims(y, dims, nd, keepdim)), g[0].dtype());
     Tensor cnt = sum(mask, dims, true, std::nullopt);
     return {unsqueeze_dims(g[0], dims, nd, keepdim) * mask / cnt};
-  }, true, true);
+  }, true, true, &dims, keepdim);
   return out;
 }
 Tensor amax(const Tensor& a, OptDims dims, bool keepdim) { return amaxmin(Op::amax, "AmaxBackward0", a, dims, keepdim); }
@@ -231,7 +242,7 @@ Tensor var(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
     Tensor x = c.get(0);
     Tensor mu = mean(x, dims, true, std::nullopt);
     return {unsqueeze_dims(g[0], dims, nd, keepdim) * (x - mu) * (2.0 / (static_cast<double>(N) - correction))};
-  }, true, false);
+  }, true, false, &dims, keepdim);
   return out;
 }
 
@@ -249,7 +260,7 @@ Tensor std(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
     // torch's std_backward: a zero std gives a zero gradient, not 0/0
     Tensor gy = where(compare(Op::eq, y, wrap_scalar(0.0)), zeros_like(y), unsqueeze_dims(g[0], dims, nd, keepdim) / y);
     return {gy * (x - mu) / (static_cast<double>(N) - correction)};
-  }, true, true);
+  }, true, true, &dims, keepdim);
   return out;
 }
 
@@ -280,7 +291,7 @@ Tensor norm(const Tensor& a0, double p, OptDims dims0, bool keepdim, std::option
     }
     Tensor scale = p == 2 ? x / y : x * pow(abs(x), wrap_scalar(p - 2)) / pow(y, wrap_scalar(p - 1));
     return {where(compare(Op::eq, y, wrap_scalar(0.0)), z, gg * scale)};
-  }, true, true);
+  }, true, true, &dims, keepdim);
   return out;
 }
 
@@ -292,7 +303,7 @@ Tensor logsumexp(const Tensor& a0, IntList dims0, bool keepdim) {
   record_reduce("LogsumexpBackward0", a, out, AG_BW {
     Tensor x = c.get(0), y = unsqueeze_dims(c.get(1), dims, nd, keepdim);
     return {unsqueeze_dims(g[0], dims, nd, keepdim) * exp(x - y)};
-  }, true, true);
+  }, true, true, &dims, keepdim);
   return out;
 }
 
@@ -312,11 +323,29 @@ Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
   Tensor x = to_dtype(a, dt);
   Tensor out = scan(Op::cumsum, x, dim, dt);
   int64_t d = x.dim() ? wrap_dim(dim, x.dim()) : 0;
+  fw_rule(out, {&x}, [&](const variable_list& t) { return cumsum(t[0], d, std::nullopt); });
   record_reduce("CumsumBackward0", x, out, AG_BW {
     if (g[0].dim() == 0) return {g[0]};
     return {flip(cumsum(flip(g[0], {d}), d, std::nullopt), {d})};
   }, false, false);
   return out;
+}
+
+// d y_j = sum_{i<=j} t_i prod_{k<=j, k!=i} x_k: y * cumsum(t / x) without zeros; with zeros, one
+// cumprod per position i of x with x_i replaced by t_i, kept where j >= i.
+static Tensor cumprod_jvp(const Tensor& x, const Tensor& y, const Tensor& t, int64_t d) {
+  if (x.dim() == 0) return t;
+  if (item_double(all(compare(Op::ne, x, wrap_scalar(0.0)), std::nullopt, false)) != 0) return y * cumsum(t / x, d, std::nullopt);
+  int64_t n = x.sizes()[d];
+  IntList pos_shape(x.dim(), 1);
+  pos_shape[d] = n;
+  Tensor pos = reshape(arange(0, static_cast<double>(n), 1, ScalarType::Int64, x.device()), pos_shape);
+  Tensor r = zeros_like(y);
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor xi = cat({narrow(x, d, 0, i), narrow(to_dtype(t, x.dtype()), d, i, 1), narrow(x, d, i + 1, n - i - 1)}, d);
+    r = r + where(compare(Op::ge, pos, wrap_scalar(i)), cumprod(xi, d, std::nullopt), zeros_like(y));
+  }
+  return r;
 }
 
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
@@ -325,6 +354,7 @@ Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
   Tensor x = to_dtype(a, dt);
   Tensor out = scan(Op::cumprod, x, dim, dt);
   int64_t d = x.dim() ? wrap_dim(dim, x.dim()) : 0;
+  fw_rule(out, {&x}, [&](const variable_list& t) { return cumprod_jvp(x, out, t[0], d); });
   record_reduce("CumprodBackward0", x, out, AG_BW {
     Tensor x = c.get(0), y = c.get(1);
     if (x.dim() == 0) return {g[0]};
@@ -363,6 +393,11 @@ static Tensor softmax_impl(Op op, const Tensor& a0, int64_t dim, std::optional<S
   Tensor out = scan(op, a, dim, a.dtype());
   int64_t d = a.dim() ? wrap_dim(dim, a.dim()) : 0;
   bool is_log = op == Op::log_softmax;
+  fw_rule(out, {&a}, [&](const variable_list& t) {
+    IntList dd = out.dim() ? IntList{d} : IntList{};
+    if (is_log) return t[0] - sum(t[0] * exp(out), dd, true, std::nullopt);
+    return out * (t[0] - sum(t[0] * out, dd, true, std::nullopt));
+  });
   record_reduce(is_log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", a, out, AG_BW {
     Tensor y = c.get(1);
     IntList dd = y.dim() ? IntList{d} : IntList{};

@@ -67,6 +67,13 @@ Tensor make_view_op(const Tensor& a, const Transform& tf, const char* name) {
   Geom real = tf({a.sizes(), a.strides(), a.storage_offset()});
   Tensor out = make_view(a, real.sizes, real.strides, real.offset);
   mark_view(out, a);
+  // Views are linear: the tangent is the same view of the input's tangent (laid out as the input,
+  // so an in-place op on the view writes through to the input's tangent).
+  fw_rule(out, {&a}, [&](const variable_list& t) {
+    Tensor ta = autograd::fw::with_layout(t[0], a);
+    Geom tg = tf({ta.sizes(), ta.strides(), ta.storage_offset()});
+    return make_view(ta, tg.sizes, tg.strides, tg.offset);
+  });
   if (a.requires_grad() && autograd::GradMode::is_enabled()) {
     Shape in_shape = a.sizes();
     Geom logical = tf({a.sizes(), contiguous_strides(a.sizes()), 0});
@@ -98,6 +105,7 @@ Tensor view_scatter(const Tensor& g, const Shape& in_shape, const Geom& where) {
 Tensor reshape_view(const Tensor& a, const Shape& sizes, const Shape& strides, const char* name) {
   Tensor out = make_view(a, sizes, strides, a.storage_offset());
   mark_view(out, a);
+  fw_rule(out, {&a}, [&](const variable_list& t) { return reshape(t[0], IntList(sizes.begin(), sizes.end())); });
   Shape in_shape = a.sizes();
   if (auto node = autograd::make_node(name, {&a}, AG_BW { return {reshape(g[0], in_shape)}; }))
     autograd::set_history(node, {&out});
@@ -167,6 +175,7 @@ Tensor reshape(const Tensor& a, IntList sizes) {
   if (auto st = compute_stride(a.sizes(), a.strides(), shape)) return reshape_view(a, shape, *st, "ViewBackward0");
   Tensor c = contiguous(a);  // not viewable, so not contiguous: a dense row-major copy
   Tensor out = make_view(c, shape, contiguous_strides(shape), c.storage_offset());
+  fw_rule(out, {&c}, [&](const variable_list& t) { return reshape(t[0], sizes); });
   Shape in_shape = a.sizes();
   if (auto node = autograd::make_node("UnsafeViewBackward0", {&c}, AG_BW { return {reshape(g[0], in_shape)}; }))
     autograd::set_history(node, {&out});
@@ -189,6 +198,10 @@ Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional
            (hi + 1) * itemsize(a.dtype()), " are out of bounds for storage of size ", a.storage()->nbytes);
   Tensor out = make_view(a, Shape(sizes.begin(), sizes.end()), Shape(strides.begin(), strides.end()), off);
   mark_view(out, a);
+  fw_rule(out, {&a}, [&](const variable_list& t) {
+    Tensor ta = autograd::fw::with_layout(t[0], a);
+    return as_strided(ta, sizes, strides, ta.storage_offset() + off - base_off);
+  });
   if (!a.requires_grad() || !autograd::GradMode::is_enabled()) return out;
   // Backward in storage coordinates, as torch's as_strided_backward: the view's elements may
   // overlap (they accumulate) and the input may itself be strided, so the gradient is summed into
@@ -219,6 +232,7 @@ static Tensor transpose_impl(const Tensor& a, int64_t d0, int64_t d1, const char
   std::swap(sz[d0], sz[d1]); std::swap(st[d0], st[d1]);
   Tensor out = make_view(a, sz, st, a.storage_offset());
   mark_view(out, a);
+  fw_rule(out, {&a}, [&](const variable_list& t) { return transpose(t[0], d0, d1); });
   if (auto node = autograd::make_node(name, {&a}, AG_BW { return {transpose(g[0], d0, d1)}; }))
     autograd::set_history(node, {&out});
   return out;
@@ -248,6 +262,7 @@ Tensor permute(const Tensor& a, IntList dims) {
   }
   Tensor out = make_view(a, sz, st, a.storage_offset());
   mark_view(out, a);
+  fw_rule(out, {&a}, [&](const variable_list& t) { return permute(t[0], dims); });
   if (auto node = autograd::make_node("PermuteBackward0", {&a}, AG_BW { return {permute(g[0], inv)}; }))
     autograd::set_history(node, {&out});
   return out;
@@ -268,6 +283,7 @@ Tensor expand_op(const Tensor& a, IntList sizes) {
   Tensor v = expand(a, target);
   Tensor out = make_view(a, v.sizes(), v.strides(), v.storage_offset());
   mark_view(out, a);
+  fw_rule(out, {&a}, [&](const variable_list& t) { return expand_op(t[0], target); });
   Shape in_shape = a.sizes();
   if (auto node = autograd::make_node("ExpandBackward0", {&a}, AG_BW { return {sum_to(g[0], in_shape)}; }))
     autograd::set_history(node, {&out});

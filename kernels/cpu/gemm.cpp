@@ -71,19 +71,44 @@ void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T 
   });
 }
 
+// Widens a reduced-precision operand to fp32 in its own layout (row- or column-major), so the
+// conversion loop runs over contiguous memory and vectorizes; anything else is gathered.
+template <typename T>
+Mat<float> widen(const Mat<T>& m, std::vector<float>& buf) {
+  buf.resize(m.rows * m.cols);
+  float* d = buf.data();
+  if (m.rs == 1 && m.cs != 1) {  // column-major: keep it
+    parallel_for(m.cols, std::max<int64_t>(1, 65536 / std::max<int64_t>(m.rows, 1)), [&](int64_t c0, int64_t c1) {
+      for (int64_t j = c0; j < c1; ++j)
+        for (int64_t i = 0; i < m.rows; ++i) d[j * m.rows + i] = static_cast<float>(m.p[j * m.cs + i]);
+    });
+    return {d, m.rows, m.cols, 1, m.rows};
+  }
+  parallel_for(m.rows, std::max<int64_t>(1, 65536 / std::max<int64_t>(m.cols, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const T* src = m.p + i * m.rs;
+      float* dst = d + i * m.cols;
+      if (m.cs == 1) for (int64_t j = 0; j < m.cols; ++j) dst[j] = static_cast<float>(src[j]);
+      else for (int64_t j = 0; j < m.cols; ++j) dst[j] = static_cast<float>(src[j * m.cs]);
+    }
+  });
+  return {d, m.rows, m.cols, m.cols, 1};
+}
+
 template <typename T>
 void gemm_reduced(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, double beta, double alpha) {
-  // Pack both operands to fp32, multiply in fp32, round once.
-  RowMat<float> A(a.rows, a.cols), B(b.rows, b.cols), C(a.rows, b.cols);
-  for (int64_t i = 0; i < a.rows; ++i) for (int64_t j = 0; j < a.cols; ++j) A(i, j) = static_cast<float>(a.p[i * a.rs + j * a.cs]);
-  for (int64_t i = 0; i < b.rows; ++i) for (int64_t j = 0; j < b.cols; ++j) B(i, j) = static_cast<float>(b.p[i * b.rs + j * b.cs]);
-  gemm_native<float>({A.data(), a.rows, a.cols, a.cols, 1}, {B.data(), b.rows, b.cols, b.cols, 1}, C.data(), b.cols, 0.f, 1.f);
-  for (int64_t i = 0; i < a.rows; ++i)
-    for (int64_t j = 0; j < b.cols; ++j) {
-      float acc = static_cast<float>(alpha) * C(i, j);
-      if (beta != 0) acc += static_cast<float>(beta) * static_cast<float>(c[i * ldc + j]);
-      c[i * ldc + j] = static_cast<T>(acc);
+  // Widen both operands to fp32, multiply in fp32, round once.
+  std::vector<float> wa, wb, wc(a.rows * b.cols);
+  gemm_native<float>(widen(a, wa), widen(b, wb), wc.data(), b.cols, 0.f, 1.f);
+  const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+  parallel_for(a.rows, std::max<int64_t>(1, 65536 / std::max<int64_t>(b.cols, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const float* src = wc.data() + i * b.cols;
+      T* dst = c + i * ldc;
+      if (be == 0.f) for (int64_t j = 0; j < b.cols; ++j) dst[j] = static_cast<T>(al * src[j]);
+      else for (int64_t j = 0; j < b.cols; ++j) dst[j] = static_cast<T>(al * src[j] + be * static_cast<float>(dst[j]));
     }
+  });
 }
 
 void k_gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha) {

@@ -31,9 +31,11 @@ from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros,
                          tile, broadcast_shapes, broadcast_to, broadcast_tensors, numel, is_tensor, is_floating_point,
                          is_nonzero, result_type, isclose, allclose, equal, clone, square, norm, flatten, prod, finfo,
                          iinfo, Generator, default_generator, var_mean, std_mean, clamp_min, clamp_max)
-from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, renorm
+from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, renorm, trace
 from . import _linalg_extra as _le
 from . import autograd
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled
+from . import profiler
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import cuda
 from . import backends

@@ -88,6 +88,15 @@ def vecdot(x, y, *, dim=-1, out=None):
     return (x * y).sum(dim)
 
 
+def trace(input):
+    (input,) = _autocast("trace", [input])
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    n = builtins.min(input.shape)
+    diag = input.as_strided((n,), (input.stride(0) + input.stride(1),), input.storage_offset())
+    return diag.sum()
+
+
 def dist(input, other, p=2):
     input, other = _autocast("dist", [input, other])
     return vector_norm(input - other, p)

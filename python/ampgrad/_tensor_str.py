@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from . import _C
+
 
 @dataclasses.dataclass
 class _PrinterOptions:
@@ -243,6 +245,7 @@ def format_values(
     grad_fn_name=None,
     default_dtype="float32",
     prefix="tensor(",
+    tangent=None,
 ):
     """Full repr string for a numpy array carrying a tensor's values.
 
@@ -281,6 +284,8 @@ def format_values(
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:  # the repr of a dual tensor's tangent (forward AD)
+        suffixes.append("tangent=" + tangent)
 
     return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
 
@@ -297,6 +302,7 @@ def tensor_repr(t, to_numpy, *, default_dtype="float32"):
     dtype_name = str(t.dtype).rsplit(".", 1)[-1]
     values = np.asarray(to_numpy(t)).reshape(tuple(t.shape))
     grad_fn = t.grad_fn
+    tangent = _C._fw_grad(t) if isinstance(t, _C.Tensor) else None
     device = t.device
     device_str = str(device) if getattr(device, "type", "cpu") != "cpu" else "cpu"
     return format_values(
@@ -307,6 +313,7 @@ def tensor_repr(t, to_numpy, *, default_dtype="float32"):
         requires_grad=bool(t.requires_grad),
         grad_fn_name=None if grad_fn is None else _grad_fn_name(grad_fn),
         default_dtype=default_dtype,
+        tangent=None if tangent is None else tensor_repr(tangent, to_numpy, default_dtype=default_dtype),
     )
 
 

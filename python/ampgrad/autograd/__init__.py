@@ -4,12 +4,24 @@ import warnings
 from .. import _C
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
-                        is_inference_mode_enabled)
+                        is_inference_mode_enabled, set_multithreading_enabled)
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .variable import Variable, variable
+from . import forward_ad
 from . import functional
+from . import graph
+from .graph import GradientEdge
+from . import profiler
+
+
+def _profiler_enabled():
+    return _C._profiler_enabled()
+
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
+           "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "functional", "graph", "forward_ad",
+           "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "set_multithreading_enabled", "profiler"]
 
 
 def _as_list(x):
@@ -22,9 +34,9 @@ def _as_list(x):
 
 # Argument checks with torch's exception types and messages.
 def _outputs(x):
-    out = [x] if isinstance(x, _C.Tensor) else list(x)
+    out = [x] if isinstance(x, (_C.Tensor, GradientEdge)) else list(x)
     for t in out:
-        if not isinstance(t, _C.Tensor):
+        if not isinstance(t, (_C.Tensor, GradientEdge)):
             raise AssertionError("Expected output to be a torch.Tensor")
     return out
 
@@ -40,9 +52,9 @@ def _grad_list(x):
 
 
 def _input_list(x):
-    out = [x] if isinstance(x, _C.Tensor) else list(x)
+    out = [x] if isinstance(x, (_C.Tensor, GradientEdge)) else list(x)
     for t in out:
-        if not isinstance(t, _C.Tensor):
+        if not isinstance(t, (_C.Tensor, GradientEdge)):
             raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
     return out
 

@@ -32,6 +32,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        if getattr(self, "_in_jvp", False):  # jvp reads what forward gave save_for_forward
+            return tuple(getattr(self, "saved_for_forward", ()))
         saved = getattr(self, "_saved", None)
         if saved is None:
             return tuple(getattr(self, "to_save", ()))
@@ -90,11 +92,16 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
             raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
-        with no_grad():
-            if cls._uses_setup_context():
-                outputs = cls.forward(*args, **kwargs)
-            else:
-                outputs = cls.forward(ctx, *args, **kwargs)
+        tangents = _input_tangents(args)
+        fw_prev = _C._set_fw_grad_enabled(False)  # forward sees primals only (torch's rule)
+        try:
+            with no_grad():
+                if cls._uses_setup_context():
+                    outputs = cls.forward(*args, **kwargs)
+                else:
+                    outputs = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _C._set_fw_grad_enabled(fw_prev)
         if cls._uses_setup_context():
             cls.setup_context(ctx, args, outputs)
         is_tuple = isinstance(outputs, tuple)
@@ -109,13 +116,45 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         if hasattr(ctx, "to_save"):
             del ctx.to_save
         outs = [n if isinstance(o, _C.Tensor) else o for o, n in zip(outs, new_outs)]
+        if tangents is not None:
+            cls._forward_ad(ctx, tangents, outs)
         return tuple(outs) if is_tuple else outs[0]
+
+    @classmethod
+    def _forward_ad(cls, ctx, tangents, outs):
+        ctx._in_jvp = True
+        fw_prev = _C._set_fw_grad_enabled(False)
+        try:
+            out_tangents = cls.jvp(ctx, *tangents)
+        finally:
+            _C._set_fw_grad_enabled(fw_prev)
+            ctx._in_jvp = False
+        if not isinstance(out_tangents, tuple):
+            out_tangents = (out_tangents,)
+        if len(out_tangents) != len(outs):
+            raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                               f"but got {len(out_tangents)})")
+        for o, t in zip(outs, out_tangents):
+            if isinstance(o, _C.Tensor) and t is not None and o.is_floating_point():
+                _C._set_fw_grad(o, t)
 
     @staticmethod
     def _backward_entry(cls):
         def run(ctx, *grads):
             return cls.backward(ctx, *grads)
         return run
+
+
+def _input_tangents(args):
+    """The tangents jvp() receives (zeros for tensors without one, None for non-tensors), or None when
+    no input carries a tangent."""
+    if not _C._is_fw_grad_enabled():
+        return None
+    tangents = [_C._fw_grad(a) if isinstance(a, _C.Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return None
+    from .._functions import zeros_like
+    return tuple(zeros_like(a) if t is None and isinstance(a, _C.Tensor) else t for a, t in zip(args, tangents))
 
 
 def once_differentiable(fn):

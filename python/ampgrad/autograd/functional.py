@@ -1,14 +1,12 @@
 """Higher-level functional autograd API (mirrors torch.autograd.functional): vjp, jvp, jacobian, hessian,
-vhp, hvp, all built on autograd.grad. Functions take only Tensors and return only Tensors; capture
-anything else with a lambda. jvp uses the double-backward trick, as torch's does."""
+vhp, hvp, built on autograd.grad, and on forward_ad for the "forward-mode" jacobian / hessian strategy.
+Functions take only Tensors and return only Tensors; capture anything else with a lambda. jvp uses the
+double-backward trick, as torch's does."""
 import ampgrad as ag
 from .. import _C
+from . import forward_ad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
-
-_NO_FORWARD_AD = ("torch.autograd.functional.jacobian: `strategy=\"forward-mode\"` needs forward-mode AD, "
-                  "which ampgrad does not support yet. Please use `strategy=\"reverse-mode\"`.")
-
 
 # ----------------------------------------------------------------------------------------------
 # helpers (same contracts as torch's private ones)
@@ -234,7 +232,40 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
         # torch's message, missing space included
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                                   "only implemented for `vectorize=True`.")
-    raise NotImplementedError(_NO_FORWARD_AD)
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    # One forward per input element with a unit tangent (torch vmaps the same computation).
+    cols = [[] for _ in inputs]  # cols[j][k]: the output tangents for unit tangent k of input j
+    is_outputs_tuple, outputs = False, None
+    for j, inp in enumerate(inputs):
+        for k in range(inp.numel()):
+            is_outputs_tuple, outputs, jv = _jvp_unit(func, inputs, j, k)
+            cols[j].append(jv)
+    if outputs is None:  # no input has an element: one plain call for the output shapes
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs")
+    result = [[_stack_cols([c[i] for c in cols[j]], out, inp).reshape(tuple(out.shape) + tuple(inp.shape))
+               for j, inp in enumerate(inputs)] for i, out in enumerate(outputs)]
+    return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jvp_unit(func, inputs, j, k):
+    """func's outputs and their tangents (zeros where absent) for the unit tangent at element k of input j."""
+    with forward_ad.dual_level():
+        e = ag.zeros(inputs[j].numel(), dtype=inputs[j].dtype, device=inputs[j].device)
+        e[k] = 1
+        duals = tuple(forward_ad.make_dual(x, e.view_as(x)) if i == j else x for i, x in enumerate(inputs))
+        is_outputs_tuple, dual_outputs = _as_tuple(func(*duals), "outputs")
+        outputs, jv = [], []
+        for d in dual_outputs:
+            primal, tangent = forward_ad.unpack_dual(d)
+            outputs.append(primal)
+            jv.append(tangent if tangent is not None else ag.zeros_like(primal))
+    return is_outputs_tuple, outputs, jv
+
+
+def _stack_cols(cols, out, inp):
+    if not cols:
+        return ag.zeros(tuple(out.shape) + (0,), dtype=out.dtype, device=out.device)
+    return ag.stack(cols, dim=-1)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -242,7 +273,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     a tuple over the tupled side(s) otherwise (jac[i][j]: output i, input j), each with the input's dtype.
 
     vectorize=True gives the same result through the per-row loop: ampgrad has no vmap / batched grad
-    yet. strategy="forward-mode" raises NotImplementedError until ampgrad has forward-mode AD."""
+    yet. strategy="forward-mode" (which needs vectorize=True, as in torch) runs one forward-AD pass
+    per input element."""
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                              'function has more outputs than inputs, "forward-mode" tends to be more performant. '

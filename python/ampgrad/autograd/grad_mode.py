@@ -2,12 +2,13 @@
 as a context manager and as a decorator; the state is thread-local (kept by the engine)."""
 import functools
 import inspect
+import threading
 import warnings
 
 from .. import _C
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled"]
 
 is_grad_enabled = _C.is_grad_enabled
 is_inference_mode_enabled = _C.is_inference_mode_enabled
@@ -144,6 +145,38 @@ class inference_mode(_DecoratorContextManager):
         _C._set_grad_enabled(self.prev_grad)
         _C._set_inference_mode(self.prev_inf)
         return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+# Whether backward may use worker threads: thread-local, as torch's. ampgrad's engine always runs
+# backward on the calling thread, so the setting is recorded and reported, nothing more.
+_multithreading = threading.local()
+
+
+def _is_multithreading_enabled():
+    return getattr(_multithreading, "enabled", True)
+
+
+def _set_multithreading_enabled(mode):
+    _multithreading.enabled = bool(mode)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Enables or disables multithreaded backward: sets the mode now (function form) and restores
+    it on exit when used as a context manager or decorator."""
+
+    def __init__(self, mode):
+        self.prev = _is_multithreading_enabled()
+        _set_multithreading_enabled(mode)
+        self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set_multithreading_enabled(self.prev)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -1,6 +1,7 @@
 """gradcheck / gradgradcheck (mirror torch.autograd.gradcheck): compare finite-difference Jacobians with
-the ones autograd computes. Real dtypes only (ampgrad has no complex); forward-mode AD and batched
-(vmap) gradient checks raise NotImplementedError until the engine has them."""
+the ones autograd computes (reverse mode, and forward mode with check_forward_ad). Real dtypes only
+(ampgrad has no complex); batched (vmap) gradient checks raise NotImplementedError until the engine
+has them."""
 import itertools
 import warnings
 
@@ -18,8 +19,6 @@ class GradcheckError(RuntimeError):
     """Error raised by :func:`gradcheck` and :func:`gradgradcheck`."""
 
 
-_NO_FORWARD_AD = ("forward-mode AD is not yet supported by ampgrad, so {} cannot be checked; "
-                  "pass {}=False")
 _NO_BATCHED = ("batched gradients (vmap) are not yet supported by ampgrad, so {} cannot be checked; "
                "pass {}=False")
 
@@ -246,8 +245,9 @@ def _check_analytical_jacobian_attributes(tupled_inputs, output, nondet_tol, che
     return jac1
 
 
-def _get_notallclose_msg(analytical, numerical, output_idx, input_idx):
-    return (f"Jacobian mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
+def _get_notallclose_msg(analytical, numerical, output_idx, input_idx, is_forward_ad=False):
+    mode = "computed with forward mode " if is_forward_ad else ""
+    return (f"Jacobian {mode}mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
             f"numerical:{numerical}\nanalytical:{analytical}\n")
 
 
@@ -277,6 +277,49 @@ def _slow_gradcheck(func, func_out, tupled_inputs, outputs, eps, rtol, atol, che
             n = numerical[j][diff_out_pos[i]]
             if not _allclose_with_type_promotion(a, n.to(device=a.device), rtol, atol):
                 raise GradcheckError(_get_notallclose_msg(a, n, i, j))
+    return True
+
+
+# ----------------------------------------------------------------------------------------------
+# forward mode: Jacobians column by column, one unit tangent per input element (torch's recipe)
+
+def _analytical_jacobian_forward_ad(fn, inputs, outputs):
+    """jac[i][j]: (numel of the i-th input that requires grad, numel of float output j) Jacobian."""
+    fwAD = ag.autograd.forward_ad
+    diff = [k for k, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
+    float_outs = [o for o in outputs if _is_float_tensor(o)]
+    jacs = [[o.new_zeros((inputs[k].numel(), o.numel())) for o in float_outs] for k in diff]
+    with fwAD.dual_level():
+        dual_inputs, fw_grads = list(inputs), []
+        for k in diff:
+            dual_inputs[k] = fwAD.make_dual(inputs[k].detach(), ag.zeros_like(inputs[k]))
+            fw_grads.append(fwAD.unpack_dual(dual_inputs[k]).tangent)  # the tangent the dual really holds
+        for i, fw_grad in enumerate(fw_grads):
+            for lin_idx, grad_idx in enumerate(itertools.product(*[range(m) for m in fw_grad.size()])):
+                fw_grad[grad_idx] = 1.0
+                outs = [o for o in _as_tuple(fn(*dual_inputs)) if _is_float_tensor(o)]
+                for j, o in enumerate(outs):
+                    tangent = fwAD.unpack_dual(o).tangent
+                    if tangent is not None:
+                        jacs[i][j][lin_idx] = tangent.reshape(-1)
+                fw_grad[grad_idx] = 0.0
+    return jacs
+
+
+def _forward_ad_gradcheck(func, func_out, tupled_inputs, outputs, eps, rtol, atol):
+    """Full Jacobians in fast mode too: exact, only slower than torch's random projections."""
+    func_out = _as_tuple(func_out)
+    if not outputs:
+        return _check_no_differentiable_outputs(func, tupled_inputs, func_out, eps)
+    numerical = _numerical_jacobian(func, tupled_inputs, func_out, eps)
+    analytical = _analytical_jacobian_forward_ad(func, tupled_inputs, func_out)
+    float_pos = [k for k, o in enumerate(func_out) if _is_float_tensor(o)]
+    diff_out_pos = [k for k, o in enumerate(func_out) if _is_tensor(o) and o.requires_grad]
+    for i, k in enumerate(diff_out_pos):
+        for j in range(len(numerical)):
+            a, n = analytical[j][float_pos.index(k)], numerical[j][k]
+            if not _allclose_with_type_promotion(a, n.to(device=a.device), rtol, atol):
+                raise GradcheckError(_get_notallclose_msg(a, n, i, j, is_forward_ad=True))
     return True
 
 
@@ -454,13 +497,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_forward_ad:
-        raise NotImplementedError(_NO_FORWARD_AD.format("gradcheck(check_forward_ad=True)", "check_forward_ad"))
     if check_batched_grad:
         raise NotImplementedError(_NO_BATCHED.format("gradcheck(check_batched_grad=True)", "check_batched_grad"))
+    if check_batched_forward_grad:
+        raise NotImplementedError(_NO_BATCHED.format("gradcheck(check_batched_forward_grad=True)",
+                                                     "check_batched_forward_grad"))
     try:
         return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                                 check_grad_dtypes, fast_mode, masked)
+                                 check_grad_dtypes, fast_mode, masked, check_forward_ad, check_backward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -468,16 +512,20 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                      fast_mode, masked):
+                      fast_mode, masked, check_forward_ad=False, check_backward_ad=True):
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = func(*tupled_inputs)
     outputs = _differentiable_outputs(func_out)
-    check = _fast_gradcheck if fast_mode else _slow_gradcheck
-    check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol, masked=masked)
-    _test_backward_mul_by_grad_output(outputs, tupled_inputs, masked)
-    if check_undefined_grad:
-        _test_undefined_backward_mode(func, outputs, tupled_inputs)
+    if check_backward_ad:
+        check = _fast_gradcheck if fast_mode else _slow_gradcheck
+        check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol, masked=masked)
+    if check_forward_ad:
+        _forward_ad_gradcheck(func, func_out, tupled_inputs, outputs, eps, rtol, atol)
+    if check_backward_ad:
+        _test_backward_mul_by_grad_output(outputs, tupled_inputs, masked)
+        if check_undefined_grad:
+            _test_undefined_backward_mode(func, outputs, tupled_inputs)
     return True
 
 
@@ -506,9 +554,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
     if check_batched_grad and not check_rev_over_rev:
         raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
-    if check_fwd_over_rev:
-        raise NotImplementedError(_NO_FORWARD_AD.format("gradgradcheck(check_fwd_over_rev=True)",
-                                                        "check_fwd_over_rev"))
     if check_batched_grad:
         raise NotImplementedError(_NO_BATCHED.format("gradgradcheck(check_batched_grad=True)",
                                                      "check_batched_grad"))

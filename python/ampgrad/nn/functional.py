@@ -365,9 +365,34 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if nd == 1:
         out = _conv2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
                            (0, 0, pads[0][0], pads[0][1]), (1, dilation[0]), groups).squeeze(2)
+    elif nd == 3:
+        out = _conv3d_core(x, weight, bias, stride, pads, dilation, groups)
     else:
         out = _conv2d_core(x, weight, bias, stride, (pads[0][0], pads[0][1], pads[1][0], pads[1][1]), dilation, groups)
     return out if batched else out.squeeze(0)
+
+
+def _conv3d_core(x, w, b, stride, pads, dilation, groups):
+    """A 3-d convolution as one 2-d convolution per kernel depth tap, output depths in the batch."""
+    N, C, D, H, W = x.shape
+    O, kd = w.shape[0], w.shape[2]
+    sizes = [n + p0 + p1 for n, (p0, p1) in zip((D, H, W), pads)]
+    extents = [d * (k - 1) + 1 for d, k in zip(dilation, w.shape[2:])]
+    if builtins.any(n < e for n, e in zip(sizes, extents)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, sizes))}). Kernel size: "
+                           f"({' x '.join(map(str, extents))}). Kernel size can't be greater than actual input size")
+    sd, dd = stride[0], dilation[0]
+    Do = (sizes[0] - extents[0]) // sd + 1
+    if pads[0] != (0, 0):
+        x = _C.cat([x.new_zeros(N, C, pads[0][0], H, W), x, x.new_zeros(N, C, pads[0][1], H, W)], 2)
+    pads2d = (pads[1][0], pads[1][1], pads[2][0], pads[2][1])
+    out = None
+    for i in builtins.range(kd):
+        xs = x.narrow(2, i * dd, sd * (Do - 1) + 1)[:, :, ::sd].permute(0, 2, 1, 3, 4).reshape(N * Do, C, H, W)
+        y = _conv2d_core(xs, w[:, :, i], None, stride[1:], pads2d, dilation[1:], groups)
+        out = y if out is None else out + y
+    out = out.reshape(N, Do, O, *out.shape[2:]).permute(0, 2, 1, 3, 4).contiguous()
+    return out if b is None else out + b.reshape(1, O, 1, 1, 1)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -432,9 +457,41 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     if nd == 1:
         out = _conv_t2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]), (0, padding[0]),
                              (0, output_padding[0]), (1, dilation[0]), groups).squeeze(2)
+    elif nd == 3:
+        out = _conv_t3d_core(x, weight, bias, stride, padding, output_padding, dilation, groups)
     else:
         out = _conv_t2d_core(x, weight, bias, stride, padding, output_padding, dilation, groups)
     return out if batched else out.squeeze(0)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    input, weight, bias = _autocast("conv3d", [input, weight, bias])
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_t3d_core(x, w, b, stride, padding, output_padding, dilation, groups):
+    """A 3-d transposed convolution as one 2-d transposed convolution per kernel depth tap, added
+    into the output depths that tap reaches."""
+    N, Cin, D, H, W = x.shape
+    Cout, kd = w.shape[1] * groups, w.shape[2]
+    sizes = [(n - 1) * s - 2 * p + d * (k - 1) + op + 1
+             for n, s, p, d, k, op in zip((D, H, W), stride, padding, dilation, w.shape[2:], output_padding)]
+    if builtins.any(n <= 0 for n in sizes):
+        raise RuntimeError(f"Given input size per channel: ({D} x {H} x {W}). Calculated output size per channel: "
+                           f"({' x '.join(map(str, sizes))}). Output size is too small")
+    Do = sizes[0]
+    xs = x.permute(0, 2, 1, 3, 4).reshape(N * D, Cin, H, W)
+    out = x.new_zeros(N, Do, Cout, sizes[1], sizes[2])
+    for i in builtins.range(kd):
+        pos = np.arange(D) * stride[0] + i * dilation[0] - padding[0]
+        keep = np.nonzero((pos >= 0) & (pos < Do))[0]
+        if keep.size == 0:
+            continue
+        y = _conv_t2d_core(xs, w[:, :, i], None, stride[1:], padding[1:], output_padding[1:], dilation[1:], groups)
+        y = y.reshape(N, D, Cout, sizes[1], sizes[2]).index_select(1, _on(_C.from_numpy(keep.astype(np.int64)), x.device))
+        out = out.index_add(1, _on(_C.from_numpy(pos[keep].astype(np.int64)), x.device), y)
+    out = out.permute(0, 2, 1, 3, 4).contiguous()
+    return out if b is None else out + b.reshape(1, Cout, 1, 1, 1)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -447,6 +504,75 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     input, weight, bias = _autocast("conv_transpose2d", [input, weight, bias])
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                              "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    input, weight, bias = _autocast("conv_transpose3d", [input, weight, bias])
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                             "conv_transpose3d")
+
+
+# ---------------------------------------------------------------- sampling
+def _reflect(x, twice_low, twice_high):
+    """torch's reflect_coordinates: folds x into [low, high] by reflecting at the borders."""
+    if twice_low == twice_high:
+        return x.new_zeros(()).expand_as(x)
+    lo, span = twice_low / 2, (twice_high - twice_low) / 2
+    x = (x - lo).abs()
+    extra = x.fmod(span)
+    flips = (x / span).floor()
+    return _C.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _grid_coord(g, size, padding_mode, align_corners):
+    x = (g + 1) / 2 * (size - 1) if align_corners else ((g + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+    if padding_mode in ("border", "reflection"):
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    input, grid = _autocast("grid_sample", [input, grid])
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        align_corners = False
+    if input.dim() == 5 or mode == "bicubic":
+        raise NotImplementedError("ampgrad's grid_sample supports 4-D input with mode 'bilinear' or 'nearest'")
+    if input.dim() != 4 or grid.dim() != 4 or grid.shape[0] != input.shape[0] or grid.shape[3] != 2:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, batch size and "
+                           f"a last grid dimension of 2, but got input with sizes {list(input.shape)} and grid with "
+                           f"sizes {list(grid.shape)}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
+                           f"{input.dtype} and grid has {grid.dtype}")
+    N, C, H, W = input.shape
+    Ho, Wo = grid.shape[1], grid.shape[2]
+    ix = _grid_coord(grid[..., 0], W, padding_mode, align_corners)
+    iy = _grid_coord(grid[..., 1], H, padding_mode, align_corners)
+    flat = input.reshape(N, C, H * W)
+
+    def tap(xi, yi):  # input values at integer coordinates; zero outside
+        valid = ((xi >= 0) & (xi <= W - 1) & (yi >= 0) & (yi <= H - 1)).to(input.dtype)
+        idx = (yi.clamp(0, H - 1) * W + xi.clamp(0, W - 1)).to(_C.int64).reshape(N, 1, Ho * Wo)
+        vals = flat.gather(2, idx.expand(N, C, Ho * Wo)).reshape(N, C, Ho, Wo)
+        return vals * valid.unsqueeze(1)
+
+    if mode == "nearest":
+        # torch's nearest mode gives the grid a zero gradient (not none): link it with an exact zero.
+        none = grid.new_zeros(()).expand_as(grid)
+        return tap(ix.round().detach(), iy.round().detach()) + _C.where(none.bool(), grid, none).sum()
+    x0, y0 = ix.floor().detach(), iy.floor().detach()
+    wx1, wy1 = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1)
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 + tap(x0, y0 + 1) * wx0 * wy1
+            + tap(x0 + 1, y0 + 1) * wx1 * wy1)
 
 
 # ---------------------------------------------------------------- normalisation
@@ -890,6 +1016,128 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     output_dim = builtins.max(x1.dim(), x2.dim())
     innermost = output_dim - 1
     return (x1 - x2 + eps).norm(p, innermost if output_dim else None, keepdim)
+
+
+# ---------------------------------------------------------------- margin and ranking losses
+# Formulas as ATen's (aten/src/ATen/native/Loss.cpp), composed from differentiable ops.
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    (input,) = _autocast("hinge_embedding_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    zeros = input.new_zeros(())
+    margin_clamp = (margin - input).clamp_min(0)
+    output = _C.where(target != 1, margin_clamp, zeros) + _C.where(target != -1, input, zeros)
+    return _reduce(output, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    input1, input2 = _autocast("margin_ranking_loss", [input1, input2])
+    reduction = _legacy(size_average, reduce, reduction)
+    if not (input1.dim() == input2.dim() == target.dim()):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    (input,) = _autocast("soft_margin_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    return _reduce((-input * target).exp().log1p(), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    input1, input2 = _autocast("cosine_embedding_loss", [input1, input2])
+    reduction = _legacy(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() not in (1, 2) or target.dim() != input1.dim() - 1:
+        raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of equal dimension and a target with one "
+                           f"dimension less, but got input1 {input1.dim()}D, input2 {input2.dim()}D, target "
+                           f"{target.dim()}D")
+    d = target.dim()
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(d)
+    denom = (((input1 * input1).sum(d) + eps) * ((input2 * input2).sum(d) + eps)).sqrt()
+    cos = prod_sum / denom
+    zeros = cos.new_zeros(())
+    output = _C.where(target == 1, 1 - cos, zeros) + _C.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduce(output, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    (input,) = _autocast("poisson_nll_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    anchor, positive, negative = _autocast("triplet_margin_loss", [anchor, positive, negative])
+    reduction = _legacy(size_average, reduce, reduction)
+    a, pd, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == n):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pd}D, and negative {n}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = _C.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    input, weight = _autocast("multi_margin_loss", [input, weight])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.dim() not in (1, 2) or target.dim() > 1 or target.numel() != (input.shape[0] if input.dim() == 2 else 1):
+        raise RuntimeError(f"inconsistent target size, expected {input.shape[0] if input.dim() == 2 else 1} but got "
+                           f"{list(target.shape)}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    t = target.reshape(-1, 1)
+    C = x.shape[1]
+    if bool(((t < 0) | (t >= C)).any()):
+        raise RuntimeError("target out of range")
+    z = (margin - x.gather(1, t) + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t.reshape(-1)).unsqueeze(1)
+    z = z.masked_fill(one_hot(t.reshape(-1), C).bool(), 0)
+    loss = z.sum(1) / C
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    (input,) = _autocast("multilabel_margin_loss", [input])
+    reduction = _legacy(size_average, reduce, reduction)
+    _Reduction.get_enum(reduction)
+    if input.dim() not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    N, C = x.shape
+    tgt = target.reshape(N, C).cpu().numpy()
+    if ((tgt < -1) | (tgt >= C)).any():
+        raise RuntimeError("target out of range")
+    valid = np.cumprod(tgt != -1, axis=1).astype(bool)  # the targets are the slots before the first -1
+    count = np.zeros((N, C))  # count[i, j]: how many valid slots name class j
+    is_target = np.zeros((N, C), dtype=bool)
+    for i in builtins.range(N):
+        np.add.at(count[i], tgt[i][valid[i]], 1)
+        is_target[i, tgt[i][valid[i]]] = True
+    w = count[:, :, None] * (~is_target)[:, None, :]
+    wt = _on(_C.from_numpy(w.astype(np.float32)), x.device).to(x.dtype)
+    hinge = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)  # [i, j, k]: 1 - (x_j - x_k)
+    loss = (hinge * wt).sum((1, 2)) / C
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)
 
 
 def pdist(input, p=2):

@@ -1,0 +1,70 @@
+// The autograd profiler's recorder: while it is enabled, kernels, backward nodes and
+// record_function ranges append timed events to a per-thread buffer; while it is disabled every
+// hook costs one predictable branch on a relaxed atomic load (Note [Profiled kernels]).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+#include "ops/op_list.h"
+
+namespace ampgrad::autograd::profiler {
+
+extern std::atomic<bool> g_enabled;
+inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
+
+enum class Kind : uint8_t { Op, Function, Backward };  // a kernel / record_function / autograd node
+
+using Shapes = std::vector<std::vector<int64_t>>;
+
+struct Event {
+  std::string name;
+  Kind kind = Kind::Op;
+  int64_t start_ns = 0, end_ns = 0;  // steady_clock
+  int64_t parent = -1;               // index of the enclosing event in the list stop() returns
+  uint64_t thread = 0;               // OS thread id
+  int64_t self_bytes = 0;            // allocated while this was the innermost event
+  int64_t flops = 0;
+  int64_t seq = -1;                  // backward nodes: the node's sequence_nr
+  Shapes shapes;
+  std::string stack;                 // record_function ranges under with_stack: "\n"-joined frames
+};
+
+struct Config {
+  bool record_shapes = false, with_flops = false, profile_memory = false;
+};
+
+// Throws RuntimeError when a session is already running. Returns the session's start (ns).
+int64_t start(const Config& c);
+// Ends the session: events still open are closed now; returns every thread's events, each
+// thread's in the order they opened.
+std::vector<Event> stop();
+const Config& config();
+
+// A handle for close(), or -1 when disabled.
+int64_t open(std::string name, Kind kind, int64_t seq = -1, std::string stack = {});
+void close(int64_t handle);
+void note_alloc(size_t nbytes);
+// Input shapes of the innermost open event; flops are estimated from them for `op`.
+void set_shapes(int64_t handle, Op op, Shapes&& shapes);
+
+// Note [Profiled kernels]: while enabled, kernel<F>(op, dev) pushes (op, fn) here and returns a
+// trampoline that pops it when called. Callers call the kernel right after the lookup; an
+// argument expression may itself run a kernel, and that nested lookup + call pops its own entry
+// first (a stack, not a slot).
+void push_kernel(Op op, void* fn);
+std::pair<Op, void*> pop_kernel();
+
+struct RecordScope {
+  int64_t handle = -1;
+  explicit RecordScope(const char* name, Kind kind = Kind::Function) {
+    if (enabled()) handle = open(name, kind);
+  }
+  RecordScope(std::string name, Kind kind, int64_t seq) { if (enabled()) handle = open(std::move(name), kind, seq); }
+  ~RecordScope() { if (handle >= 0) close(handle); }
+  RecordScope(const RecordScope&) = delete;
+  RecordScope& operator=(const RecordScope&) = delete;
+};
+
+}  // namespace ampgrad::autograd::profiler
+
