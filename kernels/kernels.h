@@ -135,3 +135,45 @@ using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::ve
                                 const std::vector<Tensor>& max_sqs, const std::vector<Tensor>& steps, const AdamArgs& a,
                                 const Tensor* grad_scale, const Tensor* found_inf);
 }  // namespace ampgrad
+
+namespace ampgrad {
+// Raised when the CUDA caching allocator cannot get memory even after freeing its cache; Python
+// sees ampgrad.cuda.OutOfMemoryError (a RuntimeError subclass, as torch.cuda.OutOfMemoryError).
+struct OutOfMemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
+}  // namespace ampgrad
+
+namespace ampgrad::cuda {
+// The CUDA runtime API the bindings see: kernels/cuda/runtime.cpp, or kernels/cuda_stub.cpp
+// (which raises "not compiled with CUDA enabled" for everything except the queries that can say 0).
+int device_count();
+int current_device();
+void set_device(int device);
+void synchronize(int device);  // -1: the current device
+struct DeviceProperties {
+  std::string name;
+  int major = 0, minor = 0, multi_processor_count = 0, warp_size = 0;
+  int64_t total_memory = 0, l2_cache_size = 0, shared_memory_per_block_optin = 0;
+};
+DeviceProperties get_device_properties(int device);
+std::pair<int64_t, int64_t> mem_get_info(int device);  // (free, total) bytes
+// Caching allocator statistics in bytes for one device (torch.cuda.memory_stats' "all" counters).
+struct MemoryStats {
+  int64_t allocated = 0, max_allocated = 0, reserved = 0, max_reserved = 0;
+  int64_t num_alloc_retries = 0, num_ooms = 0, num_allocs = 0, num_frees = 0;
+};
+MemoryStats memory_stats(int device);
+void reset_peak_memory_stats(int device);
+void empty_cache();
+// torch.backends.cuda.matmul.allow_tf32 (default False): fp32 GEMMs may use TF32 tensor cores.
+void set_allow_tf32(bool allow);
+bool allow_tf32();
+// Events on the current stream (opaque handles); elapsed time in milliseconds.
+intptr_t event_create(bool enable_timing);
+void event_destroy(intptr_t ev);
+void event_record(intptr_t ev);
+void event_synchronize(intptr_t ev);
+bool event_query(intptr_t ev);
+float event_elapsed_ms(intptr_t start, intptr_t end);
+intptr_t current_stream_handle(int device);
+void stream_synchronize(intptr_t stream, int device);
+}  // namespace ampgrad::cuda

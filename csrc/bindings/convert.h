@@ -37,6 +37,7 @@ void init_amp(py::module_& m);
 void init_function(py::module_& m);
 void init_nn(py::module_& m);
 void init_optim(py::module_& m);
+void init_cuda(py::module_& m);
 void init_fast_methods(py::module_& m);  // after init_tensor / init_ops: replaces their hottest methods
 
 }  // namespace ampgrad::bind

@@ -88,7 +88,9 @@ void Storage::allocate_into(Storage& s, size_t nbytes, Device device) {
     s.data = cpu_alloc(nbytes);
     s.free_fn = [](void* p, size_t n, int) { cpu_free(p, n); };
   } else {
-    s.data = cuda::device_alloc(nbytes, device.norm());
+    // CUDA storages carry a concrete index ("cuda" means the current device), as torch's tensors do.
+    if (device.index < 0) s.device.index = static_cast<int8_t>(cuda::current_device());
+    s.data = cuda::device_alloc(nbytes, s.device.norm());
     s.free_fn = [](void* p, size_t n, int dev) { cuda::device_free(p, n, dev); };
   }
 }

@@ -31,6 +31,7 @@ void cpu_empty_cache();
 // Device allocators: the CUDA one lives in kernels/cuda (or the stub).
 namespace cuda {
 bool is_available();
+int current_device();
 void* device_alloc(size_t nbytes, int device);
 void device_free(void* p, size_t nbytes, int device);
 void memcpy_device(void* dst, Device dst_dev, const void* src, Device src_dev, size_t nbytes);

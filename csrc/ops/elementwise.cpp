@@ -124,9 +124,20 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
 
 void run_elementwise(Op op, Tensor& out, std::initializer_list<const Tensor*> inputs, const double* s) {
   const Tensor* ops[TensorIter::kMaxOps];
+  Tensor moved[TensorIter::kMaxOps];
   int n = 0;
   ops[n++] = &out;
-  for (auto* t : inputs) ops[n++] = t;
+  for (auto* t : inputs) {
+    // A 0-dim CPU tensor may meet CUDA operands (check_same_device allows it, as torch does): the
+    // kernel cannot read host memory, so it travels to the output's device first.
+    if (t->device() != out.device()) {
+      moved[n] = to_device(detach(*t), out.device());
+      ops[n] = &moved[n];
+      ++n;
+    } else {
+      ops[n++] = t;
+    }
+  }
   TensorIter it;
   it.build(ops, n);
   it.operands = ops;
@@ -1037,7 +1048,7 @@ Tensor to_device(const Tensor& t, Device device, bool copy) {
   if (device.is_cuda()) AG_CHECK(cuda::is_available(), "Torch not compiled with CUDA enabled");
   Tensor src = contiguous(detach(t));
   Tensor out = empty(t.sizes(), t.dtype(), device);
-  cuda::memcpy_device(out.data_ptr(), device, src.data_ptr(), src.device(), static_cast<size_t>(t.numel() * itemsize(t.dtype())));
+  cuda::memcpy_device(out.data_ptr(), out.device(), src.data_ptr(), src.device(), static_cast<size_t>(t.numel() * itemsize(t.dtype())));
   Device from = t.device();
   fw_rule(out, {&t}, [&](const variable_list& tt) { return to_device(tt[0], device); });
   if (is_floating(t.dtype()))

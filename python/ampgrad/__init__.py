@@ -38,6 +38,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import profiler
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import cuda
+from . import backends
 from . import cpu
 from . import nn
 from . import amp
@@ -73,5 +74,18 @@ short = int16
 Tensor.cross = lambda self, other, dim=None: _le.cross(self, other, dim)
 Tensor.renorm = lambda self, p, dim, maxnorm: _le.renorm(self, p, dim, maxnorm)
 Tensor.dist = lambda self, other, p=2: _le.dist(self, other, p)
+
+
+
+def set_float32_matmul_precision(precision):
+    """"highest": fp32 GEMMs in fp32; "high" / "medium": TF32 allowed (backends.cuda.matmul.allow_tf32)."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision}")
+    backends.cuda.matmul.allow_tf32 = precision != "highest"
+
+
+def get_float32_matmul_precision():
+    return "high" if backends.cuda.matmul.allow_tf32 else "highest"
+
 
 __version__ = "0.1.0"

@@ -1,5 +1,13 @@
-"""ampgrad.cuda: device queries. Without a CUDA build every query says there is no device."""
+"""ampgrad.cuda: device queries, the caching allocator's statistics, events and streams, with
+torch.cuda's names. Without a CUDA build (or without a driver / device) is_available() is False,
+device_count() is 0 and the calls that need a device raise as torch's do.
+
+The CUDA backend under this is compile-checked; see kernels/cuda for what has run on a GPU."""
+import contextlib as _contextlib
+
 from .. import _C
+
+OutOfMemoryError = _C.OutOfMemoryError
 
 
 def is_available():
@@ -14,17 +22,216 @@ def _no_cuda():
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
-def current_device():
+def _lazy_init():
     if not is_available():
         _no_cuda()
+
+
+def is_initialized():
+    return is_available()
+
+
+def init():
+    _lazy_init()
+
+
+def _index(device, optional=True):
+    """torch.cuda's _get_device_index: None -> current device, int, "cuda:N", device."""
+    if device is None:
+        return _C._cuda_current_device() if is_available() else 0
+    if isinstance(device, str):
+        device = _C.device(device)
+    if isinstance(device, _C.device):
+        if device.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {device}")
+        return device.index if device.index is not None else (_C._cuda_current_device() if is_available() else 0)
+    if isinstance(device, int):
+        return device
+    raise ValueError(f"Expected a cuda device, but got: {device!r}")
+
+
+def current_device():
+    _lazy_init()
     return _C._cuda_current_device()
+
+
+def set_device(device):
+    d = _index(device)
+    if d >= 0:
+        _lazy_init()
+        _C._cuda_set_device(d)
+
+
+class device:  # noqa: N801  (torch.cuda.device is a lowercase context manager)
+    def __init__(self, device):
+        self.idx = _index(device) if device is not None else -1
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            self.prev_idx = current_device()
+            if self.prev_idx != self.idx:
+                set_device(self.idx)
+
+    def __exit__(self, *exc):
+        if self.prev_idx >= 0 and self.prev_idx != self.idx:
+            set_device(self.prev_idx)
+        return False
 
 
 def synchronize(device=None):
     if is_available():
-        _C._cuda_synchronize()
+        _C._cuda_synchronize(_index(device))
 
 
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    p = get_device_properties(device)
+    return p.major, p.minor
+
+
+class _CudaDeviceProperties:
+    def __init__(self, d):
+        self.__dict__.update(d)
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None):
+    _lazy_init()
+    return _CudaDeviceProperties(_C._cuda_get_device_properties(_index(device)))
+
+
+def mem_get_info(device=None):
+    _lazy_init()
+    return tuple(_C._cuda_mem_get_info(_index(device)))
+
+
+# ---- caching allocator
+def memory_stats(device=None):
+    if not is_available():
+        return {}
+    return dict(_C._cuda_memory_stats(_index(device)))
+
+
+def memory_allocated(device=None):
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device=None):
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device=None):
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device=None):
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+memory_cached = memory_reserved
+max_memory_cached = max_memory_reserved
+
+
+def reset_peak_memory_stats(device=None):
+    if is_available():
+        _C._cuda_reset_peak_memory_stats(_index(device))
+
+
+def reset_max_memory_allocated(device=None):
+    reset_peak_memory_stats(device)
+
+
+def empty_cache():
+    if is_available():
+        _C._cuda_empty_cache()
+
+
+# ---- events and streams (one stream per device for now: the current stream)
+class Event:
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self._handle = 0
+        _lazy_init()
+        self.enable_timing = enable_timing
+        self._handle = _C._cuda_event_create(bool(enable_timing))
+
+    def record(self, stream=None):
+        _C._cuda_event_record(self._handle)
+
+    def synchronize(self):
+        _C._cuda_event_synchronize(self._handle)
+
+    def query(self):
+        return _C._cuda_event_query(self._handle)
+
+    def wait(self, stream=None):
+        pass  # one stream per device: work recorded on it is already ordered
+
+    def elapsed_time(self, end_event):
+        return _C._cuda_event_elapsed_time(self._handle, end_event._handle)
+
+    def __del__(self):
+        if getattr(self, "_handle", 0):
+            _C._cuda_event_destroy(self._handle)
+            self._handle = 0
+
+
+class Stream:
+    """The device's current stream (ampgrad has no side streams yet)."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        _lazy_init()
+        self.device_index = _index(device)
+        self.cuda_stream = _C._cuda_current_stream(self.device_index)
+
+    def synchronize(self):
+        _C._cuda_stream_synchronize(self.cuda_stream, self.device_index)
+
+    def query(self):
+        ev = Event()
+        ev.record(self)
+        return ev.query()
+
+    def wait_event(self, event):
+        pass
+
+    def wait_stream(self, stream):
+        pass
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and (self.cuda_stream, self.device_index) == (other.cuda_stream, other.device_index)
+
+    def __hash__(self):
+        return hash((self.cuda_stream, self.device_index))
+
+
+def current_stream(device=None):
+    _lazy_init()
+    return Stream(device)
+
+
+def default_stream(device=None):
+    return current_stream(device)
+
+
+@_contextlib.contextmanager
+def stream(s):
+    yield s
+
+
+# ---- random
 def manual_seed(seed):
     if is_available():
         _C._cuda_manual_seed(int(seed))
@@ -34,8 +241,10 @@ def manual_seed_all(seed):
     manual_seed(seed)
 
 
-def is_bf16_supported():
-    return is_available()
+def is_bf16_supported(including_emulation=True):
+    if not is_available():
+        return False
+    return including_emulation or get_device_capability()[0] >= 8
 
 
 from . import amp  # noqa: E402

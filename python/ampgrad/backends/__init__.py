@@ -1,0 +1,2 @@
+"""ampgrad.backends: backend flags with torch.backends' names."""
+from . import cuda  # noqa: F401

@@ -1,0 +1,519 @@
+"""CUDA backend tests: every op of the op database on CUDA against ampgrad's CPU kernels (forward
+and backward, float32 / float16 / bfloat16, per-dtype tolerances), plus the runtime (allocator
+statistics, OOM error type, events, device errors). Device tests carry @pytest.mark.cuda and skip
+without a device; the no-device behaviour of ampgrad.cuda is checked everywhere.
+
+Written without a GPU: until they have run on one, treat failures here as bugs in either the
+tests or the backend."""
+import copy
+
+import numpy as np
+import pytest
+
+import ampgrad
+from op_db import OPS, TList, is_spec, make_tensor, realize_array, rng_for, round_to
+
+HAS_CUDA = ampgrad.cuda.is_available()
+cuda = pytest.mark.cuda
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
+
+CUDA_DTYPES = ("float32", "float16", "bfloat16")
+# CUDA vs CPU: different summation orders (fp32 accumulators on CUDA, fp64 on CPU for reductions),
+# so the floor is looser than the op database's torch tolerances.
+CUDA_TOL = {"float32": (1e-4, 1e-4), "float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2), "float64": (1e-7, 1e-7)}
+CUDA_GRAD_TOL = {"float32": (2e-4, 2e-4), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float64": (1e-7, 1e-6)}
+_EXC_ORDER = (NotImplementedError, IndexError, TypeError, ValueError, RuntimeError)
+
+
+def _builtin_exc(e):
+    for cls in _EXC_ORDER:
+        if isinstance(e, cls):
+            return cls
+    return type(e)
+
+
+def _dt(t):
+    return str(t.dtype).split(".")[-1]
+
+
+def _np(t):
+    t = t.detach()
+    if t.is_cuda:
+        t = t.cpu()
+    if _dt(t) in ("bfloat16", "float16"):
+        t = t.float()
+    return np.array(t.numpy())
+
+
+def _flat(o):
+    if isinstance(o, (tuple, list)):
+        return [x for item in o for x in _flat(item)]
+    return [o]
+
+
+def _tol(table, op_tol, dtype):
+    a, r = table.get(dtype, (0, 0))
+    oa, orr = op_tol
+    return max(a, oa), max(r, orr)
+
+
+def assert_close_cpu(actual, expected, tol, what):
+    acts, exps = _flat(actual), _flat(expected)
+    assert len(acts) == len(exps), f"{what}: {len(acts)} outputs on CUDA, {len(exps)} on CPU"
+    for k, (a, e) in enumerate(zip(acts, exps)):
+        where = f"{what} output {k}"
+        if not isinstance(e, ampgrad.Tensor):
+            assert not isinstance(a, ampgrad.Tensor) and (a == e or (a != a and e != e)), f"{where}: {a!r} != {e!r}"
+            continue
+        assert isinstance(a, ampgrad.Tensor), f"{where}: expected a Tensor"
+        assert a.is_cuda, f"{where}: result is on {a.device}, expected cuda"
+        assert a.dtype == e.dtype, f"{where}: dtype {a.dtype} != CPU's {e.dtype}"
+        assert tuple(a.shape) == tuple(e.shape), f"{where}: shape {tuple(a.shape)} != CPU's {tuple(e.shape)}"
+        atol, rtol = tol(_dt(e)) if e.dtype.is_floating_point else (0, 0)
+        np.testing.assert_allclose(_np(a), _np(e), atol=atol, rtol=rtol, equal_nan=True, err_msg=where)
+
+
+def _realize(op, si, sample, dtype):
+    rng = rng_for(op.name, si, dtype)
+    out = []
+    for a in sample.args:
+        if isinstance(a, TList):
+            out.append(("list", [realize_array(s, dtype, rng) for s in a.items]))
+        elif is_spec(a):
+            out.append(("t", realize_array(a, dtype, rng)))
+        else:
+            out.append(("const", a))
+    return out
+
+
+def _instantiate(realized, device, requires_grad, layout="contig"):
+    args, leaves = [], []
+
+    def one(v):
+        arr, dt, diff = v
+        t = make_tensor(ampgrad, arr, dt, layout)
+        if device == "cuda":
+            # Keep the layout: move the base buffer and re-apply the view's geometry.
+            t = t.to("cuda") if t.is_contiguous() else _to_cuda_keep_strides(t)
+        if requires_grad and diff and dt.startswith(("float", "bfloat")):
+            t = t.detach().requires_grad_(True)
+            leaves.append(t)
+        return t
+
+    for kind, v in realized:
+        if kind == "const":
+            args.append(v)
+        elif kind == "t":
+            args.append(one(v))
+        else:
+            args.append([one(x) for x in v])
+    return args, leaves
+
+
+def _to_cuda_keep_strides(t):
+    """A CUDA tensor with t's values and strides (non-contiguous inputs exercise the strided path)."""
+    if t.dim() >= 2 and t.stride(-2) == 1:  # transposed
+        return t.transpose(-1, -2).contiguous().to("cuda").transpose(-1, -2)
+    buf = ampgrad.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
+    buf[..., ::2] = t
+    return buf.to("cuda")[..., ::2]
+
+
+def _run(op, sample, realized, device, requires_grad, dtype, si, layout="contig"):
+    args, leaves = _instantiate(realized, device, requires_grad, layout)
+    out = op.call(ampgrad, False, *args, **copy.deepcopy(sample.kwargs))
+    if not requires_grad:
+        return out, None
+    outs = [o for o in _flat(out) if isinstance(o, ampgrad.Tensor) and o.dtype.is_floating_point and o.requires_grad]
+    if not outs or not leaves:
+        return out, None
+    rng = rng_for(op.name, si, dtype, "grad_outputs")
+    gouts = []
+    for o in outs:
+        g = round_to(rng.uniform(-1, 1, size=tuple(o.shape)), _dt(o))
+        gt = make_tensor(ampgrad, np.asarray(g), _dt(o))
+        gouts.append(gt.to("cuda") if device == "cuda" else gt)
+    grads = ampgrad.autograd.grad(outs, leaves, gouts, allow_unused=True)
+    return out, grads
+
+
+def _no_kernel(e):
+    return isinstance(e, NotImplementedError) and "'CUDA' backend" in str(e)
+
+
+def _check(op, dtype, requires_grad, layout="contig"):
+    for si, sample in enumerate(op.samples):
+        if requires_grad and not sample.grad:
+            continue
+        realized = _realize(op, si, sample, dtype)
+        what = f"{op.name} [{sample.desc or si}] {dtype} {layout}{' grad' if requires_grad else ''}"
+        try:
+            ref = _run(op, sample, realized, "cpu", requires_grad, dtype, si, layout)
+        except Exception as e:  # the CPU refuses: CUDA must refuse with the same exception class
+            try:
+                _run(op, sample, realized, "cuda", requires_grad, dtype, si, layout)
+            except Exception as e2:
+                if _no_kernel(e2):
+                    pytest.xfail(f"no CUDA kernel: {e2}")
+                assert _builtin_exc(e2) is _builtin_exc(e), f"{what}: CUDA raised {e2!r}, CPU {e!r}"
+                continue
+            pytest.fail(f"{what}: CPU raised {e!r}, CUDA did not")
+        try:
+            got = _run(op, sample, realized, "cuda", requires_grad, dtype, si, layout)
+        except Exception as e:
+            if _no_kernel(e):
+                pytest.xfail(f"no CUDA kernel: {e}")
+            raise
+        assert_close_cpu(got[0], ref[0], lambda d: _tol(CUDA_TOL, op.tolerance(d) if d in CUDA_TOL else (0, 0), d), what)
+        if requires_grad and ref[1] is not None:
+            for k, (gc, gr) in enumerate(zip(got[1], ref[1])):
+                if gr is None:
+                    assert gc is None or float(gc.abs().sum()) == 0, f"{what}: grad {k} defined on CUDA only"
+                    continue
+                assert_close_cpu(gc, gr, lambda d: _tol(CUDA_GRAD_TOL, op.grad_tolerance(d) if d in CUDA_GRAD_TOL else (0, 0), d),
+                                 f"{what} input {k}")
+
+
+def _params(grad):
+    return [pytest.param(op, dt, id=f"{op.name}-{dt}") for op in OPS for dt in CUDA_DTYPES
+            if dt in op.dtypes and (not grad or op.grad)]
+
+
+# ---------------------------------------------------------------- op database on CUDA
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("op,dtype", _params(False))
+def test_cuda_forward(op, dtype):
+    _check(op, dtype, requires_grad=False)
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("op,dtype", [p for p in _params(False) if p.values[0].noncontig])
+def test_cuda_forward_noncontiguous(op, dtype):
+    _check(op, dtype, requires_grad=False, layout="strided")
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("op,dtype", _params(True))
+def test_cuda_backward(op, dtype):
+    _check(op, dtype, requires_grad=True)
+
+
+# ---------------------------------------------------------------- kernels at sizes the op db misses
+def _cpu_cuda(fn, *arrays, dtype="float32"):
+    cpu = [ampgrad.tensor(a).to(getattr(ampgrad, dtype)) for a in arrays]
+    return fn(*cpu), fn(*[t.cuda() for t in cpu])
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("dtype", CUDA_DTYPES)
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 1023, 4097, 1 << 20])
+def test_cuda_elementwise_sizes(n, dtype):
+    """Vector path, its tail and the unaligned fallback (a view starting at element 1)."""
+    rng = np.random.RandomState(n)
+    a, b = rng.randn(n + 1), rng.randn(n + 1)
+    for fn in (lambda x, y: x + y, lambda x, y: (x * y).exp(), lambda x, y: x > y, lambda x, y: x[1:] - y[:-1]):
+        c, g = _cpu_cuda(fn, a, b, dtype=dtype)
+        assert_close_cpu(g, c, lambda d: CUDA_TOL[d], f"elementwise n={n} {dtype}")
+
+
+@cuda
+@needs_cuda
+def test_cuda_broadcast_and_mixed_dtypes():
+    rng = np.random.RandomState(0)
+    c, g = _cpu_cuda(lambda x, y: x[:, None, :] * y[None, :, None], rng.randn(5, 7), rng.randn(3, 1))
+    assert_close_cpu(g, c, lambda d: CUDA_TOL[d], "broadcast")
+    x = ampgrad.tensor(rng.randn(4, 6)).float()
+    # (no uint8: negative float -> uint8 is undefined in C++, and CPUs and GPUs disagree, as in torch)
+    for dt in (ampgrad.float16, ampgrad.bfloat16, ampgrad.int32, ampgrad.int64, ampgrad.bool, ampgrad.float64):
+        assert_close_cpu(x.cuda().to(dt), x.to(dt), lambda d: (0, 0), f"cast to {dt}")
+        assert_close_cpu(x.cuda().t().to(dt), x.t().to(dt), lambda d: (0, 0), f"strided cast to {dt}")
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("dtype", CUDA_DTYPES)
+@pytest.mark.parametrize("shape,dim", [((3, 5000), 1), ((2, 9000, 3), 1), ((70, 33), 0), ((4, 1), 1), ((1000, 40), 1),
+                                       ((0, 4), 1), ((4, 0), 1)])
+def test_cuda_reductions(shape, dim, dtype):
+    rng = np.random.RandomState(1)
+    a = rng.randn(*shape)
+    for name, fn in [("sum", lambda x: x.sum(dim)), ("mean", lambda x: x.mean(dim)), ("amax", lambda x: x.amax(dim)),
+                     ("max", lambda x: x.max(dim)), ("argmin", lambda x: x.argmin(dim)), ("var", lambda x: x.var(dim)),
+                     ("norm", lambda x: x.norm(dim=dim)), ("logsumexp", lambda x: x.logsumexp(dim)),
+                     ("softmax", lambda x: x.softmax(dim)), ("log_softmax", lambda x: x.log_softmax(dim)),
+                     ("cumsum", lambda x: x.cumsum(dim))]:
+        try:
+            c = fn(ampgrad.tensor(a).to(getattr(ampgrad, dtype)))
+        except Exception as e:
+            with pytest.raises(_builtin_exc(e)):
+                fn(ampgrad.tensor(a).to(getattr(ampgrad, dtype)).cuda())
+            continue
+        g = fn(ampgrad.tensor(a).to(getattr(ampgrad, dtype)).cuda())
+        scale = max(1.0, float(np.sqrt(shape[dim]))) if name in ("sum", "cumsum") else 1.0
+        assert_close_cpu(g, c, lambda d: (CUDA_TOL[d][0] * scale, CUDA_TOL[d][1]), f"{name}{shape} dim={dim} {dtype}")
+
+
+@cuda
+@needs_cuda
+def test_cuda_reductions_deterministic():
+    x = ampgrad.tensor(np.random.RandomState(2).randn(1 << 20)).float().cuda()
+    assert float(x.sum()) == float(x.sum())
+    y = x.reshape(1024, 1024)
+    assert bool((y.sum(0) == y.sum(0)).all()) and bool((y.sum(1) == y.sum(1)).all())
+
+
+@cuda
+@needs_cuda
+def test_cuda_argmax_first_occurrence_and_nan():
+    x = ampgrad.tensor([1.0, 3.0, 3.0, 0.0] * 300).cuda()
+    assert int(x.argmax()) == 1
+    x = ampgrad.tensor([1.0, float("nan"), 5.0, float("nan")]).cuda()
+    assert int(x.argmax()) == 1 and bool(x.max().isnan())
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("dtype", CUDA_DTYPES + ("float64",))
+@pytest.mark.parametrize("m,k,n,layout", [(64, 32, 48, "nn"), (33, 65, 17, "tn"), (16, 8, 24, "nt"), (1, 40, 1, "nn"),
+                                          (5, 0, 3, "nn"), (7, 9, 11, "strided")])
+def test_cuda_matmul(m, k, n, layout, dtype):
+    rng = np.random.RandomState(3)
+    a, b = rng.randn(m, k), rng.randn(k, n)
+    dt = getattr(ampgrad, dtype)
+
+    def mk(arr, transposed):
+        t = ampgrad.tensor(arr.T if transposed else arr).to(dt)
+        return t.t() if transposed else t
+
+    A, B = mk(a, layout == "tn"), mk(b, layout == "nt")
+    if layout == "strided":
+        A = ampgrad.tensor(np.repeat(a, 2, axis=1)).to(dt)[:, ::2]
+    c = A @ B
+    g = A.cuda() @ B.cuda() if layout != "strided" else _to_cuda_keep_strides(A) @ B.cuda()
+    tol = {"float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}
+    assert_close_cpu(g, c, lambda d: tol[d], f"mm {m}x{k}x{n} {layout} {dtype}")
+    # batched, with a broadcast operand
+    bb = rng.randn(3, k, n)
+    c = ampgrad.tensor(a).to(dt) @ ampgrad.tensor(bb).to(dt)
+    g = ampgrad.tensor(a).to(dt).cuda() @ ampgrad.tensor(bb).to(dt).cuda()
+    assert_close_cpu(g, c, lambda d: tol[d], f"bmm {dtype}")
+
+
+@cuda
+@needs_cuda
+def test_cuda_integer_matmul_not_implemented():
+    a = ampgrad.ones(2, 2, dtype=ampgrad.int64).cuda()
+    with pytest.raises(NotImplementedError, match="addmm_cuda"):
+        a @ a
+
+
+@cuda
+@needs_cuda
+def test_cuda_allow_tf32_flag():
+    assert ampgrad.backends.cuda.matmul.allow_tf32 is False
+    a = ampgrad.tensor(np.random.RandomState(4).randn(256, 256)).float()
+    exact = (a.double() @ a.double()).float()
+    g = a.cuda() @ a.cuda()
+    np.testing.assert_allclose(_np(g), _np(exact), rtol=1e-4, atol=1e-3)
+    try:
+        ampgrad.backends.cuda.matmul.allow_tf32 = True
+        g = a.cuda() @ a.cuda()
+        np.testing.assert_allclose(_np(g), _np(exact), rtol=2e-2, atol=0.5)  # TF32: ~1e-3 relative per product
+    finally:
+        ampgrad.backends.cuda.matmul.allow_tf32 = False
+
+
+# ---------------------------------------------------------------- runtime
+@cuda
+@needs_cuda
+def test_cuda_device_queries():
+    assert ampgrad.cuda.device_count() >= 1
+    assert 0 <= ampgrad.cuda.current_device() < ampgrad.cuda.device_count()
+    p = ampgrad.cuda.get_device_properties(0)
+    assert p.total_memory > 0 and p.multi_processor_count > 0 and isinstance(p.name, str)
+    assert ampgrad.cuda.get_device_name() == p.name
+    assert ampgrad.cuda.get_device_capability() == (p.major, p.minor)
+    free, total = ampgrad.cuda.mem_get_info()
+    assert 0 < free <= total
+    ampgrad.cuda.synchronize()
+    with pytest.raises(RuntimeError):
+        ampgrad.cuda.set_device(ampgrad.cuda.device_count())
+
+
+@cuda
+@needs_cuda
+def test_cuda_copies_round_trip():
+    for dt in (ampgrad.float32, ampgrad.float16, ampgrad.bfloat16, ampgrad.int64, ampgrad.bool, ampgrad.float64):
+        x = ampgrad.arange(1000).to(dt).reshape(10, 100)
+        y = x.cuda()
+        assert y.is_cuda and y.device == ampgrad.device("cuda:0") and y.dtype == dt
+        assert bool((y.cpu() == x).all())
+        assert bool((y.t().cpu() == x.t()).all())
+        assert bool((x.to("cuda").to("cpu") == x).all())
+    z = ampgrad.ones(3, requires_grad=True)
+    (z.cuda() * 2).sum().backward()
+    assert z.grad is not None and not z.grad.is_cuda and float(z.grad.sum()) == 6.0
+
+
+@cuda
+@needs_cuda
+def test_cuda_allocator_stats():
+    ampgrad.cuda.synchronize()
+    ampgrad.cuda.empty_cache()
+    base = ampgrad.cuda.memory_allocated()
+    x = ampgrad.empty(1000, device="cuda")  # 4000 bytes -> one 512-byte-rounded block of 4096
+    assert ampgrad.cuda.memory_allocated() - base == 4096
+    assert ampgrad.cuda.memory_reserved() >= ampgrad.cuda.memory_allocated()
+    y = ampgrad.empty(3 << 20, device="cuda")  # 12 MiB: a large-pool segment of its own
+    peak = ampgrad.cuda.max_memory_allocated()
+    assert peak >= base + 4096 + (12 << 20)
+    del y
+    assert ampgrad.cuda.memory_allocated() - base == 4096
+    assert ampgrad.cuda.max_memory_allocated() == peak
+    reserved = ampgrad.cuda.memory_reserved()
+    y = ampgrad.empty(3 << 20, device="cuda")  # reused from the cache: nothing new reserved
+    assert ampgrad.cuda.memory_reserved() == reserved
+    del y
+    ampgrad.cuda.reset_peak_memory_stats()
+    assert ampgrad.cuda.max_memory_allocated() == ampgrad.cuda.memory_allocated()
+    ampgrad.cuda.empty_cache()
+    assert ampgrad.cuda.memory_reserved() < reserved
+    del x
+    stats = ampgrad.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == base
+
+
+@cuda
+@needs_cuda
+def test_cuda_out_of_memory():
+    total = ampgrad.cuda.get_device_properties(0).total_memory
+    with pytest.raises(ampgrad.cuda.OutOfMemoryError, match="CUDA out of memory. Tried to allocate") as info:
+        ampgrad.empty(2 * total // 4 + (1 << 30), device="cuda")  # float32: 2x the device
+    assert isinstance(info.value, RuntimeError)
+    assert ampgrad.cuda.memory_stats()["num_ooms"] >= 1
+    x = ampgrad.ones(10, device="cuda")  # the allocator still works
+    assert float(x.sum()) == 10.0
+
+
+@cuda
+@needs_cuda
+def test_cuda_mixed_device_error():
+    a = ampgrad.ones(3).cuda()
+    b = ampgrad.ones(3)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        a + b
+    assert float((a + ampgrad.tensor(2.0)).sum()) == 9.0  # a 0-dim CPU tensor is a scalar: allowed
+    assert int((a.long() + ampgrad.tensor(2)).sum()) == 9  # integer path: the scalar is moved, not read
+    assert float(ampgrad.where(a > 0, ampgrad.tensor(5.0), a).sum()) == 15.0
+    assert float((ampgrad.tensor(2.0).cuda() * ampgrad.tensor(3.0)).cpu()) == 6.0
+
+
+@cuda
+@needs_cuda
+def test_cuda_events_time():
+    start, end = ampgrad.cuda.Event(enable_timing=True), ampgrad.cuda.Event(enable_timing=True)
+    x = ampgrad.ones(1 << 22, device="cuda")
+    start.record()
+    for _ in range(10):
+        x = x * 1.0001
+    end.record()
+    end.synchronize()
+    assert end.query()
+    assert start.elapsed_time(end) > 0
+    ampgrad.cuda.current_stream().synchronize()
+
+
+# ---------------------------------------------------------------- without a device (run everywhere)
+def test_cuda_api_without_device():
+    if HAS_CUDA:
+        pytest.skip("a device is present")
+    assert ampgrad.cuda.device_count() == 0
+    assert ampgrad.cuda.memory_allocated() == 0 and ampgrad.cuda.memory_reserved() == 0
+    assert ampgrad.cuda.max_memory_allocated() == 0 and ampgrad.cuda.memory_stats() == {}
+    ampgrad.cuda.empty_cache()
+    ampgrad.cuda.reset_peak_memory_stats()
+    ampgrad.cuda.synchronize()
+    assert not ampgrad.cuda.is_bf16_supported()
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        ampgrad.cuda.current_device()
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        ampgrad.ones(2).cuda()
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        ampgrad.cuda.Event()  # noqa: B018
+
+
+def test_cuda_error_types_and_flags():
+    assert issubclass(ampgrad.cuda.OutOfMemoryError, RuntimeError)
+    assert ampgrad.backends.cuda.matmul.allow_tf32 is False
+    ampgrad.backends.cuda.matmul.allow_tf32 = True
+    try:
+        assert ampgrad.backends.cuda.matmul.allow_tf32 is True
+        assert ampgrad.get_float32_matmul_precision() == "high"
+    finally:
+        ampgrad.set_float32_matmul_precision("highest")
+    assert ampgrad.backends.cuda.matmul.allow_tf32 is False
+    with pytest.raises(AttributeError):
+        ampgrad.backends.cuda.matmul.allow_tf33 = True
+    assert isinstance(ampgrad.backends.cuda.is_built(), bool)
+
+
+# ---------------------------------------------------------------- random fills, training steps
+@cuda
+@needs_cuda
+def test_cuda_random_seeded_and_distributed():
+    ampgrad.manual_seed(0)
+    a = ampgrad.randn(10000, device="cuda")
+    ampgrad.manual_seed(0)
+    b = ampgrad.randn(10000, device="cuda")
+    assert a.is_cuda and bool((a == b).all())
+    assert abs(float(a.mean())) < 0.05 and abs(float(a.std()) - 1) < 0.05
+    u = ampgrad.rand(100, 3, device="cuda").t()  # non-contiguous fill goes through a staging buffer
+    assert 0 <= float(u.min()) and float(u.max()) < 1
+    p = ampgrad.randperm(50, device="cuda")
+    assert sorted(p.cpu().tolist()) == list(range(50))
+
+
+def _train(device, opt, amp):
+    ampgrad.manual_seed(0)
+    nn = ampgrad.nn
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(device)
+    o = (ampgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if opt == "sgd"
+         else ampgrad.optim.Adam(model.parameters(), lr=1e-2))
+    scaler = ampgrad.amp.GradScaler(device, enabled=amp)
+    x = ampgrad.tensor(np.random.RandomState(0).randn(32, 8)).float().to(device)
+    y = ampgrad.tensor(np.random.RandomState(1).randint(0, 4, 32)).to(device)
+    for _ in range(5):
+        o.zero_grad()
+        with ampgrad.autocast(device, dtype=ampgrad.float16 if device == "cuda" else ampgrad.bfloat16, enabled=amp):
+            loss = nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(o)
+        scaler.update()
+    return [p.detach().cpu() for p in model.parameters()], float(loss)
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_cuda_training_matches_cpu(opt):
+    """fp32 training steps (forward, backward, fused optimizer) on CUDA track the CPU run."""
+    pc, lc = _train("cpu", opt, amp=False)
+    pg, lg = _train("cuda", opt, amp=False)
+    assert abs(lc - lg) < 1e-4
+    for a, b in zip(pg, pc):
+        np.testing.assert_allclose(_np(a), _np(b), atol=1e-4, rtol=1e-4)
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_cuda_amp_training_runs(opt):
+    """fp16 autocast + GradScaler on CUDA: the loss goes down and parameters stay finite."""
+    params, loss = _train("cuda", opt, amp=True)
+    _, loss0 = _train("cuda", opt, amp=False)
+    assert np.isfinite(loss) and all(np.isfinite(_np(p)).all() for p in params)
+    assert abs(loss - loss0) < 0.05
