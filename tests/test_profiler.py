@@ -325,3 +325,17 @@ def test_emit_nvtx_with_cuda_runs():
 
 def test_profiler_alias_module():
     assert ampgrad.profiler.record_function is profiler.record_function
+
+
+def test_nvtx_session_records_and_blocks_a_nested_profile():
+    # emit_nvtx's session (without a device only reachable directly): ranges are taken, events dropped.
+    _C = ampgrad._C
+    _C._profiler_start_nvtx(False)
+    try:
+        with pytest.raises(RuntimeError, match="already enabled"):
+            with profiler.profile():
+                pass
+        ampgrad.ones(3) + 1
+    finally:
+        names = [e[0] for e in _C._profiler_stop()]
+    assert "aten::add" in names and not _C._profiler_enabled()

@@ -8,6 +8,10 @@
 #include <sys/syscall.h>
 #include "core/check.h"
 
+#ifdef AMPGRAD_WITH_CUDA
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX v3, shipped with the CUDA toolkit
+#endif
+
 namespace ampgrad::autograd::profiler {
 
 std::atomic<bool> g_enabled{false};
@@ -109,7 +113,25 @@ std::vector<Event> stop() {
 
 const Config& config() { return g_config; }
 
+namespace {
+// Note [NVTX ranges]: under emit_nvtx each profiler range is also pushed as an NVTX range, named as
+// torch names them ("MulBackward0, seq = 12"), so Nsight Systems lines them up with the kernels.
+void nvtx_push(const std::string& name, int64_t seq) {
+#ifdef AMPGRAD_WITH_CUDA
+  nvtxRangePushA((seq >= 0 ? name + ", seq = " + std::to_string(seq) : name).c_str());
+#else
+  (void)name, (void)seq;
+#endif
+}
+void nvtx_pop() {
+#ifdef AMPGRAD_WITH_CUDA
+  nvtxRangePop();
+#endif
+}
+}  // namespace
+
 int64_t open(std::string name, Kind kind, int64_t seq, std::string stack) {
+  if (g_config.nvtx) nvtx_push(name, seq);
   ThreadBuffer& b = local();
   std::lock_guard<std::mutex> g(b.mu);
   sync_session(b);
@@ -137,6 +159,7 @@ void close(int64_t handle) {
   std::lock_guard<std::mutex> g(b.mu);
   size_t idx = static_cast<size_t>(handle & 0xffffffff);
   if (static_cast<uint32_t>(handle >> 32) != b.session || idx >= b.events.size()) return;  // a finished session's
+  if (g_config.nvtx) nvtx_pop();
   Event& e = b.events[idx];
   e.end_ns = t;
   e.self_bytes += b.pending_bytes;

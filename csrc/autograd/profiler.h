@@ -32,6 +32,7 @@ struct Event {
 
 struct Config {
   bool record_shapes = false, with_flops = false, profile_memory = false;
+  bool nvtx = false;  // emit_nvtx: every range is also an NVTX range (CUDA builds)
 };
 
 // Throws RuntimeError when a session is already running. Returns the session's start (ns).

@@ -215,6 +215,7 @@ void init_autograd(py::module_& m) {
     return out;
   });
   m.def("_profiler_enabled", [] { return prof::enabled(); });
+  m.def("_profiler_start_nvtx", [](bool shapes) { return prof::start({shapes, false, false, true}); });
   m.def("_record_function_enter", [](std::string name, std::string stack) {
     return prof::open(std::move(name), prof::Kind::Function, -1, std::move(stack));
   });

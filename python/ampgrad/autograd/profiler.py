@@ -19,8 +19,8 @@ Differences from torch 2.13:
   children did not claim.
 - ``with_stack`` records the Python stack of ``record_function`` ranges only.
 - Entering a second ``profile`` while one runs raises RuntimeError; torch starts it and the outer
-  one silently loses its events. ``emit_nvtx`` raises without CUDA as torch does; with CUDA it is a
-  no-op. ``use_cuda`` / ``use_device`` record no device times.
+  one silently loses its events. ``emit_nvtx`` raises without CUDA as torch does; with CUDA it pushes
+  NVTX ranges. ``use_cuda`` / ``use_device`` record no device times.
 """
 import functools
 import json
@@ -540,8 +540,10 @@ class record_function:
 
 
 class emit_nvtx:
-    """torch's NVTX ranges for nvprof / Nsight. Without CUDA entering it raises, as torch's does; with
-    CUDA it is a no-op for now (ampgrad emits no NVTX ranges yet)."""
+    """torch's NVTX ranges for nvprof / Nsight: while it is active every kernel, backward node and
+    record_function range is pushed as an NVTX range (Note [NVTX ranges] in csrc/autograd/profiler.cpp).
+    Without CUDA entering it raises, as torch's does. It runs a profiler session whose events are
+    dropped, so it cannot nest with ``profile``."""
 
     def __init__(self, enabled=True, record_shapes=False):
         self.enabled = enabled
@@ -555,11 +557,15 @@ class emit_nvtx:
             raise RuntimeError("NVTX annotation context manager is not reentrant")
         if not _C._cuda_is_available():
             _cuda._no_cuda()
+        _C._cuda_synchronize()
+        _C._profiler_start_nvtx(bool(self.record_shapes))
         self.entered = True
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        if self.enabled:
+        if self.enabled and self.entered:
+            _C._cuda_synchronize()
+            _C._profiler_stop()
             self.entered = False
         return False
 
