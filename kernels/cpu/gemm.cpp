@@ -13,26 +13,31 @@ using Stride = Eigen::OuterStride<>;
 // A 2-d operand: pointer, rows, cols, strides (elements).
 template <typename T> struct Mat { const T* p; int64_t rows, cols, rs, cs; };
 
+// An operand Eigen can map as it is (row- or column-major); anything else is packed row-major
+// into buf, once, before the product is split across threads.
+template <typename T>
+Mat<T> mappable(const Mat<T>& m, std::vector<T>& buf) {
+  if ((m.cs == 1 && m.rs >= m.cols) || (m.rs == 1 && m.cs >= m.rows)) return m;
+  buf.resize(m.rows * m.cols);
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t j = 0; j < m.cols; ++j) buf[i * m.cols + j] = m.p[i * m.rs + j * m.cs];
+  return {buf.data(), m.rows, m.cols, m.cols, 1};
+}
+
+// Calls f with an Eigen map of a mappable operand.
 template <typename T, typename F>
-void with_map(const Mat<T>& m, std::vector<T>& scratch, F f) {
-  if (m.cs == 1 && m.rs >= m.cols) {
+void with_map(const Mat<T>& m, F f) {
+  if (m.cs == 1 && m.rs >= m.cols)
     f(Eigen::Map<const RowMat<T>, 0, Stride>(m.p, m.rows, m.cols, Stride(std::max<int64_t>(m.rs, 1))));
-  } else if (m.rs == 1 && m.cs >= m.rows) {
+  else
     f(Eigen::Map<const ColMat<T>, 0, Stride>(m.p, m.rows, m.cols, Stride(std::max<int64_t>(m.cs, 1))));
-  } else {
-    scratch.resize(m.rows * m.cols);
-    for (int64_t i = 0; i < m.rows; ++i)
-      for (int64_t j = 0; j < m.cols; ++j) scratch[i * m.cols + j] = m.p[i * m.rs + j * m.cs];
-    f(Eigen::Map<const RowMat<T>, 0, Stride>(scratch.data(), m.rows, m.cols, Stride(std::max<int64_t>(m.cols, 1))));
-  }
 }
 
 template <typename T>
 void gemm_serial(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T alpha) {
   Eigen::Map<RowMat<T>, 0, Stride> C(c, a.rows, b.cols, Stride(std::max<int64_t>(ldc, 1)));
-  std::vector<T> sa, sb;
-  with_map(a, sa, [&](const auto& A) {
-    with_map(b, sb, [&](const auto& B) {
+  with_map(a, [&](const auto& A) {
+    with_map(b, [&](const auto& B) {
       if (a.cols == 0) { if (beta == T(0)) C.setZero(); else C *= beta; return; }
       if (beta == T(0)) C.noalias() = alpha * (A * B);
       else { C *= beta; C.noalias() += alpha * (A * B); }
@@ -57,16 +62,18 @@ void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T 
   // does not depend on timing. (Eigen's own parallel GEMM synchronises on every panel and
   // measured 3x slower than serial whenever the other core was busy.)
   Eigen::setNbThreads(1);
-  const int64_t m = a.rows, n = b.cols;
+  std::vector<T> pa, pb;
+  const Mat<T> ma = mappable(a, pa), mb = mappable(b, pb);
+  const int64_t m = ma.rows, n = mb.cols;
   const bool split_rows = m >= n;
   const int64_t extent = split_rows ? m : n, blocks = (extent + 31) / 32;
-  const bool big = m * n * a.cols >= (int64_t{1} << 21);  // ~0.1 ms of math: worth waking a thread
+  const bool big = m * n * ma.cols >= (int64_t{1} << 21);  // ~0.1 ms of math: worth waking a thread
   parallel_for(blocks, big ? 2 : blocks + 1, [&](int64_t b0, int64_t b1) {
     const int64_t lo = b0 * 32, hi = std::min(extent, b1 * 32);
-    Mat<T> as = a, bs = b;
+    Mat<T> as = ma, bs = mb;
     T* cs = c;
-    if (split_rows) { as.p += lo * a.rs; as.rows = hi - lo; cs += lo * ldc; }
-    else { bs.p += lo * b.cs; bs.cols = hi - lo; cs += lo; }
+    if (split_rows) { as.p += lo * ma.rs; as.rows = hi - lo; cs += lo * ldc; }
+    else { bs.p += lo * mb.cs; bs.cols = hi - lo; cs += lo; }
     gemm_serial(as, bs, cs, ldc, beta, alpha);
   });
 }
