@@ -38,7 +38,7 @@ def make_step(lib, width, depth, batch, amp):
 
 def main():
     if torch:
-        torch.set_num_threads(2)
+        torch.set_num_threads(int(__import__("os").environ.get("AG_BENCH_THREADS", "2")))
     rows = []
     for w, d, b in [(256, 3, 64), (1024, 4, 256)]:
         for amp in (False, True):

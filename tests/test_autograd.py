@@ -1933,3 +1933,27 @@ def test_random_programs(torch, create_graph):
         for x, y in zip(got, ref):
             assert_close(x, y, rtol=1e-6, atol=1e-8)
     assert counts["same"] > 5 and counts["both_raise"] > 5, counts
+
+
+def test_relu_backward_is_threshold_backward():
+    # One fused pass, torch's threshold_backward: where the result is <= 0 the gradient is 0,
+    # even a NaN one (g * (x > 0) would keep NaN * 0 = NaN).
+    torch = pytest.importorskip("torch")
+    xv = np.array([-2.0, -0.0, 0.0, 1.5, np.nan, 3.0], np.float32)
+    gv = np.array([np.nan, np.inf, 5.0, np.nan, 7.0, -1.0], np.float32)
+    for dt in ("float32", "bfloat16", "float64"):
+        x = ag.tensor(xv).to(getattr(ag, dt)).requires_grad_()
+        (gx,) = ag.autograd.grad(x.relu(), x, ag.tensor(gv).to(getattr(ag, dt)))
+        t = torch.tensor(xv).to(getattr(torch, dt)).requires_grad_()
+        (gt,) = torch.autograd.grad(t.relu(), t, torch.tensor(gv).to(getattr(torch, dt)))
+        np.testing.assert_array_equal(gx.float().numpy(), gt.float().numpy())
+        assert gx.dtype == x.dtype
+
+
+def test_relu_double_backward():
+    x = ag.tensor([-1.0, 0.5, 2.0, -3.0], dtype=ag.float64, requires_grad=True)
+    assert ag.autograd.gradgradcheck(lambda t: t.relu() * t, (x,))
+    g = ag.ones(4, dtype=ag.float64, requires_grad=True)
+    (gx,) = ag.autograd.grad(x.relu(), x, g, create_graph=True)
+    (gg,) = ag.autograd.grad(gx.sum(), g)
+    np.testing.assert_array_equal(gg.numpy(), [0.0, 1.0, 1.0, 0.0])

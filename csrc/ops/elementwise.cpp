@@ -521,6 +521,10 @@ constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622692545275801365;
 }  // namespace
 
+// torch's threshold_backward(grad, result, 0) in one pass: grad where result > 0, else 0 (a NaN
+// grad is dropped where the result is <= 0, as torch does; `grad * (result > 0)` would keep it).
+Tensor relu_backward(const Tensor& g, const Tensor& out);
+
 #define AG_UNARY(name, to_float, bw_name, save, formula)                                              \
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
   Tensor& name##_(Tensor& a) {                                                                        \
@@ -558,7 +562,7 @@ AG_UNARY(sinh, true, "SinhBackward0", IN, g[0] * cosh(x))
 AG_UNARY(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
 AG_UNARY(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
 AG_UNARY(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
-AG_UNARY(relu, false, "ReluBackward0", OUT, g[0] * compare(Op::gt, x, wrap_scalar(0.0)))
+AG_UNARY(relu, false, "ReluBackward0", OUT, relu_backward(g[0], x))
 AG_UNARY(silu, false, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
 AG_UNARY(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
 AG_UNARY(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
@@ -742,6 +746,15 @@ Tensor mul(const Tensor& a, const Tensor& b) {
     return {c.needs_input_grad(0) ? g[0] * c.get(1) : Tensor(), c.needs_input_grad(1) ? g[0] * c.get(0) : Tensor()};
   });
   return out;
+}
+
+Tensor relu_backward(const Tensor& g, const Tensor& out) {
+  Binary p = prepare(Op::relu_backward, g, out, false);
+  Tensor r = run_binary(Op::relu_backward, p, p.dt);
+  record2("ThresholdBackwardBackward0", g, out, r, false, true, AG_BW {
+    return {c.needs_input_grad(0) ? relu_backward(g[0], c.get(1)) : Tensor(), Tensor()};
+  });
+  return r;
 }
 
 Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {

@@ -2,6 +2,7 @@
 // scale update as scalar code.
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include "kernels/cpu/loops.h"
 
 namespace ampgrad::cpu {
@@ -11,6 +12,24 @@ void k_amp_unscale(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& 
   const float inv = *inv_scale.data<float>();
   bool found = false;
   for (auto& g : grads) {
+    if (g.is_contiguous()) {  // the common case: one vectorized pass, the check an integer OR
+      AG_DISPATCH_FLOAT(g.dtype(), "_amp_foreach_non_finite_check_and_unscale_", [&] {
+        using A = acc_t<scalar_t>;
+        scalar_t* q = g.data<scalar_t>();
+        std::atomic<bool> local{false};
+        parallel_for(g.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+          int bad = 0;
+          for (int64_t i = lo; i < hi; ++i) {
+            const float v = static_cast<float>(static_cast<A>(q[i]));
+            bad |= !(std::abs(v) <= std::numeric_limits<float>::max());  // inf or nan
+            q[i] = static_cast<scalar_t>(static_cast<A>(v * inv));
+          }
+          if (bad) local.store(true, std::memory_order_relaxed);
+        });
+        found |= local.load();
+      });
+      continue;
+    }
     TensorIter it;
     it.build({&g, &g});
     AG_DISPATCH_FLOAT(g.dtype(), "_amp_foreach_non_finite_check_and_unscale_", [&] {

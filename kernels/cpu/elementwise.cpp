@@ -289,6 +289,7 @@ AG_BINARY_K(maximum, AG_DISPATCH_ALL, void, nan_max<T>(a, b))
 AG_BINARY_K(minimum, AG_DISPATCH_ALL, void, nan_min<T>(a, b))
 AG_BINARY_K(fmod, AG_DISPATCH_NUMERIC, void, fmod_op<T>(a, b))
 AG_BINARY_K(remainder, AG_DISPATCH_NUMERIC, void, remainder_op<T>(a, b))
+AG_BINARY_K(relu_backward, AG_DISPATCH_FLOAT, void, b <= T(0) ? T(0) : a)  // a: grad, b: relu result
 AG_BINARY_K(eq, AG_DISPATCH_ALL, bool, a == b)
 AG_BINARY_K(ne, AG_DISPATCH_ALL, bool, a != b)
 AG_BINARY_K(lt, AG_DISPATCH_ALL, bool, a < b)

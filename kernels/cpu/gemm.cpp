@@ -5,6 +5,11 @@
 
 namespace ampgrad::cpu {
 
+// kernels/cpu/gemm_bf16.cpp
+bool has_avx512_bf16();
+void gemm_bf16_avx512(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* b, int64_t brs, int64_t bcs,
+                      uint16_t* c, int64_t ldc, int64_t M, int64_t N, int64_t K, float beta, float alpha);
+
 namespace {
 template <typename T> using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <typename T> using ColMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
@@ -104,6 +109,13 @@ Mat<float> widen(const Mat<T>& m, std::vector<float>& buf) {
 
 template <typename T>
 void gemm_reduced(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, double beta, double alpha) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    if (a.cols > 0 && has_avx512_bf16()) {
+      gemm_bf16_avx512(reinterpret_cast<const uint16_t*>(a.p), a.rs, a.cs, reinterpret_cast<const uint16_t*>(b.p), b.rs, b.cs,
+                       reinterpret_cast<uint16_t*>(c), ldc, a.rows, b.cols, a.cols, static_cast<float>(beta), static_cast<float>(alpha));
+      return;
+    }
+  }
   // Widen both operands to fp32, multiply in fp32, round once.
   std::vector<float> wa, wb, wc(a.rows * b.cols);
   gemm_native<float>(widen(a, wa), widen(b, wb), wc.data(), b.cols, 0.f, 1.f);

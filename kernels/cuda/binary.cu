@@ -64,6 +64,7 @@ AG_CUDA_BINARY(maximum, AG_DISPATCH_ALL, void, nan_max<T>(a, b))
 AG_CUDA_BINARY(minimum, AG_DISPATCH_ALL, void, nan_min<T>(a, b))
 AG_CUDA_BINARY(fmod, AG_DISPATCH_NUMERIC, void, fmod_op<T>(a, b))
 AG_CUDA_BINARY(remainder, AG_DISPATCH_NUMERIC, void, remainder_op<T>(a, b))
+AG_CUDA_BINARY(relu_backward, AG_DISPATCH_FLOAT, void, b <= T(0) ? T(0) : a)  // a: grad, b: relu result
 AG_CUDA_BINARY(eq, AG_DISPATCH_ALL, bool, a == b)
 AG_CUDA_BINARY(ne, AG_DISPATCH_ALL, bool, a != b)
 AG_CUDA_BINARY(lt, AG_DISPATCH_ALL, bool, a < b)

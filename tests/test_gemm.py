@@ -1,0 +1,106 @@
+"""CPU GEMM paths against float64 NumPy: bf16 (AVX512-BF16 micro-kernel where the CPU has it, fp32
+widening otherwise) over every operand layout the packing handles, ragged panel edges, odd K,
+alpha/beta, batches, and non-finite values."""
+import numpy as np
+import pytest
+
+import ampgrad
+
+rng = np.random.default_rng(7)
+
+
+def bf16_round(x):
+    """Rounds float32 values to bf16 (nearest-even) and back, in NumPy."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return r.astype(np.uint32).view(np.float32)
+
+
+def operand(rows, cols, layout):
+    """A bf16 tensor of shape (rows, cols) stored row-major, column-major (a transposed view), or
+    with a gap between elements (neither: the packing's element-by-element path)."""
+    if layout == "row":
+        x = bf16_round(rng.standard_normal((rows, cols)))
+        return ampgrad.tensor(x).bfloat16(), x
+    if layout == "col":
+        x = bf16_round(rng.standard_normal((cols, rows)))
+        return ampgrad.tensor(x).bfloat16().t(), x.T
+    x = bf16_round(rng.standard_normal((rows, 2 * cols)))
+    return ampgrad.tensor(x).bfloat16()[:, ::2], x[:, ::2]
+
+
+def check(result, ref, k):
+    # fp32 accumulation of exact bf16 products, then one rounding to bf16 (relative 2^-8).
+    got = result.float().numpy().astype(np.float64)
+    tol = 2.0 ** -8 * np.abs(ref) + 1e-5 * np.sqrt(k) * np.abs(ref).max(initial=1.0)
+    assert np.all(np.abs(got - ref) <= tol), np.abs(got - ref).max()
+
+
+SHAPES = [(1, 1, 1), (3, 5, 7), (12, 32, 32), (13, 33, 31), (25, 2, 65), (7, 64, 1), (40, 17, 100), (64, 256, 96)]
+
+
+@pytest.mark.parametrize("m,k,n", SHAPES)
+@pytest.mark.parametrize("la", ["row", "col", "strided"])
+@pytest.mark.parametrize("lb", ["row", "col", "strided"])
+def test_bf16_mm_layouts(m, k, n, la, lb):
+    a, an = operand(m, k, la)
+    b, bn = operand(k, n, lb)
+    out = a @ b
+    assert out.dtype == ampgrad.bfloat16 and out.shape == (m, n)
+    check(out, an.astype(np.float64) @ bn.astype(np.float64), k)
+
+
+@pytest.mark.parametrize("beta,alpha", [(0.0, 1.0), (1.0, 1.0), (0.5, -2.0), (0.0, 0.25)])
+def test_bf16_addmm_alpha_beta(beta, alpha):
+    a, an = operand(30, 47, "row")
+    b, bn = operand(47, 45, "col")
+    c, cn = operand(30, 45, "row")
+    out = ampgrad.addmm(c, a, b, beta=beta, alpha=alpha)
+    ref = beta * cn.astype(np.float64) + alpha * (an.astype(np.float64) @ bn.astype(np.float64))
+    check(out, ref, 47)
+
+
+def test_bf16_addmm_beta_zero_ignores_nan():
+    a, an = operand(5, 6, "row")
+    b, bn = operand(6, 7, "row")
+    c = ampgrad.full((5, 7), float("nan")).bfloat16()
+    out = ampgrad.addmm(c, a, b, beta=0.0)
+    check(out, an.astype(np.float64) @ bn.astype(np.float64), 6)
+
+
+def test_bf16_bmm_and_out_view():
+    a = bf16_round(rng.standard_normal((3, 20, 9)))
+    b = bf16_round(rng.standard_normal((3, 9, 33)))
+    out = ampgrad.tensor(a).bfloat16() @ ampgrad.tensor(b).bfloat16()
+    check(out, a.astype(np.float64) @ b.astype(np.float64), 9)
+
+
+def test_bf16_non_finite_and_k_zero():
+    a = np.ones((4, 8), np.float32)
+    a[1, 3] = np.inf
+    a[2, 0] = np.nan
+    b = np.ones((8, 40), np.float32)
+    out = (ampgrad.tensor(a).bfloat16() @ ampgrad.tensor(b).bfloat16()).float().numpy()
+    assert np.all(out[0] == 8) and np.all(np.isposinf(out[1])) and np.all(np.isnan(out[2])) and np.all(out[3] == 8)
+    empty = ampgrad.zeros(4, 0).bfloat16() @ ampgrad.zeros(0, 40).bfloat16()
+    assert empty.shape == (4, 40) and np.all(empty.float().numpy() == 0)
+
+
+def test_bf16_rounding_keeps_denormal_results():
+    # beta * C is added in fp32 and the sum rounded like a bf16 cast: a denormal C survives.
+    # (Products below 2^-126 inside the dot products flush to zero on AVX512-BF16, as they do in
+    # torch's oneDNN bf16 GEMM.)
+    c = ampgrad.full((3, 40), 2.0 ** -130).bfloat16()
+    out = ampgrad.addmm(c, ampgrad.zeros(3, 4).bfloat16(), ampgrad.ones(4, 40).bfloat16(), beta=1.0)
+    assert np.all(out.float().numpy() == 2.0 ** -130)
+
+
+@pytest.mark.skipif(pytest.importorskip("torch", reason="torch oracle") is None, reason="torch oracle")
+def test_bf16_linear_matches_torch():
+    import torch
+    x = bf16_round(rng.standard_normal((64, 200)))
+    w = bf16_round(rng.standard_normal((96, 200)))
+    b = bf16_round(rng.standard_normal(96))
+    got = ampgrad.nn.functional.linear(*(ampgrad.tensor(v).bfloat16() for v in (x, w, b))).float().numpy()
+    ref = torch.nn.functional.linear(*(torch.tensor(v).bfloat16() for v in (x, w, b))).float().numpy()
+    np.testing.assert_allclose(got, ref, rtol=2 ** -7, atol=1e-2)
