@@ -1,6 +1,7 @@
-"""CPU GEMM paths against float64 NumPy: bf16 (AVX512-BF16 micro-kernel where the CPU has it, fp32
-widening otherwise) over every operand layout the packing handles, ragged panel edges, odd K,
-alpha/beta, batches, and non-finite values."""
+"""CPU GEMM paths against float64 NumPy: the AVX-512 micro-kernels (fp32 FMA, bf16 vdpbf16ps) where
+the CPU has them, Eigen / fp32 widening otherwise, over every operand layout the packing handles
+(row-major, column-major, strided), ragged panel edges, odd K, alpha/beta, batches, and
+non-finite values."""
 import numpy as np
 import pytest
 
@@ -34,6 +35,31 @@ def check(result, ref, k):
     got = result.float().numpy().astype(np.float64)
     tol = 2.0 ** -8 * np.abs(ref) + 1e-5 * np.sqrt(k) * np.abs(ref).max(initial=1.0)
     assert np.all(np.abs(got - ref) <= tol), np.abs(got - ref).max()
+
+
+@pytest.mark.parametrize("m,k,n", [(13, 33, 31), (40, 17, 100), (64, 256, 96), (100, 300, 70), (33, 1, 65)])
+@pytest.mark.parametrize("la", ["row", "col", "strided"])
+@pytest.mark.parametrize("lb", ["row", "col", "strided"])
+def test_f32_mm_layouts(m, k, n, la, lb):
+    a, an = operand(m, k, la)
+    b, bn = operand(k, n, lb)
+    a, b = a.float(), b.float()
+    out = a @ b
+    assert out.dtype == ampgrad.float32
+    ref = an.astype(np.float64) @ bn.astype(np.float64)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5 * np.sqrt(k))
+
+
+def test_f32_addmm_alpha_beta():
+    a, an = operand(50, 70, "row")
+    b, bn = operand(70, 45, "col")
+    c, cn = operand(50, 45, "row")
+    out = ampgrad.addmm(c.float(), a.float(), b.float(), beta=0.5, alpha=-2.0)
+    ref = 0.5 * cn.astype(np.float64) - 2.0 * (an.astype(np.float64) @ bn.astype(np.float64))
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-4)
+    nan_c = ampgrad.full((50, 45), float("nan"))
+    out = ampgrad.addmm(nan_c, a.float(), b.float(), beta=0.0)
+    np.testing.assert_allclose(out.numpy(), an.astype(np.float64) @ bn.astype(np.float64), rtol=1e-5, atol=1e-4)
 
 
 SHAPES = [(1, 1, 1), (3, 5, 7), (12, 32, 32), (13, 33, 31), (25, 2, 65), (7, 64, 1), (40, 17, 100), (64, 256, 96)]

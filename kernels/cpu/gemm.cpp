@@ -5,8 +5,11 @@
 
 namespace ampgrad::cpu {
 
-// kernels/cpu/gemm_bf16.cpp
+// kernels/cpu/gemm_avx512.cpp
 bool has_avx512_bf16();
+bool has_avx512_f32();
+void gemm_f32_avx512(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs, int64_t bcs, float* c,
+                     int64_t ldc, int64_t M, int64_t N, int64_t K, float beta, float alpha);
 void gemm_bf16_avx512(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* b, int64_t brs, int64_t bcs,
                       uint16_t* c, int64_t ldc, int64_t M, int64_t N, int64_t K, float beta, float alpha);
 
@@ -61,6 +64,13 @@ void gemm_native(const Mat<T>& a, const Mat<T>& b, T* c, int64_t ldc, T beta, T 
         y = alpha * acc + (beta == T(0) ? T(0) : beta * y);
       }
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    // The AVX-512 kernel's 12x32 tiles waste work on thin products; Eigen takes those.
+    if (a.cols > 0 && a.rows >= 16 && b.cols >= 16 && has_avx512_f32()) {
+      gemm_f32_avx512(a.p, a.rs, a.cs, b.p, b.rs, b.cs, c, ldc, a.rows, b.cols, a.cols, beta, alpha);
+      return;
+    }
   }
   // Note [Parallel GEMM]: big products split C into one block of rows (or columns) per thread,
   // each a serial Eigen GEMM: no barriers inside the product, and each element's k-sum order
