@@ -109,7 +109,8 @@ namespace ampgrad {
 using IndexGatherKernel = void (*)(const Tensor& src, const Tensor& off, const Tensor& roff, Tensor& out);
 using IndexPutKernel = void (*)(Tensor& dst, const Tensor& off, const Tensor& roff, const Tensor& vals, bool accumulate);
 using NonzeroKernel = Tensor (*)(const Tensor& a);
-// Random fills advance the device's generator; CPU ones reproduce torch's CPU streams.
+// Random fills advance the device's generator: CPU ones reproduce torch's CPU streams, CUDA ones draw
+// from a per-device Philox stream (Note [Philox streams]).
 using RandomKernel = void (*)(Tensor& t, double a, double b);
 }  // namespace ampgrad
 
@@ -176,4 +177,11 @@ bool event_query(intptr_t ev);
 float event_elapsed_ms(intptr_t start, intptr_t end);
 intptr_t current_stream_handle(int device);
 void stream_synchronize(intptr_t stream, int device);
+// The per-device Philox generators of the random fills (Note [Philox streams] in
+// kernels/common/philox.h); device -1 is the current device. Seeding resets the offset to 0.
+void manual_seed(int device, uint64_t seed);
+void manual_seed_all(uint64_t seed);
+uint64_t initial_seed(int device);
+std::pair<uint64_t, uint64_t> get_rng_state(int device);  // (seed, offset)
+void set_rng_state(int device, uint64_t seed, uint64_t offset);
 }  // namespace ampgrad::cuda

@@ -444,6 +444,13 @@ def test_cuda_api_without_device():
         ampgrad.ones(2).cuda()
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         ampgrad.cuda.Event()  # noqa: B018
+    ampgrad.cuda.manual_seed(1)  # no device to seed: a no-op, as torch's before CUDA initializes
+    ampgrad.cuda.manual_seed_all(1)
+    ampgrad.cuda.seed_all()
+    for f in (ampgrad.cuda.initial_seed, ampgrad.cuda.get_rng_state):
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            f()
+    assert ampgrad.cuda.get_rng_state_all() == []
 
 
 def test_cuda_error_types_and_flags():
@@ -475,6 +482,75 @@ def test_cuda_random_seeded_and_distributed():
     assert 0 <= float(u.min()) and float(u.max()) < 1
     p = ampgrad.randperm(50, device="cuda")
     assert sorted(p.cpu().tolist()) == list(range(50))
+
+
+def _philox_state():
+    import struct
+    return struct.unpack("<QQ", bytes(ampgrad.cuda.get_rng_state().tolist()))
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("kind,dtype", [("uniform", "float32"), ("uniform", "float64"), ("uniform", "float16"),
+                                        ("uniform", "bfloat16"), ("normal", "float32"), ("normal", "float64"),
+                                        ("normal", "float16"), ("randint", "int64"), ("randint", "int32"),
+                                        ("randint", "float32")])
+@pytest.mark.parametrize("n", [1, 7, 4097, 1 << 20])
+def test_cuda_philox_matches_host_reference(kind, dtype, n):
+    """Device fills reproduce the host Philox reference (Note [Philox streams]): uniform and randint
+    bit for bit, normal to a few ulps (device and host libm differ)."""
+    ampgrad.cuda.manual_seed(1234)
+    seed, offset = _philox_state()
+    assert (seed, offset) == (1234, 0)
+    dt = getattr(ampgrad, dtype)
+    t = ampgrad.empty(n, dtype=dt, device="cuda")
+    a, b = {"uniform": (-1.0, 3.0), "normal": (0.5, 2.0), "randint": (-3, 1000)}[kind]
+    if kind == "uniform":
+        t.uniform_(a, b)
+    elif kind == "normal":
+        t.normal_(a, b)
+    else:
+        t = ampgrad.randint(a, b, (n,), dtype=dt, device="cuda")
+    ref = ampgrad.empty(n, dtype=dt)
+    used = ampgrad._C._philox_fill(ref, kind, seed, offset, a, b)
+    assert _philox_state() == (seed, offset + used)  # the offset moved past the counters used
+    got, exp = _np(t), _np(ref)
+    if kind == "normal":
+        # sin/cos/log are within 1-2 ulp on either side; fp16 may round the other way (1 half ulp)
+        atol, rtol = {"float64": (1e-12, 1e-13), "float32": (1e-5, 2e-6), "float16": (2e-3, 1e-3)}[dtype]
+        np.testing.assert_allclose(got, exp, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(got, exp)
+
+
+@cuda
+@needs_cuda
+def test_cuda_rng_state_api():
+    ampgrad.cuda.manual_seed(7)
+    assert ampgrad.cuda.initial_seed() == 7
+    a = ampgrad.rand(1000, device="cuda")
+    state = ampgrad.cuda.get_rng_state()
+    assert state.dtype == ampgrad.uint8 and tuple(state.shape) == (16,) and not state.is_cuda
+    b = ampgrad.rand(1000, device="cuda")
+    ampgrad.cuda.set_rng_state(state)
+    c = ampgrad.rand(1000, device="cuda")
+    assert bool((b == c).all()) and not bool((a == b).all())
+    ampgrad.cuda.manual_seed_all(7)
+    assert bool((ampgrad.rand(1000, device="cuda") == a).all())
+    states = ampgrad.cuda.get_rng_state_all()
+    assert len(states) == ampgrad.cuda.device_count()
+    ampgrad.cuda.set_rng_state_all(states)
+    ampgrad.cuda.seed()
+    assert ampgrad.cuda.initial_seed() != 7
+    ampgrad.manual_seed(7)  # torch.manual_seed seeds every device too
+    assert ampgrad.cuda.initial_seed() == 7
+    # dropout / bernoulli draw through uniform_: seeded, so reproducible
+    x = ampgrad.ones(4096, device="cuda")
+    ampgrad.manual_seed(3)
+    d1 = ampgrad.nn.functional.dropout(x, 0.5)
+    ampgrad.manual_seed(3)
+    d2 = ampgrad.nn.functional.dropout(x, 0.5)
+    assert bool((d1 == d2).all()) and 0.4 < float((d1 == 0).float().mean()) < 0.6
 
 
 def _train(device, opt, amp):

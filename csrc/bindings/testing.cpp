@@ -1,0 +1,23 @@
+// Private bindings that let the pytest suite check host code the CUDA backend relies on, on any
+// machine: the Philox block function and the host reference of the CUDA random fills
+// (kernels/common/philox*.h).
+#include "bindings/convert.h"
+#include "kernels/common/philox_fill.h"
+
+namespace ampgrad::bind {
+
+void init_testing(py::module_& m) {
+  m.def("_philox4x32", [](std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
+    philox::Words w = philox::philox4x32_10(philox::Words{{ctr[0], ctr[1], ctr[2], ctr[3]}}, key[0], key[1]);
+    return std::array<uint32_t, 4>{w.v[0], w.v[1], w.v[2], w.v[3]};
+  }, py::arg("counter"), py::arg("key"), "Philox4x32-10 of one counter under one key (4 words each way).");
+  m.def("_philox_fill", [](Tensor& t, const std::string& kind, uint64_t seed, uint64_t offset, double a, double b) {
+    const philox::Kind k = kind == "uniform" ? philox::Kind::kUniform : kind == "normal" ? philox::Kind::kNormal
+                           : kind == "randint" ? philox::Kind::kRandint
+                           : throw ValueError("_philox_fill: kind must be uniform, normal or randint");
+    return philox::fill_reference(t, k, seed, offset, a, b);
+  }, py::arg("out"), py::arg("kind"), py::arg("seed"), py::arg("offset"), py::arg("a"), py::arg("b"),
+     "Fills a contiguous CPU tensor as a CUDA fill at (seed, offset) would; returns the counters used.");
+}
+
+}  // namespace ampgrad::bind
