@@ -130,7 +130,8 @@ using SgdStepKernel = void (*)(const std::vector<Tensor>& params, const std::vec
                                const std::vector<Tensor>& bufs, const std::vector<bool>& fresh, const SgdArgs& a,
                                const Tensor* grad_scale, const Tensor* found_inf);
 struct AdamArgs { double lr, beta1, beta2, eps, weight_decay; bool decoupled, amsgrad, maximize; };
-// steps[i]: a 0-dim float32 CPU tensor, incremented before use; max_sqs[i] undefined unless amsgrad.
+// steps[i]: a 1-element float32 tensor on params[i]'s device, incremented before use (not when
+// found_inf skips the step); max_sqs[i] undefined unless amsgrad.
 using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                                 const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                                 const std::vector<Tensor>& max_sqs, const std::vector<Tensor>& steps, const AdamArgs& a,
