@@ -54,9 +54,17 @@ using ReduceKernel = void (*)(const Tensor& in, Tensor& out, Tensor* indices, co
 // out[b] (=) beta * out[b] + alpha * a[b] @ b[b] for 3-d a [batch, m, k], b [batch, k, n], or the
 // same without the batch dim for 2-d operands (no view needed for a plain mm). out rows are dense.
 using GemmKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha);
+// Note [GEMM epilogues]: out = act(alpha * a @ b + bias) in one call, for 2-d a [m, k], b [k, n], a
+// contiguous bias [n] and out [m, n] with dense rows (CUDA: one cublasLtMatmul with a bias epilogue).
+// Returns false when it cannot take the case (layout, dtype, alignment, no algorithm); the front end
+// then runs the plain GEMM path. Registered as Op::addmm by backends that have it (CUDA only).
+enum class GemmEpilogue : int { kBias = 0, kBiasRelu = 1 };
+using GemmBiasKernel = bool (*)(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& out, double alpha,
+                                GemmEpilogue epilogue);
 
 void register_kernel(Op op, DeviceType dev, void* fn);
 void* lookup_kernel(Op op, DeviceType dev);
+bool has_kernel(Op op, DeviceType dev);  // for optional fast paths (lookup_kernel throws when absent)
 
 // Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
 namespace profiled {
