@@ -121,10 +121,10 @@ void k_philox(Tensor& t, double a, double b) {
   if (!t.is_contiguous()) copy_into(t, dense);
 }
 
-// randperm (a == -1: shuffle t, which holds 0..n-1) uses the CPU generator on a host copy; a < b is
+// randperm (a >= b: shuffle t, which holds 0..n-1) uses the CPU generator on a host copy; a < b is
 // randint on the device.
 void k_randperm_or_randint(Tensor& t, double a, double b) {
-  if (a != -1) { k_philox<philox::Kind::kRandint>(t, a, b); return; }
+  if (a < b) { k_philox<philox::Kind::kRandint>(t, a, b); return; }
   if (t.numel() == 0) return;
   const size_t nbytes = static_cast<size_t>(t.numel() * itemsize(t.dtype()));
   Tensor dense = t.is_contiguous() ? t : empty(t.sizes(), t.dtype(), t.device());
