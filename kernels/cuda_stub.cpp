@@ -33,5 +33,10 @@ bool event_query(intptr_t) { no_cuda(); }
 float event_elapsed_ms(intptr_t, intptr_t) { no_cuda(); }
 intptr_t current_stream_handle(int) { no_cuda(); }
 void stream_synchronize(intptr_t, int) {}
+void manual_seed(int, uint64_t) { no_cuda(); }
+void manual_seed_all(uint64_t) {}  // no devices to seed
+uint64_t initial_seed(int) { no_cuda(); }
+std::pair<uint64_t, uint64_t> get_rng_state(int) { no_cuda(); }
+void set_rng_state(int, uint64_t, uint64_t) { no_cuda(); }
 
 }  // namespace ampgrad::cuda

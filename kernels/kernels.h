@@ -54,9 +54,17 @@ using ReduceKernel = void (*)(const Tensor& in, Tensor& out, Tensor* indices, co
 // out[b] (=) beta * out[b] + alpha * a[b] @ b[b] for 3-d a [batch, m, k], b [batch, k, n], or the
 // same without the batch dim for 2-d operands (no view needed for a plain mm). out rows are dense.
 using GemmKernel = void (*)(const Tensor& a, const Tensor& b, Tensor& out, double beta, double alpha);
+// Note [GEMM epilogues]: out = act(alpha * a @ b + bias) in one call, for 2-d a [m, k], b [k, n], a
+// contiguous bias [n] and out [m, n] with dense rows (CUDA: one cublasLtMatmul with a bias epilogue).
+// Returns false when it cannot take the case (layout, dtype, alignment, no algorithm); the front end
+// then runs the plain GEMM path. Registered as Op::addmm by backends that have it (CUDA only).
+enum class GemmEpilogue : int { kBias = 0, kBiasRelu = 1 };
+using GemmBiasKernel = bool (*)(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& out, double alpha,
+                                GemmEpilogue epilogue);
 
 void register_kernel(Op op, DeviceType dev, void* fn);
 void* lookup_kernel(Op op, DeviceType dev);
+bool has_kernel(Op op, DeviceType dev);  // for optional fast paths (lookup_kernel throws when absent)
 
 // Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
 namespace profiled {
@@ -109,7 +117,8 @@ namespace ampgrad {
 using IndexGatherKernel = void (*)(const Tensor& src, const Tensor& off, const Tensor& roff, Tensor& out);
 using IndexPutKernel = void (*)(Tensor& dst, const Tensor& off, const Tensor& roff, const Tensor& vals, bool accumulate);
 using NonzeroKernel = Tensor (*)(const Tensor& a);
-// Random fills advance the device's generator; CPU ones reproduce torch's CPU streams.
+// Random fills advance the device's generator: CPU ones reproduce torch's CPU streams, CUDA ones draw
+// from a per-device Philox stream (Note [Philox streams]).
 using RandomKernel = void (*)(Tensor& t, double a, double b);
 }  // namespace ampgrad
 
@@ -129,7 +138,8 @@ using SgdStepKernel = void (*)(const std::vector<Tensor>& params, const std::vec
                                const std::vector<Tensor>& bufs, const std::vector<bool>& fresh, const SgdArgs& a,
                                const Tensor* grad_scale, const Tensor* found_inf);
 struct AdamArgs { double lr, beta1, beta2, eps, weight_decay; bool decoupled, amsgrad, maximize; };
-// steps[i]: a 0-dim float32 CPU tensor, incremented before use; max_sqs[i] undefined unless amsgrad.
+// steps[i]: a 1-element float32 tensor on params[i]'s device, incremented before use (not when
+// found_inf skips the step); max_sqs[i] undefined unless amsgrad.
 using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                                 const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                                 const std::vector<Tensor>& max_sqs, const std::vector<Tensor>& steps, const AdamArgs& a,
@@ -176,4 +186,11 @@ bool event_query(intptr_t ev);
 float event_elapsed_ms(intptr_t start, intptr_t end);
 intptr_t current_stream_handle(int device);
 void stream_synchronize(intptr_t stream, int device);
+// The per-device Philox generators of the random fills (Note [Philox streams] in
+// kernels/common/philox.h); device -1 is the current device. Seeding resets the offset to 0.
+void manual_seed(int device, uint64_t seed);
+void manual_seed_all(uint64_t seed);
+uint64_t initial_seed(int device);
+std::pair<uint64_t, uint64_t> get_rng_state(int device);  // (seed, offset)
+void set_rng_state(int device, uint64_t seed, uint64_t offset);
 }  // namespace ampgrad::cuda

@@ -444,6 +444,13 @@ def test_cuda_api_without_device():
         ampgrad.ones(2).cuda()
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         ampgrad.cuda.Event()  # noqa: B018
+    ampgrad.cuda.manual_seed(1)  # no device to seed: a no-op, as torch's before CUDA initializes
+    ampgrad.cuda.manual_seed_all(1)
+    ampgrad.cuda.seed_all()
+    for f in (ampgrad.cuda.initial_seed, ampgrad.cuda.get_rng_state):
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            f()
+    assert ampgrad.cuda.get_rng_state_all() == []
 
 
 def test_cuda_error_types_and_flags():
@@ -475,6 +482,174 @@ def test_cuda_random_seeded_and_distributed():
     assert 0 <= float(u.min()) and float(u.max()) < 1
     p = ampgrad.randperm(50, device="cuda")
     assert sorted(p.cpu().tolist()) == list(range(50))
+
+
+def _philox_state():
+    import struct
+    return struct.unpack("<QQ", bytes(ampgrad.cuda.get_rng_state().tolist()))
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("kind,dtype", [("uniform", "float32"), ("uniform", "float64"), ("uniform", "float16"),
+                                        ("uniform", "bfloat16"), ("normal", "float32"), ("normal", "float64"),
+                                        ("normal", "float16"), ("randint", "int64"), ("randint", "int32"),
+                                        ("randint", "float32")])
+@pytest.mark.parametrize("n", [1, 7, 4097, 1 << 20])
+def test_cuda_philox_matches_host_reference(kind, dtype, n):
+    """Device fills reproduce the host Philox reference (Note [Philox streams]): uniform and randint
+    bit for bit, normal to a few ulps (device and host libm differ)."""
+    ampgrad.cuda.manual_seed(1234)
+    seed, offset = _philox_state()
+    assert (seed, offset) == (1234, 0)
+    dt = getattr(ampgrad, dtype)
+    t = ampgrad.empty(n, dtype=dt, device="cuda")
+    a, b = {"uniform": (-1.0, 3.0), "normal": (0.5, 2.0), "randint": (-3, 1000)}[kind]
+    if kind == "uniform":
+        t.uniform_(a, b)
+    elif kind == "normal":
+        t.normal_(a, b)
+    else:
+        t = ampgrad.randint(a, b, (n,), dtype=dt, device="cuda")
+    ref = ampgrad.empty(n, dtype=dt)
+    used = ampgrad._C._philox_fill(ref, kind, seed, offset, a, b)
+    assert _philox_state() == (seed, offset + used)  # the offset moved past the counters used
+    got, exp = _np(t), _np(ref)
+    if kind == "normal":
+        # sin/cos/log are within 1-2 ulp on either side; fp16 may round the other way (1 half ulp)
+        atol, rtol = {"float64": (1e-12, 1e-13), "float32": (1e-5, 2e-6), "float16": (2e-3, 1e-3)}[dtype]
+        np.testing.assert_allclose(got, exp, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(got, exp)
+
+
+@cuda
+@needs_cuda
+def test_cuda_rng_state_api():
+    ampgrad.cuda.manual_seed(7)
+    assert ampgrad.cuda.initial_seed() == 7
+    a = ampgrad.rand(1000, device="cuda")
+    state = ampgrad.cuda.get_rng_state()
+    assert state.dtype == ampgrad.uint8 and tuple(state.shape) == (16,) and not state.is_cuda
+    b = ampgrad.rand(1000, device="cuda")
+    ampgrad.cuda.set_rng_state(state)
+    c = ampgrad.rand(1000, device="cuda")
+    assert bool((b == c).all()) and not bool((a == b).all())
+    ampgrad.cuda.manual_seed_all(7)
+    assert bool((ampgrad.rand(1000, device="cuda") == a).all())
+    states = ampgrad.cuda.get_rng_state_all()
+    assert len(states) == ampgrad.cuda.device_count()
+    ampgrad.cuda.set_rng_state_all(states)
+    ampgrad.cuda.seed()
+    assert ampgrad.cuda.initial_seed() != 7
+    ampgrad.manual_seed(7)  # torch.manual_seed seeds every device too
+    assert ampgrad.cuda.initial_seed() == 7
+    # dropout / bernoulli draw through uniform_: seeded, so reproducible
+    x = ampgrad.ones(4096, device="cuda")
+    ampgrad.manual_seed(3)
+    d1 = ampgrad.nn.functional.dropout(x, 0.5)
+    ampgrad.manual_seed(3)
+    d2 = ampgrad.nn.functional.dropout(x, 0.5)
+    assert bool((d1 == d2).all()) and 0.4 < float((d1 == 0).float().mean()) < 0.6
+
+
+# Sizes around the multi-tensor chunk (65536), empty tensors, and more tensors than one launch holds.
+_MTA_SIZES = [0, 1, 3, 65535, 65536, 65537, 5, 0, 200_003] + [7] * 150
+
+
+def _np_dt(dtype):
+    return np.float64 if dtype == "float64" else np.float32
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_cuda_multi_tensor_unscale(dtype):
+    """The multi-tensor unscale (several launches, vector and scalar paths, a strided and a
+    misaligned grad) matches the CPU kernel, and one inf anywhere raises found_inf."""
+    rng = np.random.RandomState(0)
+    dt = getattr(ampgrad, dtype)
+    vals = [rng.randn(n) * 100 for n in _MTA_SIZES]
+    inv = ampgrad.tensor([1 / 64.0])
+    for bad in (None, 0, 2, len(vals) - 1):  # tensor index that gets an inf
+        if bad is not None:
+            vals[bad] = vals[bad].copy()
+            vals[bad][-1] = np.inf
+        cpu = [ampgrad.tensor(v).to(dt) for v in vals]
+        gpu = [t.cuda() for t in cpu]
+        base = ampgrad.tensor(rng.randn(64, 33)).to(dt)
+        cpu.append(base.t().contiguous())
+        gpu.append(base.cuda().t())  # strided: the per-tensor fallback
+        big = ampgrad.tensor(rng.randn(1001)).to(dt)
+        cpu.append(big[1:].clone())
+        gpu.append(big.cuda()[1:])  # misaligned: the scalar path of the multi-tensor kernel
+        fc, fg = ampgrad.zeros(1), ampgrad.zeros(1, device="cuda")
+        ampgrad._C._amp_foreach_non_finite_check_and_unscale_(cpu, fc, inv)
+        ampgrad._C._amp_foreach_non_finite_check_and_unscale_(gpu, fg, inv.cuda())
+        assert float(fg.cpu()) == float(fc) == (0.0 if bad is None else 1.0)
+        for k, (a, b) in enumerate(zip(gpu, cpu)):
+            np.testing.assert_array_equal(_np(a), _np(b), err_msg=f"grad {k}")
+
+
+def _mta_params(dtype, device, seed):
+    rng = np.random.RandomState(seed)
+    return [ampgrad.nn.Parameter(ampgrad.tensor(rng.randn(n)).to(dtype).to(device)) for n in _MTA_SIZES]
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1)),
+                                     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                     ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01, maximize=True)),
+                                     ("Adam", dict(lr=1e-2, weight_decay=0.1)),
+                                     ("AdamW", dict(lr=1e-2, amsgrad=True))])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_cuda_multi_tensor_optimizers_match_cpu(name, kw, dtype):
+    """Multi-tensor SGD/Adam/AdamW on CUDA (device grad_scale and found_inf, device step counts)
+    track the CPU kernels over several steps, and a found_inf step changes nothing."""
+    dt = getattr(ampgrad, dtype)
+    rng = np.random.RandomState(1)
+    grads = [[rng.randn(n) * 8 for n in _MTA_SIZES] for _ in range(3)]
+    out = {}
+    for dev in ("cpu", "cuda"):
+        ps = _mta_params(dt, dev, 0)
+        opt = getattr(ampgrad.optim, name)(ps, **kw)
+        scale = ampgrad.tensor([8.0], device=dev)
+        zero, one = ampgrad.zeros(1, device=dev), ampgrad.ones(1, device=dev)
+        for step in grads:
+            for p, g in zip(ps, step):
+                p.grad = ampgrad.tensor(g).to(dt).to(dev)
+            opt.step(grad_scale=scale, found_inf=zero)
+        before = [p.detach().clone() for p in ps]
+        opt.step(grad_scale=scale, found_inf=one)  # skipped on the device
+        for p, b in zip(ps, before):
+            assert bool((p.detach() == b).all())
+        if name != "SGD":
+            steps = [opt.state[p]["step"] for p in ps]
+            assert all(s.device.type == dev for s in steps)
+            assert {float(s) for s in steps} == {3.0}
+        out[dev] = ps
+    atol, rtol = (1e-5, 1e-5) if dtype == "float32" else (2e-3, 2e-3)
+    for k, (a, b) in enumerate(zip(out["cuda"], out["cpu"])):
+        np.testing.assert_allclose(_np(a), _np(b), atol=atol, rtol=rtol, err_msg=f"param {k}")
+
+
+@cuda
+@needs_cuda
+def test_cuda_adam_step_counts_live_on_the_device():
+    p = ampgrad.nn.Parameter(ampgrad.ones(3, device="cuda"))
+    p.grad = ampgrad.ones(3, device="cuda")
+    opt = ampgrad.optim.Adam([p])
+    opt.step()
+    assert opt.state[p]["step"].is_cuda
+    sd = opt.state_dict()
+    opt2 = ampgrad.optim.Adam([p])
+    sd["state"][0]["step"] = sd["state"][0]["step"].cpu()
+    opt2.load_state_dict(sd)  # moved back to the param's device
+    assert opt2.state[p]["step"].is_cuda
+    z = ampgrad.zeros(3, device="cuda")
+    with pytest.raises(RuntimeError, match="params' device"):
+        ampgrad._C._adam_step([p], [z], [z], [z], None, [ampgrad.zeros(())], 0.1, 0.9, 0.99, 1e-8, 0.0, False, False, False)
 
 
 def _train(device, opt, amp):

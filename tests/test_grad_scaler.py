@@ -44,6 +44,14 @@ def test_unscale_op_finds_inf_and_scales():
     assert found2.item() == 1.0
 
 
+def test_unscale_op_keeps_float64_precision():
+    """fp64 grads are unscaled in fp64 (torch's opmath), not through fp32."""
+    g = ag.tensor([1.0 + 2.0**-40, 3.0], dtype=ag.float64)
+    found = ag.zeros(())
+    ag._C._amp_foreach_non_finite_check_and_unscale_([g], found, ag.tensor(0.5))
+    assert g.tolist() == [(1.0 + 2.0**-40) / 2, 1.5] and found.item() == 0.0
+
+
 def test_update_scale_op_rule():
     scale, tracker = ag.tensor(4.0), ag.tensor(0, dtype=ag.int32)
     clean, inf = ag.zeros(()), ag.ones(())

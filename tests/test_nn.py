@@ -188,6 +188,16 @@ def test_default_init_equals_torch(ctor):
     np.testing.assert_array_equal(ampgrad.rand(5).numpy(), torch.rand(5).numpy())
 
 
+def test_randint_and_randperm_streams_equal_torch():
+    """randint with low == -1 draws (it once hit randperm's shuffle marker), randperm shuffles."""
+    for seed in (0, 5):
+        torch.manual_seed(seed)
+        ampgrad.manual_seed(seed)
+        for low, high, size in ((-1, 5, (10,)), (-1, 5, (2, 5)), (0, 7, (9,)), (-3, -1, (4,))):
+            np.testing.assert_array_equal(ampgrad.randint(low, high, size).numpy(), torch.randint(low, high, size).numpy())
+        np.testing.assert_array_equal(ampgrad.randperm(20).numpy(), torch.randperm(20).numpy())
+
+
 # ---------------------------------------------------------------- functional against torch
 def _fcases():
     t = np.array([1, 4, 0, -100, 2, 3])

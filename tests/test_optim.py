@@ -206,6 +206,10 @@ def test_c_steps_reject_bad_arguments():
         ampgrad._C._sgd_step([p], [ampgrad.ones(3)], None, 0.1, 0.0, 0.0, False, 0.0, False, None, ampgrad.ones(2))
     with pytest.raises(RuntimeError, match="equal length"):
         ampgrad._C._adam_step([p], [], [], [], None, [], 0.1, 0.9, 0.99, 1e-8, 0.0, False, False, False)
+    z = ampgrad.zeros(3)
+    for bad_step in (ampgrad.zeros(2), ampgrad.zeros((), dtype=ampgrad.float64)):
+        with pytest.raises(RuntimeError, match="state step must be a 1-element float32"):
+            ampgrad._C._adam_step([p], [z], [z], [z], None, [bad_step], 0.1, 0.9, 0.99, 1e-8, 0.0, False, False, False)
     with pytest.raises(TypeError):
         ampgrad._C._sgd_step([ampgrad.ones(3, dtype=ampgrad.int64)], [ampgrad.ones(3, dtype=ampgrad.int64)], None, 0.1, 0.0,
                              0.0, False, 0.0, False)

@@ -65,9 +65,10 @@ int64_t numel(const std::vector<int64_t>& s) {
   return n;
 }
 
-// torch's estimates: 2mnk for matrix products (every GEMM lands on Op::mm), numel for add / mul.
+// torch's estimates: 2mnk for matrix products (every GEMM lands on Op::mm, or Op::addmm for the
+// bias-epilogue kernel, whose shapes start with the same two operands), numel for add / mul.
 int64_t estimate_flops(Op op, const Shapes& s) {
-  if (op == Op::mm && s.size() >= 2 && !s[0].empty() && !s[1].empty()) return 2 * numel(s[0]) * s[1].back();
+  if ((op == Op::mm || op == Op::addmm) && s.size() >= 2 && !s[0].empty() && !s[1].empty()) return 2 * numel(s[0]) * s[1].back();
   if ((op == Op::add || op == Op::mul) && !s.empty()) return numel(s[0]);
   return 0;
 }

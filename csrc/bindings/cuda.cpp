@@ -1,6 +1,6 @@
-// ampgrad._C._cuda_*: device queries, caching-allocator statistics, events and the TF32 flag; the
-// Python wrappers with torch.cuda's names live in python/ampgrad/cuda. Without a CUDA build these
-// reach kernels/cuda_stub.cpp (count 0, everything else raises).
+// ampgrad._C._cuda_*: device queries, caching-allocator statistics, events, the TF32 flag and the
+// random generators; the Python wrappers with torch.cuda's names live in python/ampgrad/cuda.
+// Without a CUDA build these reach kernels/cuda_stub.cpp (count 0, everything else raises).
 #include "bindings/convert.h"
 #include "kernels/kernels.h"
 
@@ -52,7 +52,12 @@ void init_cuda(py::module_& m) {
   m.def("_cuda_empty_cache", [] { cuda::empty_cache(); });
   m.def("_cuda_set_allow_tf32", [](bool a) { cuda::set_allow_tf32(a); });
   m.def("_cuda_get_allow_tf32", [] { return cuda::allow_tf32(); });
-  m.def("_cuda_manual_seed", [](int64_t) {});  // no CUDA random kernels yet: nothing to seed
+  // The Philox generators (Note [Philox streams]); device -1 is the current device.
+  m.def("_cuda_manual_seed", [](int d, uint64_t seed) { cuda::manual_seed(d, seed); });
+  m.def("_cuda_manual_seed_all", [](uint64_t seed) { cuda::manual_seed_all(seed); });
+  m.def("_cuda_initial_seed", [](int d) { return cuda::initial_seed(d); });
+  m.def("_cuda_get_rng_state", [](int d) { return cuda::get_rng_state(d); });
+  m.def("_cuda_set_rng_state", [](int d, uint64_t seed, uint64_t offset) { cuda::set_rng_state(d, seed, offset); });
   m.def("_cuda_event_create", [](bool timing) { return cuda::event_create(timing); });
   m.def("_cuda_event_destroy", [](intptr_t e) { cuda::event_destroy(e); });
   m.def("_cuda_event_record", [](intptr_t e) { cuda::event_record(e); });

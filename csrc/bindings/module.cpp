@@ -168,6 +168,7 @@ PYBIND11_MODULE(_C, m) {
   init_nn(m);
   init_optim(m);
   init_cuda(m);
+  init_testing(m);
   m.def("_cuda_is_available", [] { return cuda::is_available(); });
   m.def("_op_names", [] {
     std::vector<std::string> names;

@@ -229,6 +229,11 @@ void init_ops(py::module_& m) {
   AG_ADDMM(addbmm, "batch1", "batch2") AG_ADDMM(baddbmm, "batch1", "batch2")
 #undef AG_ADDMM
   m.def("_linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) { return linear(x, w, b); });
+  m.def("_addmm_activation", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha,
+                                 bool use_gelu) {
+    return addmm_activation(s, a, b, scalar_from_handle(beta), scalar_from_handle(alpha), use_gelu);
+  }, py::arg("input"), py::arg("mat1"), py::arg("mat2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1,
+     py::arg("use_gelu") = false);
 
   // ---- views and shape
   def_both(m, cls, "transpose", [](const Tensor& a, int64_t d0, int64_t d1) { return transpose(a, d0, d1); }, py::arg("dim0"), py::arg("dim1"));

@@ -19,6 +19,8 @@ void* lookup_kernel(Op op, DeviceType dev) {
   return fn;
 }
 
+bool has_kernel(Op op, DeviceType dev) { return slot(op, dev) != nullptr; }
+
 void* lookup_kernel(Op op, DeviceType dev, void* profiled) {
   void* fn = lookup_kernel(op, dev);
   if (__builtin_expect(autograd::profiler::enabled(), 0)) {

@@ -101,8 +101,8 @@ Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, 
 Tensor randperm(int64_t n, ScalarType dtype, Device device) {
   AG_CHECK(n >= 0, "n must be non-negative, got", n);
   Tensor t = arange(0, static_cast<double>(n), 1, dtype, device);
-  // a = -1 marks "shuffle in place" for the randperm kernel.
-  kernel<RandomKernel>(Op::randperm, t.device())(t, -1, static_cast<double>(n));
+  // a >= b marks "shuffle in place" for the randperm kernel (randint always has low < high).
+  kernel<RandomKernel>(Op::randperm, t.device())(t, 0, 0);
   return t;
 }
 

@@ -196,11 +196,16 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
   expand(s, shape);  // raises torch's "The expanded size of the tensor ..." when self does not broadcast
   double be = beta.to_double(), al = alpha.to_double();
   Tensor out = empty(shape, a.dtype(), a.device());
-  if (be != 0) {
-    Tensor src = expand(detach(s), shape);
-    run_elementwise(Op::copy, out, {&src});
+  // A bias vector rides in the GEMM's epilogue where the backend has one (Note [GEMM epilogues]).
+  const bool fused = be == 1 && s.dim() == 1 && out.numel() > 0 && has_kernel(Op::addmm, a.device().type) &&
+                     kernel<GemmBiasKernel>(Op::addmm, a.device())(a, b, s, out, al, GemmEpilogue::kBias);
+  if (!fused) {
+    if (be != 0) {
+      Tensor src = expand(detach(s), shape);
+      run_elementwise(Op::copy, out, {&src});
+    }
+    gemm(a, b, out, be, al);
   }
-  gemm(a, b, out, be, al);
   const bool a_cm = col_major(a), b_cm = col_major(b);
   fw_rule(out, {&s, &a, &b}, [&](const variable_list& t) {
     Tensor p = bilinear_jvp(mm, a, b, {t[1], t[2]});
@@ -216,6 +221,49 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
     autograd::set_history(node, {&out});
     node->save(b.requires_grad() ? a : Tensor());
     node->save(a.requires_grad() ? b : Tensor());
+  }
+  return out;
+}
+
+// torch._addmm_activation: relu(beta * self + alpha * mat1 @ mat2) as one op (Note [GEMM epilogues]:
+// one cublasLtMatmul with a bias + ReLU epilogue on CUDA). The backward needs only the output
+// (relu' = output > 0), so nothing extra is kept. GELU would need the pre-activation: composed.
+Tensor addmm_activation(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha, bool use_gelu) {
+  if (use_gelu) return gelu(addmm(s0, a0, b0, beta, alpha), "tanh");
+  Tensor s = s0, a = a0, b = b0;
+  AG_AUTOCAST(Op::addmm, &s, &a, &b);
+  const double be = beta.to_double(), al = alpha.to_double();
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    const Tensor sd = detach(s), ad = detach(a), bd = detach(b);  // no tangents: the rule below sets them
+    bool fused = false;
+    if (be == 1 && s.dim() == 1 && a.dim() == 2 && b.dim() == 2 && a.sizes()[1] == b.sizes()[0] &&
+        s.sizes()[0] == b.sizes()[1] && a.dtype() == b.dtype() && s.dtype() == a.dtype() && a.device() == b.device() &&
+        s.device() == a.device() && has_kernel(Op::addmm, a.device().type)) {
+      out = empty({a.sizes()[0], b.sizes()[1]}, a.dtype(), a.device());
+      fused = out.numel() > 0 && kernel<GemmBiasKernel>(Op::addmm, a.device())(ad, bd, sd, out, al, GemmEpilogue::kBiasRelu);
+    }
+    if (!fused) out = relu(addmm(sd, ad, bd, beta, alpha));
+  }
+  const bool a_cm = col_major(a), b_cm = col_major(b);
+  fw_rule(out, {&s, &a, &b}, [&](const variable_list& t) {
+    Tensor p = bilinear_jvp(mm, a, b, {t[1], t[2]});
+    Tensor lin = sum_defined({t[0].defined() && be != 0 ? t[0] * be : Tensor(), p.defined() ? p * al : Tensor()});
+    return lin.defined() ? lin * compare(Op::gt, out, wrap_scalar(0.0)) : Tensor();
+  });
+  if (auto node = autograd::make_node("AddmmActivationBackward0", {&s, &a, &b}, AG_BW {
+        Tensor gp = g[0] * compare(Op::gt, c.get(2), wrap_scalar(0.0));  // threshold_backward(grad, result, 0)
+        Tensor ga, gb;
+        if (c.needs_input_grad(1)) ga = mm_grad_a(gp, c.get(1), a_cm);
+        if (c.needs_input_grad(2)) gb = mm_grad_b(c.get(0), gp, b_cm);
+        if (al != 1.0) { if (ga.defined()) ga = ga * al; if (gb.defined()) gb = gb * al; }
+        return {c.needs_input_grad(0) ? (be == 1.0 ? gp : gp * be) : Tensor(), ga, gb};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(b.requires_grad() ? a : Tensor());
+    node->save(a.requires_grad() ? b : Tensor());
+    node->save(out, true);
   }
   return out;
 }
@@ -255,6 +303,14 @@ Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& b
   AG_AUTOCAST(Op::linear, &x, &w, bias0 ? &bias : nullptr);
   AG_CHECK(w.dim() == 2 || w.dim() == 1, "linear: weight must be 1-D or 2-D");
   if (x.dim() == 2 && w.dim() == 2 && bias.defined()) return addmm(bias, x, transpose(w, 0, 1));
+  // torch's _flatten_nd_linear: a contiguous N-d input with a bias vector folds into one addmm.
+  if (x.dim() > 2 && w.dim() == 2 && bias.defined() && bias.dim() == 1 && x.is_contiguous()) {
+    const int64_t k = x.sizes()[x.dim() - 1];
+    const int64_t rows = shape_numel(Shape(x.sizes().begin(), x.sizes().end() - 1));
+    IntList shape(x.sizes().begin(), x.sizes().end() - 1);
+    shape.push_back(w.sizes()[0]);
+    return reshape(addmm(bias, reshape(x, {rows, k}), transpose(w, 0, 1)), shape);
+  }
   Tensor r = matmul(x, w.dim() == 2 ? transpose(w, 0, 1) : w);
   return bias.defined() ? add(r, bias) : r;
 }

@@ -126,6 +126,7 @@ Tensor addr(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = 
 Tensor addbmm(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
 Tensor baddbmm(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
 Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
+Tensor addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha, bool use_gelu);
 
 // ---- views (share storage and version counter; autograd records a view node)
 Tensor view(const Tensor& a, IntList sizes);

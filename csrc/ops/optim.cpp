@@ -108,8 +108,11 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
     check_like(params[i], exp_avg_sqs[i], "exp_avg_sq", "_adam_step");
     if (amsgrad) check_like(params[i], max_exp_avg_sqs[i], "max_exp_avg_sq", "_adam_step");
     const Tensor& s = state_steps[i];
-    AG_CHECK(s.defined() && s.numel() == 1 && s.dtype() == ScalarType::Float32 && s.device().is_cpu(),
-             "_adam_step: each state step must be a 1-element float32 CPU tensor");
+    // On the param's device, as torch's fused Adam keeps it: a CUDA step then needs no host sync.
+    AG_CHECK(s.defined() && s.numel() == 1 && s.dtype() == ScalarType::Float32 && s.is_contiguous(),
+             "_adam_step: each state step must be a 1-element float32 tensor");
+    AG_CHECK(s.device() == params[i].device(), "_adam_step: a state step is on ", s.device().str(),
+             " but its param is on ", params[i].device().str(), " (steps live on the params' device)");
     p[i] = st.stage(params[i]); g[i] = st.stage(grads[i]); m[i] = st.stage(exp_avgs[i]); v[i] = st.stage(exp_avg_sqs[i]);
     if (amsgrad) vmax[i] = st.stage(max_exp_avg_sqs[i]);
     steps[i] = s;

@@ -33,14 +33,16 @@ void k_amp_unscale(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& 
     TensorIter it;
     it.build({&g, &g});
     AG_DISPATCH_FLOAT(g.dtype(), "_amp_foreach_non_finite_check_and_unscale_", [&] {
+      using A = acc_t<scalar_t>;  // fp64 grads unscale in fp64, as torch's (and the CUDA kernel) do
+      const A inv_a = static_cast<A>(inv);
       std::atomic<bool> local{false};
       for_each(it, [&](char** p, const int64_t* s, int64_t n) {
         bool bad = false;
         for (int64_t i = 0; i < n; ++i) {
           scalar_t* q = reinterpret_cast<scalar_t*>(p[0] + i * s[0]);
-          float v = static_cast<float>(static_cast<acc_t<scalar_t>>(*q));
+          const A v = static_cast<A>(*q);
           bad |= !std::isfinite(v);
-          *q = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(v * inv));
+          *q = static_cast<scalar_t>(v * inv_a);
         }
         if (bad) local.store(true, std::memory_order_relaxed);
       });

@@ -104,11 +104,12 @@ void k_normal(Tensor& t, double mean, double std) {
   });
 }
 
-// randint (a < b: [a, b)) and randperm (a == -1: shuffle t, which holds 0..n-1, in place).
+// randint (a < b: [a, b)) and randperm (a >= b: shuffle t, which holds 0..n-1, in place). The marker
+// cannot be a value of a: randint(-1, n) once shuffled uninitialized memory.
 void k_random_int(Tensor& t, double a, double b) {
   auto& g = gen();
   std::lock_guard<std::mutex> lock(g.mu);
-  if (a == -1 && t.dim() == 1) {
+  if (a >= b) {
     const int64_t n = t.numel();
     AG_DISPATCH_NUMERIC(t.dtype(), "randperm", [&] {
       scalar_t* d = t.data<scalar_t>();

@@ -1,8 +1,11 @@
 // CUDA GEMM through cuBLAS (cublasGemmStridedBatchedEx): row-major ampgrad operands are read as
 // the transposed column-major problem C^T = B^T A^T, so row- and column-major views need no copy;
 // other strides are packed first. fp16/bf16 accumulate in fp32; fp32 uses TF32 only when
-// torch.backends.cuda.matmul.allow_tf32 is set. Compile-checked only: not yet run on a GPU.
+// torch.backends.cuda.matmul.allow_tf32 is set. addmm with a bias vector (linear) is one
+// cublasLtMatmul with a bias (or bias + ReLU) epilogue. Compile-checked only: not yet run on a GPU.
 #include <climits>
+#include <cstdlib>
+#include <string>
 #include <cuda_fp16.h>
 #include "kernels/cuda/runtime.h"
 
@@ -108,6 +111,97 @@ void k_gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double a
   }
 }
 AG_REGISTER_KERNEL(mm, CUDA, k_gemm);
+
+// ---- cuBLASLt with a bias epilogue (Note [GEMM epilogues])
+// RAII for the Lt descriptors, so an error thrown mid-way leaks nothing.
+struct LtMatmulDesc {
+  cublasLtMatmulDesc_t d = nullptr;
+  ~LtMatmulDesc() { if (d) (void)cublasLtMatmulDescDestroy(d); }
+  template <typename T> void set(cublasLtMatmulDescAttributes_t attr, const T& v) {
+    AG_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)));
+  }
+};
+struct LtLayout {
+  cublasLtMatrixLayout_t l = nullptr;
+  LtLayout(cudaDataType_t dt, int64_t rows, int64_t cols, int64_t ld) {
+    AG_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, dt, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  }
+  ~LtLayout() { if (l) (void)cublasLtMatrixLayoutDestroy(l); }
+};
+struct LtPreference {
+  cublasLtMatmulPreference_t p = nullptr;
+  LtPreference() { AG_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&p)); }
+  ~LtPreference() { if (p) (void)cublasLtMatmulPreferenceDestroy(p); }
+  template <typename T> void set(cublasLtMatmulPreferenceAttributes_t attr, const T& v) {
+    AG_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v)));
+  }
+};
+
+uint32_t alignment(const void* p) {  // the largest power of two up to 256 dividing the address
+  uint32_t a = 1;
+  while (a < 256 && reinterpret_cast<uintptr_t>(p) % (a * 2) == 0) a *= 2;
+  return a;
+}
+
+bool k_gemm_bias(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& out, double alpha, GemmEpilogue ep) {
+  // torch's DISABLE_ADDMM_CUDA_LT, under ampgrad's name: every caller then takes the plain GEMM path.
+  static const bool disabled = [] {
+    const char* e = std::getenv("AMPGRAD_DISABLE_ADDMM_CUDA_LT");
+    return e && std::string(e) == "1";
+  }();
+  if (disabled || a.dim() != 2 || b.dim() != 2 || out.dim() != 2 || bias.dim() != 1) return false;
+  const int64_t m = out.sizes()[0], n = out.sizes()[1], k = a.sizes()[1];
+  // torch's filter (isInputCompliesAddmmCudaLt): Lt is used for real matrices only; the degenerate
+  // shapes take the plain GEMM.
+  if (m <= 1 || n <= 1 || k <= 1) return false;
+  cudaDataType_t dt;
+  cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
+  switch (a.dtype()) {
+    case ScalarType::Float32: dt = CUDA_R_32F; if (allow_tf32()) ct = CUBLAS_COMPUTE_32F_FAST_TF32; break;
+    case ScalarType::Float16: dt = CUDA_R_16F; break;
+    case ScalarType::BFloat16: dt = CUDA_R_16BF; break;
+    default: return false;
+  }
+  if (b.dtype() != a.dtype() || bias.dtype() != a.dtype() || out.dtype() != a.dtype()) return false;
+  // The bias is read as a packed vector of n; 16-byte alignment as other Lt users found necessary.
+  if (bias.sizes()[0] != n || bias.strides()[0] != 1 || reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 != 0) return false;
+  if (out.strides()[1] != 1 || out.strides()[0] < n) return false;
+  Operand A = operand(a, 0, m, k), B = operand(b, 0, k, n);
+  const int64_t ldc = out.strides()[0];
+  for (auto [v, what] : {std::pair<int64_t, const char*>{m, "m"}, {n, "n"}, {k, "k"}, {A.ld, "lda"}, {B.ld, "ldb"}, {ldc, "ldc"}})
+    check_int(v, what);
+  const int device = out.device().norm();
+  DeviceGuard g(device);
+  cublasLtHandle_t h = cublaslt_handle(device);
+  const auto [ws, ws_bytes] = cublaslt_workspace(device);
+
+  // Column-major, as in k_gemm: D^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m) + bias (length n,
+  // broadcast over the m columns), so Lt's A is our b and Lt's B is our a.
+  LtMatmulDesc desc;
+  AG_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.d, ct, CUDA_R_32F));
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSA, B.op);
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSB, A.op);
+  desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, ep == GemmEpilogue::kBiasRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS);
+  desc.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias.data_ptr());
+  LtLayout la(dt, B.op == CUBLAS_OP_N ? n : k, B.op == CUBLAS_OP_N ? k : n, B.ld);
+  LtLayout lb(dt, A.op == CUBLAS_OP_N ? k : m, A.op == CUBLAS_OP_N ? m : k, A.ld);
+  LtLayout lc(dt, n, m, ldc);
+  LtPreference pref;
+  pref.set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(ws_bytes));
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(B.p));
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(A.p));
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(out.data_ptr()));
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(out.data_ptr()));
+  cublasLtMatmulHeuristicResult_t best{};
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h, desc.d, la.l, lb.l, lc.l, lc.l, pref.p, 1, &best, &found);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0) return false;  // e.g. CUBLAS_STATUS_NOT_SUPPORTED: plain GEMM
+  const float al = static_cast<float>(alpha), be = 0.0f;
+  AG_CUBLAS_CHECK(cublasLtMatmul(h, desc.d, &al, B.p, la.l, A.p, lb.l, &be, out.data_ptr(), lc.l, out.data_ptr(), lc.l,
+                                 &best.algo, ws, ws_bytes, current_stream(device)));
+  return true;
+}
+AG_REGISTER_KERNEL(addmm, CUDA, k_gemm_bias);
 
 }  // namespace
 }  // namespace ampgrad::cuda

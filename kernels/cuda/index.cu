@@ -1,4 +1,4 @@
-// CUDA gather / put by element offsets (Note [Offset indexing]), nonzero, and the random fills.
+// CUDA gather / put by element offsets (Note [Offset indexing]) and nonzero (random fills: random.cu).
 // Compile-checked only: not yet run on a GPU.
 #include "kernels/cuda/loops.cuh"
 
@@ -83,32 +83,6 @@ Tensor k_nonzero(const Tensor& a) {
   return out;
 }
 AG_REGISTER_KERNEL(nonzero, CUDA, k_nonzero);
-
-// Random fills: drawn by the CPU generator on the host and copied over. Seeded runs are
-// reproducible, but the numbers are torch's CPU stream, not torch's CUDA (Philox) stream; a device
-// generator is the follow-up.
-template <Op op>
-void k_random(Tensor& t, double a, double b) {
-  if (t.numel() == 0) return;
-  Tensor host = empty(t.sizes(), t.dtype(), Device());
-  const size_t nbytes = static_cast<size_t>(t.numel() * itemsize(t.dtype()));
-  Tensor dense = t.is_contiguous() ? t : empty(t.sizes(), t.dtype(), t.device());
-  if (op == Op::randperm && a == -1) {  // randperm shuffles the current contents
-    TensorIter it;
-    if (!t.is_contiguous()) { it.build({&dense, &t}); kernel<ElementwiseKernel>(Op::copy, t.device())(it, nullptr); }
-    memcpy_device(host.data_ptr(), Device(), dense.data_ptr(), dense.device(), nbytes);
-  }
-  kernel<RandomKernel>(op, Device())(host, a, b);
-  memcpy_device(dense.data_ptr(), dense.device(), host.data_ptr(), Device(), nbytes);
-  if (!t.is_contiguous()) {
-    TensorIter it;
-    it.build({&t, &dense});
-    kernel<ElementwiseKernel>(Op::copy, t.device())(it, nullptr);
-  }
-}
-AG_REGISTER_KERNEL(uniform, CUDA, k_random<Op::uniform>);
-AG_REGISTER_KERNEL(normal, CUDA, k_random<Op::normal>);
-AG_REGISTER_KERNEL(randperm, CUDA, k_random<Op::randperm>);
 
 }  // namespace
 }  // namespace ampgrad::cuda

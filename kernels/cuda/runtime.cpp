@@ -3,6 +3,7 @@
 // Compile-checked only so far: written without a GPU, not yet run on one.
 #include "kernels/cuda/runtime.h"
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -190,6 +191,39 @@ cublasHandle_t cublas_handle(int device) {
   }
   AG_CUBLAS_CHECK(cublasSetStream(h, current_stream(device)));
   return h;
+}
+
+cublasLtHandle_t cublaslt_handle(int device) {
+  device = check_index(device);
+  static std::mutex mu;
+  static std::vector<cublasLtHandle_t>* handles = new std::vector<cublasLtHandle_t>();  // leaked, as above
+  std::lock_guard<std::mutex> g(mu);
+  if (handles->empty()) handles->resize(raw_device_count(), nullptr);
+  cublasLtHandle_t& h = (*handles)[device];
+  if (!h) {
+    DeviceGuard dg(device);
+    AG_CUBLAS_CHECK(cublasLtCreate(&h));
+  }
+  return h;
+}
+
+std::pair<void*, size_t> cublaslt_workspace(int device) {
+  device = check_index(device);
+  static std::mutex mu;
+  static std::vector<std::pair<void*, size_t>>* spaces = new std::vector<std::pair<void*, size_t>>();  // leaked
+  static std::vector<bool>* tried = new std::vector<bool>();
+  std::lock_guard<std::mutex> g(mu);
+  if (spaces->empty()) { spaces->resize(raw_device_count(), {nullptr, 0}); tried->resize(raw_device_count(), false); }
+  if (!(*tried)[device]) {
+    (*tried)[device] = true;
+    size_t bytes = (device_prop(device).major >= 9 ? 32u : 4u) << 20;
+    if (const char* env = std::getenv("AMPGRAD_CUBLASLT_WORKSPACE_SIZE")) bytes = static_cast<size_t>(std::strtoull(env, nullptr, 10)) << 10;
+    void* p = nullptr;
+    DeviceGuard dg(device);
+    if (bytes > 0 && cudaMalloc(&p, bytes) == cudaSuccess) (*spaces)[device] = {p, bytes};
+    else (void)cudaGetLastError();  // no workspace: not an error for Lt
+  }
+  return (*spaces)[device];
 }
 
 }  // namespace ampgrad::cuda

@@ -1,8 +1,9 @@
 // Internal to kernels/cuda: checked CUDA / cuBLAS calls, the current device and stream, the
-// per-device cuBLAS handle. Compile-checked only so far: no GPU was available when it was written.
+// per-device cuBLAS and cuBLASLt handles and the Lt workspace. Compile-checked only so far: no GPU was available when it was written.
 #pragma once
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+#include <cublasLt.h>
 #include "kernels/kernels.h"
 
 namespace ampgrad::cuda {
@@ -41,5 +42,11 @@ struct DeviceGuard {
 
 const cudaDeviceProp& device_prop(int device);  // cached per device
 cublasHandle_t cublas_handle(int device);       // one per device, bound to its current stream
+cublasLtHandle_t cublaslt_handle(int device);   // one per device (Lt calls take the stream per call)
+// Note [cuBLASLt workspace]: one workspace per device, used on its current stream (Note [Current
+// stream] orders every use). cudaMalloc'd on first use outside the caching allocator (so it never
+// shows in memory_allocated()) and kept: AMPGRAD_CUBLASLT_WORKSPACE_SIZE KiB, else 32 MiB on sm_90+
+// and 4 MiB before. {nullptr, 0} when that allocation fails: Lt then picks algorithms needing none.
+std::pair<void*, size_t> cublaslt_workspace(int device);
 
 }  // namespace ampgrad::cuda

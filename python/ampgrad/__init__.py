@@ -22,6 +22,7 @@ from ._C import (neg, negative, exp, exp2, expm1, log, log2, log10, log1p, sqrt,
                  unflatten, narrow, select, diagonal, split, unbind, chunk, cat, concat, concatenate, stack, gather,
                  scatter, scatter_add, index_select, index_add, index_copy, masked_fill, masked_select, tril, triu,
                  flip, roll)
+from ._C import _addmm_activation  # torch's private fused addmm + ReLU (Note [GEMM epilogues])
 from ._tensor import Size
 from ._functions import *  # noqa: F401,F403  (creation, random, reductions, dtype info)
 from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros, ones, empty, zeros_like, ones_like,

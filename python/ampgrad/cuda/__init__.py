@@ -231,14 +231,63 @@ def stream(s):
     yield s
 
 
-# ---- random
+# ---- random: a Philox (seed, offset) generator per device (Note [Philox streams] in
+# kernels/common/philox.h). Seeding before a device exists is a no-op here (torch queues it).
+_U64 = 0xFFFF_FFFF_FFFF_FFFF
+
+
 def manual_seed(seed):
     if is_available():
-        _C._cuda_manual_seed(int(seed))
+        _C._cuda_manual_seed(-1, int(seed) & _U64)
 
 
 def manual_seed_all(seed):
-    manual_seed(seed)
+    if is_available():
+        _C._cuda_manual_seed_all(int(seed) & _U64)
+
+
+def seed():
+    """Seeds the current device with a non-deterministic number."""
+    import random as _random
+    manual_seed(_random.SystemRandom().getrandbits(64))
+
+
+def seed_all():
+    import random as _random
+    manual_seed_all(_random.SystemRandom().getrandbits(64))
+
+
+def initial_seed():
+    _lazy_init()
+    return _C._cuda_initial_seed(-1)
+
+
+def get_rng_state(device="cuda"):
+    """The device's generator state as a uint8 CPU tensor: seed and offset, 8 little-endian bytes each."""
+    import struct as _struct
+    from .. import tensor, uint8
+    _lazy_init()
+    seed_, offset = _C._cuda_get_rng_state(_index(device))
+    return tensor(list(_struct.pack("<QQ", seed_, offset)), dtype=uint8)
+
+
+def set_rng_state(new_state, device="cuda"):
+    import struct as _struct
+    _lazy_init()
+    data = bytes(int(b) for b in new_state.tolist())
+    if len(data) != 16:
+        raise RuntimeError(f"Expected a CUDA generator state of 16 bytes, got {len(data)}")
+    seed_, offset = _struct.unpack("<QQ", data)
+    _C._cuda_set_rng_state(_index(device), seed_, offset)
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
 
 
 def is_bf16_supported(including_emulation=True):

@@ -50,8 +50,9 @@ class Adam(Optimizer):
         for p in params:
             state = self.state[p]
             if len(state) == 0:
-                # step: a float32 CPU scalar tensor, as torch keeps it.
-                state["step"] = _C._full([], 0.0, _C.float32, _C.device("cpu"))
+                # step: a float32 scalar tensor on the param's device, as torch's fused Adam keeps it
+                # (on CUDA the kernel counts it, so no step reads found_inf on the host).
+                state["step"] = _C._full([], 0.0, _C.float32, p.device)
                 state["exp_avg"] = p.detach().new_zeros(p.shape)
                 state["exp_avg_sq"] = p.detach().new_zeros(p.shape)
                 if group["amsgrad"]:

@@ -202,8 +202,8 @@ class Optimizer:
     @staticmethod
     def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
         if key == "step":
-            # The C++ steps read a float32 CPU count (torch keeps it on the CPU too).
-            return value.to(dtype=_C.float32, device="cpu")
+            # The C++ steps read a float32 count on the param's device (torch's fused Adam's choice).
+            return value.to(dtype=_C.float32, device=param.device)
         if param.is_floating_point():
             return value.to(dtype=param.dtype, device=param.device)
         return value.to(device=param.device)
