@@ -175,7 +175,7 @@ py::object node_object(const std::shared_ptr<autograd::Node>& n) {
   if (!n) return py::none();
   py::object o = py::cast(n);
   py::handle base = py::type::of<autograd::Node>();
-  if (!o.get_type().is(base)) return o;  // already given its class
+  if (!py::type::handle_of(o).is(base)) return o;  // already given its class
   // One Python subclass of Node per node name ("torch::autograd::AccumulateGrad" -> AccumulateGrad),
   // kept for the interpreter's lifetime.
   static py::dict* classes = new py::dict();
@@ -313,7 +313,7 @@ void init_autograd(py::module_& m) {
         throw py::attribute_error("'" + n.name() + "' object has no attribute 'variable'");
       })
       .def("__repr__", [](py::object self) {
-        return py::str("<{} object at {}>").format(self.get_type().attr("__name__"),
+        return py::str("<{} object at {}>").format(py::type::handle_of(self).attr("__name__"),
                                                    py::module_::import("builtins").attr("hex")(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))));
       })
       .def("__call__", [](autograd::Node& n, py::args grads) {

@@ -14,15 +14,16 @@ void k_amp_unscale(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& 
   for (auto& g : grads) {
     if (g.is_contiguous()) {  // the common case: one vectorized pass, the check an integer OR
       AG_DISPATCH_FLOAT(g.dtype(), "_amp_foreach_non_finite_check_and_unscale_", [&] {
-        using A = acc_t<scalar_t>;
+        using A = acc_t<scalar_t>;  // fp64 grads unscale in fp64, as torch's (and the CUDA kernel) do
+        const A inv_a = static_cast<A>(inv);
         scalar_t* q = g.data<scalar_t>();
         std::atomic<bool> local{false};
         parallel_for(g.numel(), kGrain, [&](int64_t lo, int64_t hi) {
           int bad = 0;
           for (int64_t i = lo; i < hi; ++i) {
-            const float v = static_cast<float>(static_cast<A>(q[i]));
-            bad |= !(std::abs(v) <= std::numeric_limits<float>::max());  // inf or nan
-            q[i] = static_cast<scalar_t>(static_cast<A>(v * inv));
+            const A v = static_cast<A>(q[i]);
+            bad |= !(std::abs(v) <= std::numeric_limits<A>::max());  // inf or nan
+            q[i] = static_cast<scalar_t>(v * inv_a);
           }
           if (bad) local.store(true, std::memory_order_relaxed);
         });
