@@ -3,6 +3,7 @@
 // across cores is over output elements, never inside one sum.
 #include <cmath>
 #include <Eigen/Core>
+#include "kernels/common/scalar_math.h"
 #include "kernels/cpu/loops.h"
 
 namespace ampgrad::cpu {
@@ -61,10 +62,10 @@ AG_REGISTER_KERNEL(sum, CPU, k_sum);
 
 void k_mean(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_FLOAT(in.dtype(), "mean", [&] {
-    double scale = r.s[0];
-    double n = static_cast<double>(r.R);
+    const double scale = r.s[0];
+    const int64_t n = r.R;
     reduce_generic<scalar_t, double>(in, out, r, [] { return 0.0; }, [](double a, double v) { return a + v; },
-                                     [=](double a) { return n > 0 ? a / n : a * scale; });
+                                     [=](double a) { return math::mean_finish(a, n, scale); });
   });
 }
 AG_REGISTER_KERNEL(mean, CPU, k_mean);
@@ -112,8 +113,7 @@ void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
       m /= static_cast<double>(r.R);
       double ss = 0;
       for (int64_t k = 0; k < r.R; ++k) { double d = static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])) - m; ss += d * d; }
-      double v = ss / std::max(0.0, static_cast<double>(r.R) - corr);
-      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(take_sqrt ? std::sqrt(v) : v));
+      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(math::var_finish(ss, r.R, corr, take_sqrt)));
     });
   });
 }
@@ -122,19 +122,11 @@ AG_REGISTER_KERNEL(var, CPU, k_var);
 void k_norm(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_FLOAT(in.dtype(), "norm", [&] {
     scalar_t* y = out.data<scalar_t>();
-    const double p = r.s[0];
+    const math::NormOp<double> norm{r.s[0]};
     for_rows<scalar_t>(in, r, [&](int64_t o, const scalar_t* row, int64_t stride) {
-      double acc = std::isinf(p) && p < 0 ? std::numeric_limits<double>::infinity() : 0.0;
-      for (int64_t k = 0; k < r.R; ++k) {
-        double v = std::abs(static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])));
-        if (p == 2) acc += v * v;
-        else if (p == 1) acc += v;
-        else if (p == 0) acc += v != 0;
-        else if (std::isinf(p)) acc = p > 0 ? (v > acc || v != v ? v : acc) : (v < acc || v != v ? v : acc);
-        else acc += std::pow(v, p);
-      }
-      double res = p == 2 ? std::sqrt(acc) : (p == 1 || p == 0 || std::isinf(p)) ? acc : std::pow(acc, 1.0 / p);
-      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(res));
+      double acc = norm.init();
+      for (int64_t k = 0; k < r.R; ++k) acc = norm.step(acc, static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])));
+      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(norm.finish(acc)));
     });
   });
 }
@@ -147,17 +139,13 @@ void k_logsumexp(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
       double m = -std::numeric_limits<double>::infinity();
       for (int64_t k = 0; k < r.R; ++k) {
         double v = static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride]));
-        m = (v > m || v != v) ? v : m;  // nan wins, also in a row of nans and -infs
+        m = math::nan_max_step(m, v);  // nan wins, also in a row of nans and -infs
         if (m != m) break;
       }
-      double res;
-      if (std::isinf(m) || m != m) res = m;
-      else {
-        double s = 0;
+      double s = 0;
+      if (std::isfinite(m))
         for (int64_t k = 0; k < r.R; ++k) s += std::exp(static_cast<double>(static_cast<acc_t<scalar_t>>(row[k * stride])) - m);
-        res = m + std::log(s);
-      }
-      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(res));
+      y[o] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(math::lse_finish(m, s)));
     });
   });
 }
@@ -223,7 +211,7 @@ bool softmax_rows_fast(const scalar_t* x, scalar_t* y, const ReduceArgs& r) {
         const scalar_t m = r.R ? xr.maxCoeff() : scalar_t(0);
         if (!std::isfinite(m) || !xr.isFinite().all()) {
           scalar_t mm = -std::numeric_limits<scalar_t>::infinity();
-          for (int64_t k = 0; k < r.R; ++k) mm = (xr[k] > mm || xr[k] != xr[k]) ? xr[k] : mm;
+          for (int64_t k = 0; k < r.R; ++k) mm = math::nan_max_step(mm, xr[k]);
           scalar_t sum = 0;
           for (int64_t k = 0; k < r.R; ++k) sum += std::exp(xr[k] - mm);
           for (int64_t k = 0; k < r.R; ++k) yr[k] = IsLog ? xr[k] - mm - std::log(sum) : std::exp(xr[k] - mm) / sum;
@@ -253,7 +241,7 @@ void k_softmax(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
     if (softmax_rows_fast<IsLog>(x, y, r)) return;
     for_lines(r, [&](int64_t base) {
       T m = -std::numeric_limits<T>::infinity();
-      for (int64_t k = 0; k < r.R; ++k) { T v = static_cast<T>(x[base + k * r.B]); m = (v > m || v != v) ? v : m; }
+      for (int64_t k = 0; k < r.R; ++k) m = math::nan_max_step(m, static_cast<T>(x[base + k * r.B]));
       T s = 0;
       for (int64_t k = 0; k < r.R; ++k) s += std::exp(static_cast<T>(x[base + k * r.B]) - m);
       if (IsLog) {

@@ -1,7 +1,8 @@
 // CUDA copy / cast, fill, arange, linspace and the ternary kernels (where, lerp, addcmul, addcdiv),
-// mirroring kernels/cpu/elementwise.cpp. Compile-checked only: not yet run on a GPU.
+// mirroring kernels/cpu/elementwise.cpp; arange, linspace and the ternary math are the functors of
+// kernels/common/scalar_math.h. Compile-checked only: not yet run on a GPU.
+#include "kernels/common/scalar_math.h"
 #include "kernels/cuda/loops.cuh"
-#include "kernels/cuda/math.cuh"
 
 namespace ampgrad::cuda {
 namespace {
@@ -60,27 +61,14 @@ void launch_index(TensorIter& it, const F& f) {
   AG_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename A>
-struct ArangeF {
-  double start, step;
-  __device__ A operator()(int64_t i) const { return static_cast<A>(start + step * static_cast<double>(i)); }
-};
 void k_arange(TensorIter& it, const double* s) {
   AG_DISPATCH_NUMERIC(it.dtype(0), "arange_cuda", [&] {
     using D = dev_t<scalar_t>;
-    launch_index<D>(it, ArangeF<dacc_t<D>>{s[0], s[1]});
+    launch_index<D>(it, math::Arange<dacc_t<D>>{s[0], s[1]});
   });
 }
 AG_REGISTER_KERNEL(arange, CUDA, k_arange);
 
-template <typename St>
-struct LinspaceF {
-  St start, end, step;
-  int64_t steps, half;
-  __device__ St operator()(int64_t k) const {
-    return k < half ? start + step * static_cast<St>(k) : end - step * static_cast<St>(steps - k - 1);
-  }
-};
 void k_linspace(TensorIter& it, const double* s) {
   AG_DISPATCH_NUMERIC(it.dtype(0), "linspace_cuda", [&] {
     using D = dev_t<scalar_t>;
@@ -89,7 +77,7 @@ void k_linspace(TensorIter& it, const double* s) {
     const St start = static_cast<St>(static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(s[0])));
     const St end = static_cast<St>(static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(s[3])));
     const St step = steps > 1 ? (end - start) / static_cast<St>(steps - 1) : St(0);
-    launch_index<D>(it, LinspaceF<St>{start, end, step, steps, half});
+    launch_index<D>(it, math::Linspace<St>{start, end, step, steps, half});
   });
 }
 AG_REGISTER_KERNEL(linspace, CUDA, k_linspace);
@@ -103,41 +91,16 @@ void k_where(TensorIter& it, const double*) {
 }
 AG_REGISTER_KERNEL(where, CUDA, k_where);
 
-struct LerpF {
-  template <typename T> __device__ T operator()(T a, T b, T w) const {
-    return fabs(w) < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w);
-  }
-};
-void k_lerp(TensorIter& it, const double*) {
-  AG_DISPATCH_FLOAT(it.dtype(0), "lerp_cuda", [&] { using D = dev_t<scalar_t>; launch<D, D, D, D>(it, LerpF{}); });
-}
-AG_REGISTER_KERNEL(lerp, CUDA, k_lerp);
+#define AG_CUDA_TERNARY(OP, DISPATCH, FN)                                                      \
+  void k_##OP(TensorIter& it, const double* s) {                                             \
+    const auto f = math::make_op<math::FN>(s);                                               \
+    DISPATCH(it.dtype(0), #OP "_cuda", [&] { using D = dev_t<scalar_t>; launch<D, D, D, D>(it, f); }); \
+  }                                                                                          \
+  AG_REGISTER_KERNEL(OP, CUDA, k_##OP);
 
-template <typename A>
-struct AddcmulF {
-  A v;
-  template <typename T> __device__ T operator()(T a, T b, T c) const { return T(a + T(v) * b * c); }
-};
-void k_addcmul(TensorIter& it, const double* s) {
-  AG_DISPATCH_NUMERIC(it.dtype(0), "addcmul_cuda", [&] {
-    using D = dev_t<scalar_t>;
-    launch<D, D, D, D>(it, AddcmulF<dacc_t<D>>{static_cast<dacc_t<D>>(s[0])});
-  });
-}
-AG_REGISTER_KERNEL(addcmul, CUDA, k_addcmul);
-
-template <typename A>
-struct AddcdivF {
-  A v;
-  template <typename T> __device__ T operator()(T a, T b, T c) const { return a + T(v) * (b / c); }
-};
-void k_addcdiv(TensorIter& it, const double* s) {
-  AG_DISPATCH_FLOAT(it.dtype(0), "addcdiv_cuda", [&] {
-    using D = dev_t<scalar_t>;
-    launch<D, D, D, D>(it, AddcdivF<dacc_t<D>>{static_cast<dacc_t<D>>(s[0])});
-  });
-}
-AG_REGISTER_KERNEL(addcdiv, CUDA, k_addcdiv);
+AG_CUDA_TERNARY(lerp, AG_DISPATCH_FLOAT, Lerp)
+AG_CUDA_TERNARY(addcmul, AG_DISPATCH_NUMERIC, Addcmul)
+AG_CUDA_TERNARY(addcdiv, AG_DISPATCH_FLOAT, Addcdiv)
 
 }  // namespace
 }  // namespace ampgrad::cuda

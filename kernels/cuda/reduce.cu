@@ -3,9 +3,10 @@
 // (per-thread strided partials, warp shuffles, then shared memory), never with atomics.
 // Accumulation follows torch's CUDA kernels: fp32 for fp16/bf16/fp32, fp64 for fp64, int64 for
 // integers (the CPU kernels sum fp32 in fp64, so fp32 results differ in the last bits).
-// Compile-checked only: not yet run on a GPU.
+// The finishing math (mean, var, norm, logsumexp) and the NaN-propagating max are shared with the
+// CPU kernels through kernels/common/scalar_math.h. Compile-checked only: not yet run on a GPU.
+#include "kernels/common/scalar_math.h"
 #include "kernels/cuda/loops.cuh"
-#include "kernels/cuda/math.cuh"
 
 namespace ampgrad::cuda {
 namespace {
@@ -122,7 +123,7 @@ struct Mean {
   __device__ acc step(acc a, acc v, int64_t) const { return a + v; }
   __device__ acc combine(acc a, acc b) const { return a + b; }
   __device__ void write(D* y, int64_t*, int64_t o, acc a, int64_t n) const {
-    y[o] = cvt<D>(n > 0 ? a / static_cast<acc>(n) : a * static_cast<acc>(scale));
+    y[o] = cvt<D>(math::mean_finish(a, n, scale));
   }
 };
 
@@ -174,9 +175,7 @@ struct Var {
     return acc{a.mean + d * fb, a.m2 + b.m2 + d * d * static_cast<A>(a.n) * fb, n};
   }
   __device__ void write(D* y, int64_t*, int64_t o, acc a, int64_t) const {
-    A den = static_cast<A>(a.n) - static_cast<A>(correction);
-    A v = a.m2 / (den > A(0) ? den : A(0));
-    y[o] = cvt<D>(take_sqrt ? sqrt(v) : v);
+    y[o] = cvt<D>(math::var_finish(a.m2, a.n, correction, take_sqrt));
   }
 };
 
@@ -184,24 +183,11 @@ template <typename D>
 struct Norm {
   using A = dacc_t<D>;
   using acc = A;
-  double p;
-  __device__ acc init() const { return (isinf(p) && p < 0) ? d_inf<A>() : A(0); }
-  __device__ acc combine(acc a, acc v) const {
-    if (isinf(p)) return p > 0 ? ((v > a || v != v) ? v : a) : ((v < a || v != v) ? v : a);
-    return a + v;
-  }
-  __device__ acc step(acc a, A x, int64_t) const {
-    A v = fabs(x);
-    if (isinf(p)) return combine(a, v);
-    if (p == 2) return a + v * v;
-    if (p == 1) return a + v;
-    if (p == 0) return a + A(v != A(0));
-    return a + static_cast<A>(pow(v, static_cast<A>(p)));
-  }
-  __device__ void write(D* y, int64_t*, int64_t o, acc a, int64_t) const {
-    A r = p == 2 ? sqrt(a) : (p == 1 || p == 0 || isinf(p)) ? a : static_cast<A>(pow(a, static_cast<A>(1.0 / p)));
-    y[o] = cvt<D>(r);
-  }
+  math::NormOp<A> op;
+  __device__ acc init() const { return op.init(); }
+  __device__ acc combine(acc a, acc b) const { return op.combine(a, b); }
+  __device__ acc step(acc a, A x, int64_t) const { return op.step(a, x); }
+  __device__ void write(D* y, int64_t*, int64_t o, acc a, int64_t) const { y[o] = cvt<D>(op.finish(a)); }
 };
 
 template <typename A>
@@ -210,19 +196,17 @@ template <typename D>
 struct LogSumExp {
   using A = dacc_t<D>;
   using acc = MaxSum<A>;
-  __device__ acc init() const { return acc{-d_inf<A>(), A(0)}; }
+  __device__ acc init() const { return acc{-math::inf<A>(), A(0)}; }
   __device__ acc combine(acc a, acc b) const {
-    if (a.m != a.m || b.m != b.m) return acc{d_nan<A>(), A(0)};  // nan wins
-    if (a.m == -d_inf<A>()) return b;
-    if (b.m == -d_inf<A>()) return a;
-    if (a.m == d_inf<A>() || b.m == d_inf<A>()) return acc{d_inf<A>(), A(1)};
+    if (a.m != a.m || b.m != b.m) return acc{math::quiet_nan<A>(), A(0)};  // nan wins
+    if (a.m == -math::inf<A>()) return b;
+    if (b.m == -math::inf<A>()) return a;
+    if (a.m == math::inf<A>() || b.m == math::inf<A>()) return acc{math::inf<A>(), A(1)};
     A m = a.m > b.m ? a.m : b.m;
     return acc{m, a.s * exp(a.m - m) + b.s * exp(b.m - m)};
   }
   __device__ acc step(acc a, A v, int64_t) const { return combine(a, acc{v, A(1)}); }
-  __device__ void write(D* y, int64_t*, int64_t o, acc a, int64_t) const {
-    y[o] = cvt<D>((isinf(a.m) || a.m != a.m) ? a.m : a.m + log(a.s));
-  }
+  __device__ void write(D* y, int64_t*, int64_t o, acc a, int64_t) const { y[o] = cvt<D>(math::lse_finish(a.m, a.s)); }
 };
 
 template <typename D, bool IsAll>
@@ -276,7 +260,7 @@ void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 AG_REGISTER_KERNEL(var, CUDA, k_var);
 
 void k_norm(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
-  AG_DISPATCH_FLOAT(in.dtype(), "norm_cuda", [&] { using D = dev_t<scalar_t>; run_reduce<D>(in, out, nullptr, r, Norm<D>{r.s[0]}); });
+  AG_DISPATCH_FLOAT(in.dtype(), "norm_cuda", [&] { using D = dev_t<scalar_t>; run_reduce<D>(in, out, nullptr, r, Norm<D>{{r.s[0]}}); });
 }
 AG_REGISTER_KERNEL(norm, CUDA, k_norm);
 
@@ -325,7 +309,7 @@ AG_REGISTER_KERNEL(cumprod, CUDA, k_scan<false>);
 
 // ---- softmax / log_softmax: [A, R, B] -> [A, R, B]
 struct MaxOp {
-  template <typename A> __device__ A combine(A a, A b) const { return (b > a || b != b) && !(a != a) ? b : a; }
+  template <typename A> __device__ A combine(A a, A b) const { return math::nan_max_step(a, b); }
 };
 struct SumOp {
   template <typename A> __device__ A combine(A a, A b) const { return a + b; }
@@ -349,7 +333,7 @@ __global__ void softmax_rows(const D* x, D* y, int64_t A, int64_t Rn) {  // B ==
   for (int64_t a = blockIdx.x; a < A; a += gridDim.x) {
     const D* row = x + a * Rn;
     D* out = y + a * Rn;
-    T m = -d_inf<T>();
+    T m = -math::inf<T>();
     for (int64_t k = threadIdx.x; k < Rn; k += kThreads) m = MaxOp{}.combine(m, cvt<T>(row[k]));
     m = block_all_reduce(MaxOp{}, m, shm);
     T s = 0;
@@ -369,7 +353,7 @@ __global__ void softmax_cols(const D* x, D* y, int64_t A, int64_t Rn, int64_t B)
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < A * B; o += step) {
     const int64_t base = (o / B) * Rn * B + o % B;
-    T m = -d_inf<T>();
+    T m = -math::inf<T>();
     for (int64_t k = 0; k < Rn; ++k) m = MaxOp{}.combine(m, cvt<T>(x[base + k * B]));
     T s = 0;
     for (int64_t k = 0; k < Rn; ++k) s += exp(cvt<T>(x[base + k * B]) - m);
