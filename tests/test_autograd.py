@@ -1957,3 +1957,29 @@ def test_relu_double_backward():
     (gx,) = ag.autograd.grad(x.relu(), x, g, create_graph=True)
     (gg,) = ag.autograd.grad(gx.sum(), g)
     np.testing.assert_array_equal(gg.numpy(), [0.0, 1.0, 1.0, 0.0])
+
+
+def test_linear_weight_grad_is_stolen_not_copied():
+    # mm_mat2_backward's transposed product, transposed back by TBackward, becomes .grad as is
+    # (torch steals it too): no copy in backward, and .grad is a plain contiguous tensor.
+    lin = ag.nn.Linear(64, 32)
+    x = ag.randn(8, 64)
+    y = lin(x)
+    with ag.autograd.profiler.profile() as prof:
+        y.backward(ag.ones(8, 32))
+    assert not [e for e in prof.function_events if e.name == "aten::copy"]
+    assert lin.weight.grad.is_contiguous() and not lin.weight.grad._is_view()
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.ones((32, 8)) @ x.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("order", ["a_first", "p_first"])
+def test_stolen_grads_never_alias(order):
+    # The same incoming gradient reaches a (as is) and p (as a transposed view of it): at most one
+    # of them may own that memory.
+    a = ag.randn(4, 3, requires_grad=True)
+    p = ag.randn(3, 4, requires_grad=True)
+    y = a + p.t() if order == "a_first" else p.t() + a
+    y.backward(ag.ones(4, 3))
+    a.grad.mul_(5.0)
+    np.testing.assert_array_equal(p.grad.numpy(), np.ones((3, 4)))
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((4, 3), 5.0))

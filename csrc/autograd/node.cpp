@@ -225,15 +225,34 @@ Tensor clone_obey_contract(const Tensor& g, const Tensor& var) {
 }
 }  // namespace
 
+// True when nothing but g reaches g's memory: g holds the only reference to its impl and has no
+// history, and is either a plain tensor or a history-free view whose base only g holds, the
+// storage shared by those two alone (e.g. mm_mat2_backward's transposed product, transposed back
+// by TBackward: linear's weight gradient). Each impl holds the storage and the version counter,
+// which may share one control block (Note [Fresh tensor block]).
+static bool sole_owner(const Tensor& g) {
+  if (g.impl_ptr().use_count() != 1) return false;
+  const AutogradMeta* m = g.impl()->autograd.get();
+  if (!m) return true;
+  if (!m->is_view || m->requires_grad || m->grad_fn || !m->base.defined()) return false;
+  const Tensor& b = m->base;
+  const AutogradMeta* bm = b.impl()->autograd.get();
+  if (b.impl_ptr().use_count() != 1 || (bm && (bm->requires_grad || bm->grad_fn || bm->is_view))) return false;
+  const auto& st = g.storage();
+  if (st != b.storage() || g.impl()->version != b.impl()->version) return false;
+  const auto& v = g.impl()->version;
+  const bool one_block = !st.owner_before(v) && !v.owner_before(st);
+  return st.use_count() == (one_block ? 4 : 2);
+}
+
 // The gradient layout contract: steal an unshared incoming gradient that obeys it, add in place
 // when .grad exists, and build a differentiable sum under create_graph.
 void AccumulateGrad::accumulate(const Tensor& variable, Tensor grad) {
   auto& meta = variable.ensure_autograd_meta();
   Tensor& vg = meta.grad;
   if (!vg.defined()) {
-    if (!GradMode::is_enabled() && grad.impl_ptr().use_count() == 1 && !grad.impl()->autograd &&
-        obeys_layout_contract(grad, variable))
-      vg = std::move(grad);
+    if (!GradMode::is_enabled() && sole_owner(grad) && obeys_layout_contract(grad, variable))
+      vg = grad.impl()->autograd ? detach(grad) : std::move(grad);  // a stolen view drops its view history
     else
       vg = clone_obey_contract(grad, variable);
   } else if (!GradMode::is_enabled()) {
