@@ -1,5 +1,7 @@
-// CPU GEMM on Eigen: row-major maps of strided operands (a transposed view maps as column-major,
-// anything else is packed first). fp16/bf16 convert to fp32 panels and round the result once.
+// CPU GEMM: fp32 and bf16 on ampgrad's AVX-512 micro-kernels where the CPU has them
+// (kernels/cpu/gemm_avx512.cpp); otherwise, and for doubles and thin fp32 products, Eigen on
+// row-major maps of strided operands (a transposed view maps as column-major, anything else is
+// packed first), with fp16 (and bf16 without AVX512-BF16) widened to fp32 and rounded once.
 #include <Eigen/Core>
 #include "kernels/cpu/loops.h"
 
