@@ -31,6 +31,12 @@ namespace {
 
 constexpr int MR = 12, NR = 32;
 
+// The mask of the lanes [from, from + 16) that lie below n, as a 16-lane mask.
+inline __mmask16 lanes(int64_t n, int64_t from) {
+  const int64_t k = std::min<int64_t>(std::max<int64_t>(n - from, 0), 16);
+  return static_cast<__mmask16>((1u << k) - 1);
+}
+
 // In-register transpose of 16 rows of 16 32-bit elements: r[j][i] becomes r[i][j]. Pairs of
 // rows interleave (unpack), then 4x4 element blocks (shuffle_ps), then 128-bit lanes.
 AG_TARGET inline void transpose16(__m512 r[16]) {
@@ -59,7 +65,7 @@ AG_TARGET inline void transpose16(__m512 r[16]) {
 // from unit u0, the first n of them valid, the rest zero.
 template <int P, typename Load>
 AG_TARGET inline void pack_transposed(int64_t lines, int64_t units, float* out, Load load) {
-  const __mmask16 s0 = P >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << P) - 1);
+  const __mmask16 s0 = lanes(P, 0);
   for (int64_t u0 = 0; u0 < units; u0 += 16) {
     const int64_t n = std::min<int64_t>(16, units - u0);
     for (int h = 0; h * 16 < P; ++h) {
@@ -115,9 +121,8 @@ void pack_bf16(const uint16_t* p, int64_t ls, int64_t ks, int64_t lines, int64_t
 template <int P>
 AG_TARGET void pack_f32(const float* p, int64_t ls, int64_t ks, int64_t lines, int64_t K, float* out) {
   static_assert(P <= 32);
-  const __mmask16 m0 = lines >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << lines) - 1);
-  const __mmask16 m1 = lines >= 32 ? 0xFFFF : lines <= 16 ? 0 : static_cast<__mmask16>((1u << (lines - 16)) - 1);
-  const __mmask16 s0 = P >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << P) - 1);
+  const __mmask16 m0 = lanes(lines, 0), m1 = lanes(lines, 16);
+  const __mmask16 s0 = lanes(P, 0);
   if (ls == 1) {  // lines contiguous: copy a row per k
     for (int64_t k = 0; k < K; ++k) {
       const float* src = p + k * ks;
@@ -128,7 +133,7 @@ AG_TARGET void pack_f32(const float* p, int64_t ls, int64_t ks, int64_t lines, i
   }
   if (ks == 1) {  // k contiguous: transpose
     pack_transposed<P>(lines, K, out, [&](int64_t l, int64_t k0, int64_t n) AG_TARGET {
-      return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p + l * ls + k0);
+      return _mm512_maskz_loadu_ps(lanes(n, 0), p + l * ls + k0);
     });
     return;
   }
@@ -165,8 +170,7 @@ void micro_bf16(int64_t kp, const uint32_t* a, const uint32_t* b, const Out<uint
     }
   }
   const __m512 al = _mm512_set1_ps(o.alpha), be = _mm512_set1_ps(o.beta);
-  const __mmask16 m0 = cols >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << cols) - 1);
-  const __mmask16 m1 = cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : static_cast<__mmask16>((1u << (cols - 16)) - 1);
+  const __mmask16 m0 = lanes(cols, 0), m1 = lanes(cols, 16);
   for (int r = 0; r < rows; ++r) {
     uint16_t* row = o.c + r * o.ldc;
     for (int h = 0; h < 2; ++h) {
@@ -198,8 +202,7 @@ void micro_f32(int64_t K, const float* a, const float* b, const Out<float>& o, i
     }
   }
   const __m512 al = _mm512_set1_ps(o.alpha), be = _mm512_set1_ps(o.beta);
-  const __mmask16 m0 = cols >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << cols) - 1);
-  const __mmask16 m1 = cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : static_cast<__mmask16>((1u << (cols - 16)) - 1);
+  const __mmask16 m0 = lanes(cols, 0), m1 = lanes(cols, 16);
   for (int r = 0; r < rows; ++r) {
     float* row = o.c + r * o.ldc;
     for (int h = 0; h < 2; ++h) {
@@ -246,15 +249,15 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
   using P = typename Kr::Packed;
   const int64_t steps = (K + Kr::kstep - 1) / Kr::kstep, mp = (M + MR - 1) / MR, np = (N + NR - 1) / NR;
   std::vector<P> pa(mp * steps * MR), pb(np * steps * NR);
+  // A's and B's panels are packed in two balanced splits (a B panel is 32 lines, an A panel 12).
   const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(K, 1));
-  parallel_for(mp + np, grain, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      if (p < mp) Kr::template pack<MR>(a + p * MR * ars, ars, acs, std::min<int64_t>(MR, M - p * MR), K, pa.data() + p * steps * MR);
-      else {
-        const int64_t j = p - mp;
-        Kr::template pack<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, pb.data() + j * steps * NR);
-      }
-    }
+  parallel_for(mp, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      Kr::template pack<MR>(a + p * MR * ars, ars, acs, std::min<int64_t>(MR, M - p * MR), K, pa.data() + p * steps * MR);
+  });
+  parallel_for(np, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t j = p0; j < p1; ++j)
+      Kr::template pack<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, pb.data() + j * steps * NR);
   });
   const bool split_cols = np >= mp;
   const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(steps * MR * int64_t(sizeof(P)), 1));
