@@ -138,6 +138,7 @@ variable_list call_function(const std::shared_ptr<Node>& node, variable_list gra
   } else {
     outs = n.apply(std::move(grads));
   }
+  apply_scope.reset();  // the range covers apply() alone, as torch's does: not the hooks or checks below
   if (outs.size() != n.next_edges.size() && !dynamic_cast<AccumulateGrad*>(&n))
     AG_THROW(RuntimeError, "function ", n.name(), " returned an incorrect number of gradients (expected ",
              n.next_edges.size(), ", got ", outs.size(), ")");
