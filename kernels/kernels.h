@@ -105,7 +105,7 @@ struct KernelRegistrar {
   KernelRegistrar(Op op, DeviceType dev, void* fn) { register_kernel(op, dev, fn); }
 };
 #define AG_REGISTER_KERNEL(OP, DEV, FN) \
-  static ::ampgrad::KernelRegistrar AG_CONCAT(ag_reg_, __LINE__)(::ampgrad::Op::OP, ::ampgrad::DeviceType::DEV, reinterpret_cast<void*>(FN))
+  static ::ampgrad::KernelRegistrar AG_CONCAT(ag_reg_, __COUNTER__)(::ampgrad::Op::OP, ::ampgrad::DeviceType::DEV, reinterpret_cast<void*>(FN))
 #define AG_CONCAT_(a, b) a##b
 #define AG_CONCAT(a, b) AG_CONCAT_(a, b)
 

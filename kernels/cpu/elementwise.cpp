@@ -29,43 +29,9 @@ void binary_loop(TensorIter& it, const double* s, F f) {
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
-AG_UNARY_K(neg, AG_DISPATCH_NUMERIC, Neg)
-AG_UNARY_K(exp, AG_DISPATCH_FLOAT, Exp)
-AG_UNARY_K(exp2, AG_DISPATCH_FLOAT, Exp2)
-AG_UNARY_K(expm1, AG_DISPATCH_FLOAT, Expm1)
-AG_UNARY_K(log, AG_DISPATCH_FLOAT, Log)
-AG_UNARY_K(log2, AG_DISPATCH_FLOAT, Log2)
-AG_UNARY_K(log10, AG_DISPATCH_FLOAT, Log10)
-AG_UNARY_K(log1p, AG_DISPATCH_FLOAT, Log1p)
-AG_UNARY_K(sqrt, AG_DISPATCH_FLOAT, Sqrt)
-AG_UNARY_K(rsqrt, AG_DISPATCH_FLOAT, Rsqrt)
-AG_UNARY_K(reciprocal, AG_DISPATCH_FLOAT, Reciprocal)
-AG_UNARY_K(abs, AG_DISPATCH_NUMERIC, Abs)
-AG_UNARY_K(sign, AG_DISPATCH_ALL, Sign)
-AG_UNARY_K(sin, AG_DISPATCH_FLOAT, Sin)
-AG_UNARY_K(cos, AG_DISPATCH_FLOAT, Cos)
-AG_UNARY_K(tan, AG_DISPATCH_FLOAT, Tan)
-AG_UNARY_K(asin, AG_DISPATCH_FLOAT, Asin)
-AG_UNARY_K(acos, AG_DISPATCH_FLOAT, Acos)
-AG_UNARY_K(atan, AG_DISPATCH_FLOAT, Atan)
-AG_UNARY_K(sinh, AG_DISPATCH_FLOAT, Sinh)
-AG_UNARY_K(cosh, AG_DISPATCH_FLOAT, Cosh)
-AG_UNARY_K(tanh, AG_DISPATCH_FLOAT, Tanh)
-AG_UNARY_K(sigmoid, AG_DISPATCH_FLOAT, Sigmoid)
-AG_UNARY_K(relu, AG_DISPATCH_NUMERIC, Relu)
-AG_UNARY_K(gelu, AG_DISPATCH_FLOAT, Gelu)
-AG_UNARY_K(gelu_tanh, AG_DISPATCH_FLOAT, GeluTanh)
-AG_UNARY_K(silu, AG_DISPATCH_FLOAT, Silu)
-AG_UNARY_K(softplus, AG_DISPATCH_FLOAT, Softplus)
-AG_UNARY_K(erf, AG_DISPATCH_FLOAT, Erf)
-AG_UNARY_K(erfinv, AG_DISPATCH_FLOAT, Erfinv)
-AG_UNARY_K(floor, AG_DISPATCH_NUMERIC, Floor)
-AG_UNARY_K(ceil, AG_DISPATCH_NUMERIC, Ceil)
-AG_UNARY_K(trunc, AG_DISPATCH_NUMERIC, Trunc)
-AG_UNARY_K(round, AG_DISPATCH_NUMERIC, Round)
-AG_UNARY_K(frac, AG_DISPATCH_FLOAT, Frac)
-AG_UNARY_K(clamp, AG_DISPATCH_NUMERIC, Clamp)
-AG_UNARY_K(nan_to_num, AG_DISPATCH_FLOAT, NanToNum)
+#define AG_UNARY_OP AG_UNARY_K
+#include "kernels/common/elementwise_ops.def"
+#undef AG_UNARY_OP
 
 #define AG_PRED_K(OP, FN)                                                                     \
   static void k_##OP(TensorIter& it, const double*) {                                        \
@@ -73,10 +39,9 @@ AG_UNARY_K(nan_to_num, AG_DISPATCH_FLOAT, NanToNum)
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
-AG_PRED_K(isnan, IsNan)
-AG_PRED_K(isinf, IsInf)
-AG_PRED_K(isfinite, IsFinite)
-AG_PRED_K(logical_not, LogicalNot)
+#define AG_PRED_OP AG_PRED_K
+#include "kernels/common/elementwise_ops.def"
+#undef AG_PRED_OP
 
 static void k_bitwise_not(TensorIter& it, const double*) {
   AG_CHECK_NOT_IMPL(!is_floating(it.dtype(1)), "\"bitwise_not_cpu\" not implemented for '", scalar_type_name(it.dtype(1)), "'");
@@ -152,28 +117,9 @@ AG_REGISTER_KERNEL(linspace, CPU, k_linspace);
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
-AG_BINARY_K(add, AG_DISPATCH_ALL, void, Add)
-AG_BINARY_K(sub, AG_DISPATCH_NUMERIC, void, Sub)
-AG_BINARY_K(mul, AG_DISPATCH_ALL, void, Mul)
-AG_BINARY_K(div, AG_DISPATCH_FLOAT, void, Div)
-AG_BINARY_K(div_trunc, AG_DISPATCH_NUMERIC, void, DivTrunc)
-AG_BINARY_K(div_floor, AG_DISPATCH_NUMERIC, void, DivFloor)
-AG_BINARY_K(pow, AG_DISPATCH_NUMERIC, void, Pow)
-AG_BINARY_K(atan2, AG_DISPATCH_FLOAT, void, Atan2)
-AG_BINARY_K(maximum, AG_DISPATCH_ALL, void, Maximum)
-AG_BINARY_K(minimum, AG_DISPATCH_ALL, void, Minimum)
-AG_BINARY_K(fmod, AG_DISPATCH_NUMERIC, void, Fmod)
-AG_BINARY_K(remainder, AG_DISPATCH_NUMERIC, void, Remainder)
-AG_BINARY_K(relu_backward, AG_DISPATCH_FLOAT, void, ReluBackward)
-AG_BINARY_K(eq, AG_DISPATCH_ALL, bool, Eq)
-AG_BINARY_K(ne, AG_DISPATCH_ALL, bool, Ne)
-AG_BINARY_K(lt, AG_DISPATCH_ALL, bool, Lt)
-AG_BINARY_K(le, AG_DISPATCH_ALL, bool, Le)
-AG_BINARY_K(gt, AG_DISPATCH_ALL, bool, Gt)
-AG_BINARY_K(ge, AG_DISPATCH_ALL, bool, Ge)
-AG_BINARY_K(logical_and, AG_DISPATCH_ALL, bool, LogicalAnd)
-AG_BINARY_K(logical_or, AG_DISPATCH_ALL, bool, LogicalOr)
-AG_BINARY_K(logical_xor, AG_DISPATCH_ALL, bool, LogicalXor)
+#define AG_BINARY_OP AG_BINARY_K
+#include "kernels/common/elementwise_ops.def"
+#undef AG_BINARY_OP
 
 template <int Kind>
 static void k_bitwise(TensorIter& it, const double* s) {

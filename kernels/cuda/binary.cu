@@ -39,28 +39,9 @@ void binary_launch(TensorIter& it, const double* s, const F& f) {
   }                                                                                          \
   AG_REGISTER_KERNEL(OP, CUDA, k_##OP);
 
-AG_CUDA_BINARY(add, AG_DISPATCH_ALL, void, Add)
-AG_CUDA_BINARY(sub, AG_DISPATCH_NUMERIC, void, Sub)
-AG_CUDA_BINARY(mul, AG_DISPATCH_ALL, void, Mul)
-AG_CUDA_BINARY(div, AG_DISPATCH_FLOAT, void, Div)
-AG_CUDA_BINARY(div_trunc, AG_DISPATCH_NUMERIC, void, DivTrunc)
-AG_CUDA_BINARY(div_floor, AG_DISPATCH_NUMERIC, void, DivFloor)
-AG_CUDA_BINARY(pow, AG_DISPATCH_NUMERIC, void, Pow)
-AG_CUDA_BINARY(atan2, AG_DISPATCH_FLOAT, void, Atan2)
-AG_CUDA_BINARY(maximum, AG_DISPATCH_ALL, void, Maximum)
-AG_CUDA_BINARY(minimum, AG_DISPATCH_ALL, void, Minimum)
-AG_CUDA_BINARY(fmod, AG_DISPATCH_NUMERIC, void, Fmod)
-AG_CUDA_BINARY(remainder, AG_DISPATCH_NUMERIC, void, Remainder)
-AG_CUDA_BINARY(relu_backward, AG_DISPATCH_FLOAT, void, ReluBackward)
-AG_CUDA_BINARY(eq, AG_DISPATCH_ALL, bool, Eq)
-AG_CUDA_BINARY(ne, AG_DISPATCH_ALL, bool, Ne)
-AG_CUDA_BINARY(lt, AG_DISPATCH_ALL, bool, Lt)
-AG_CUDA_BINARY(le, AG_DISPATCH_ALL, bool, Le)
-AG_CUDA_BINARY(gt, AG_DISPATCH_ALL, bool, Gt)
-AG_CUDA_BINARY(ge, AG_DISPATCH_ALL, bool, Ge)
-AG_CUDA_BINARY(logical_and, AG_DISPATCH_ALL, bool, LogicalAnd)
-AG_CUDA_BINARY(logical_or, AG_DISPATCH_ALL, bool, LogicalOr)
-AG_CUDA_BINARY(logical_xor, AG_DISPATCH_ALL, bool, LogicalXor)
+#define AG_BINARY_OP AG_CUDA_BINARY
+#include "kernels/common/elementwise_ops.def"
+#undef AG_BINARY_OP
 
 template <int Kind>
 void k_bitwise(TensorIter& it, const double* s) {
