@@ -12,25 +12,6 @@ void k_amp_unscale(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& 
   const float inv = *inv_scale.data<float>();
   bool found = false;
   for (auto& g : grads) {
-    if (g.is_contiguous()) {  // the common case: one vectorized pass, the check an integer OR
-      AG_DISPATCH_FLOAT(g.dtype(), "_amp_foreach_non_finite_check_and_unscale_", [&] {
-        using A = acc_t<scalar_t>;  // fp64 grads unscale in fp64, as torch's (and the CUDA kernel) do
-        const A inv_a = static_cast<A>(inv);
-        scalar_t* q = g.data<scalar_t>();
-        std::atomic<bool> local{false};
-        parallel_for(g.numel(), kGrain, [&](int64_t lo, int64_t hi) {
-          int bad = 0;
-          for (int64_t i = lo; i < hi; ++i) {
-            const A v = static_cast<A>(q[i]);
-            bad |= !(std::abs(v) <= std::numeric_limits<A>::max());  // inf or nan
-            q[i] = static_cast<scalar_t>(v * inv_a);
-          }
-          if (bad) local.store(true, std::memory_order_relaxed);
-        });
-        found |= local.load();
-      });
-      continue;
-    }
     TensorIter it;
     it.build({&g, &g});
     AG_DISPATCH_FLOAT(g.dtype(), "_amp_foreach_non_finite_check_and_unscale_", [&] {
@@ -38,12 +19,21 @@ void k_amp_unscale(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& 
       const A inv_a = static_cast<A>(inv);
       std::atomic<bool> local{false};
       for_each(it, [&](char** p, const int64_t* s, int64_t n) {
-        bool bad = false;
-        for (int64_t i = 0; i < n; ++i) {
-          scalar_t* q = reinterpret_cast<scalar_t*>(p[0] + i * s[0]);
-          const A v = static_cast<A>(*q);
-          bad |= !std::isfinite(v);
-          *q = static_cast<scalar_t>(v * inv_a);
+        int bad = 0;  // an integer OR of "inf or nan", so the contiguous loop vectorizes
+        if (s[0] == sizeof(scalar_t)) {
+          scalar_t* q = reinterpret_cast<scalar_t*>(p[0]);
+          for (int64_t i = 0; i < n; ++i) {
+            const A v = static_cast<A>(q[i]);
+            bad |= !(std::abs(v) <= std::numeric_limits<A>::max());
+            q[i] = static_cast<scalar_t>(v * inv_a);
+          }
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            scalar_t* q = reinterpret_cast<scalar_t*>(p[0] + i * s[0]);
+            const A v = static_cast<A>(*q);
+            bad |= !(std::abs(v) <= std::numeric_limits<A>::max());
+            *q = static_cast<scalar_t>(v * inv_a);
+          }
         }
         if (bad) local.store(true, std::memory_order_relaxed);
       });
