@@ -132,6 +132,7 @@ PYBIND11_MODULE(_C, m) {
   }
   m.def("promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); });
   m.def("can_cast", [](ScalarType from, ScalarType to) { return can_cast(from, to); }, py::arg("from_"), py::arg("to"));
+  m.def("_scalar_type_name", [](ScalarType t) { return std::string(scalar_type_name(t)); });  // c10 names: "Float", "Long"
   m.def("get_default_dtype", [] { return default_dtype(); });
   m.def("set_default_dtype", [](ScalarType t) { set_default_dtype(t); });
 

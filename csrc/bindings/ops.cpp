@@ -77,12 +77,13 @@ void init_ops(py::module_& m) {
   def_both(m, cls, "clip", clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
   cls.def("clamp_", [clamp_fn](py::object self, py::object lo, py::object hi) {
     Tensor t = self.cast<Tensor>();
+    Tensor lo_t = is_tensor(lo) ? lo.cast<Tensor>() : Tensor(), hi_t = is_tensor(hi) ? hi.cast<Tensor>() : Tensor();
     apply_inplace(t, [&] {
       autograd::AutoGradMode g(autograd::GradMode::is_enabled() && t.requires_grad());
       Tensor r = clamp_fn(t, lo, hi);
       AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", dtype_name(r.dtype()), " can't be cast to the desired output type ", dtype_name(t.dtype()));
       return r;
-    }, "clamp_");
+    }, "clamp_", {&lo_t, &hi_t});
     return self;
   }, py::arg("min") = py::none(), py::arg("max") = py::none());
   cls.attr("clip_") = cls.attr("clamp_");
@@ -163,9 +164,9 @@ void init_ops(py::module_& m) {
   m.def("where", [](const Tensor& c, py::handle a, py::handle b) { return where(c, tensor_or_scalar(a), tensor_or_scalar(b)); },
         py::arg("condition"), py::arg("input"), py::arg("other"));
   m.def("_where_nonzero", [](const Tensor& c) {
-    Tensor nz = nonzero(c);
+    Tensor nz = nonzero(c.dim() ? c : reshape(c, {1}));  // torch: a 0-d condition counts as 1-d
     std::vector<Tensor> out;
-    for (int64_t d = 0; d < c.dim(); ++d) out.push_back(contiguous(select(nz, 1, d)));
+    for (int64_t d = 0; d < std::max<int64_t>(c.dim(), 1); ++d) out.push_back(contiguous(select(nz, 1, d)));
     return out;
   });
   cls.def("where", [](const Tensor& self, const Tensor& c, py::handle b) { return where(c, self, tensor_or_scalar(b)); },
@@ -174,7 +175,8 @@ void init_ops(py::module_& m) {
   m.def("lerp", lerp_fn, py::arg("input"), py::arg("end"), py::arg("weight"));
   cls.def("lerp", lerp_fn, py::arg("end"), py::arg("weight"));
   cls.def("lerp_", [lerp_fn](py::object self, const Tensor& b, py::handle w) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return lerp_fn(t, b, w); }, "lerp_"); return self;
+    Tensor t = self.cast<Tensor>(); Tensor wt = is_tensor(w) ? w.cast<Tensor>() : Tensor();
+    apply_inplace(t, [&] { return lerp_fn(t, b, w); }, "lerp_", {&b, &wt}); return self;
   }, py::arg("end"), py::arg("weight"));
   auto addcmul_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcmul(s, a, b, scalar_from_handle(v)); };
   auto addcdiv_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcdiv(s, a, b, scalar_from_handle(v)); };
@@ -183,10 +185,10 @@ void init_ops(py::module_& m) {
   m.def("addcdiv", addcdiv_fn, py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcdiv", addcdiv_fn, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcmul_", [addcmul_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return addcmul_fn(t, a, b, v); }, "addcmul_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return addcmul_fn(t, a, b, v); }, "addcmul_", {&a, &b}); return self;
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcdiv_", [addcdiv_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
-    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return addcdiv_fn(t, a, b, v); }, "addcdiv_"); return self;
+    Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return addcdiv_fn(t, a, b, v); }, "addcdiv_", {&a, &b}); return self;
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
 
   // ---- reductions (Python wraps max/min overloads and the dim=None/tuple forms)
@@ -269,12 +271,12 @@ void init_ops(py::module_& m) {
     return as_tuple(out);
   }, py::arg("dim") = 0);
   def_both(m, cls, "chunk", [as_tuple](const Tensor& a, int64_t chunks, int64_t d) {
+    AG_CHECK(a.dim() > 0, "chunk expects at least a 1-dimensional tensor");
     AG_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
     int64_t dd = wrap_dim(d, a.dim());
     int64_t n = a.sizes()[dd];
-    int64_t size = (n + chunks - 1) / chunks;
-    if (size == 0) size = 1;
-    return as_tuple(split(a, size, dd));
+    if (n == 0) return as_tuple(std::vector<Tensor>(chunks, alias(a)));  // torch: `chunks` empty pieces
+    return as_tuple(split(a, (n + chunks - 1) / chunks, dd));
   }, py::arg("chunks"), py::arg("dim") = 0);
   m.def("cat", [](const std::vector<Tensor>& ts, int64_t d) { return cat(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
   m.attr("concat") = m.attr("cat"); m.attr("concatenate") = m.attr("cat");

@@ -1,5 +1,6 @@
 // The Tensor class: properties, Python operators (reflected and in place), and the methods that
 // are also module functions (registered on both by def_both).
+#include "core/overlap.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "bindings/convert.h"
@@ -113,6 +114,7 @@ void init_tensor(py::module_& m) {
                         AG_THROW(TypeError, "assigned grad expected to be a Tensor or None but got grad of type ",
                                  std::string(py::str(py::type::of(g).attr("__name__"))));
                       Tensor gt = g.cast<Tensor>();
+                      AG_CHECK(!gt.is_same(t), "can't assign Variable as its own grad");
                       AG_CHECK(gt.dtype() == t.dtype(), "attempting to assign a gradient with dtype '", cpp_type_name(gt.dtype()),
                                "' to a tensor with grad_dtype '", scalar_type_name(t.dtype()), "'. The gradient must match the tensor's grad_dtype "
                                "(defaults to the tensor's dtype).");
@@ -292,15 +294,19 @@ void init_tensor(py::module_& m) {
       .def("_index", [](const Tensor& t, const std::vector<std::optional<Tensor>>& idx) { return index(t, idx); })
       .def("_index_put_", [](py::object self, const std::vector<std::optional<Tensor>>& idx, const Tensor& v, bool acc) {
         Tensor t = self.cast<Tensor>();
+        // torch's index_put_: the value and the indices may not share memory with self.
+        assert_no_overlap(t, v);
+        for (auto& i : idx) if (i) assert_no_overlap(t, *i);
         bool grad = autograd::GradMode::is_enabled() && (t.requires_grad() || v.requires_grad());
         if (grad || fw_has(t) || fw_has(v)) {
           if (grad) check_inplace(t, "index_put_");
           apply_inplace(t, [&] { return index_put(t, idx, v, acc); }, "index_put_");
         } else {
-          Tensor r = index_put(detach(t), idx, v, acc);
-          autograd::before_mutation(t);
-          run_elementwise(Op::copy, t, {&r});
-          t.bump_version();
+          if (has_internal_overlap(t) &&
+              PyErr_WarnEx(PyExc_UserWarning, "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor "
+                           "before performing this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor", 1) < 0)
+            throw py::error_already_set();
+          index_put_into(t, idx, v, acc);
         }
         return self;
       });

@@ -1,6 +1,7 @@
 // TensorImpl bookkeeping, allocation and views.
 #include "core/tensor.h"
 #include <algorithm>
+#include <climits>
 #include <sstream>
 #include "autograd/grad_mode.h"
 #include "autograd/profiler.h"
@@ -22,8 +23,8 @@ void TensorImpl::refresh() {
   if (numel == 0) contiguous = true;
 }
 
-int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), false)]; }
-int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), false)]; }
+int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim())]; }
 
 AutogradMeta& Tensor::ensure_autograd_meta() const {
   if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
@@ -66,10 +67,37 @@ Shape contiguous_strides(const Shape& sizes) {
   return st;
 }
 
+// Note [Checked sizes]: every element count and storage size is computed here, with overflow
+// checks (torch's safe_compute_numel / computeStorageNbytes), so a huge size raises RuntimeError
+// instead of wrapping around into a small allocation that later kernels overrun.
 int64_t shape_numel(const Shape& sizes) {
   int64_t n = 1;
-  for (auto s : sizes) n *= s;
+  bool overflow = false;
+  for (auto s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
+  if (overflow) {
+    for (auto s : sizes) if (s == 0) return 0;
+    AG_THROW(RuntimeError, "numel: integer multiplication overflow");
+  }
   return n;
+}
+
+size_t storage_nbytes(const Shape& sizes, const Shape& strides, size_t itemsize) {
+  // Bytes spanned by the elements: (1 + sum (size_d - 1) * stride_d) * itemsize, or 0 when empty.
+  for (auto s : sizes) if (s == 0) return 0;
+  uint64_t last = 0;
+  bool overflow = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    uint64_t term;
+    overflow |= __builtin_mul_overflow(static_cast<uint64_t>(sizes[d] - 1), static_cast<uint64_t>(strides[d]), &term);
+    overflow |= __builtin_add_overflow(last, term, &last);
+  }
+  uint64_t bytes;
+  overflow |= __builtin_add_overflow(last, uint64_t(1), &last);
+  overflow |= __builtin_mul_overflow(last, static_cast<uint64_t>(itemsize), &bytes);
+  // Allocations are limited to what an int64 byte count can address (torch's limit too).
+  if (overflow || bytes > static_cast<uint64_t>(INT64_MAX))
+    AG_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(sizes));
+  return static_cast<size_t>(bytes);
 }
 
 // Note [Fresh tensor block]: a new tensor's Storage and VersionCounter live in one allocation (two
@@ -83,6 +111,8 @@ struct StorageAndVersion {
 
 Tensor empty_strided(Shape sizes, Shape strides, ScalarType dtype, Device device) {
   for (auto s : sizes) AG_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+  for (auto s : strides) AG_CHECK(s >= 0, "empty_strided: negative strides are not supported: ", shape_str(strides));
+  const size_t nbytes = storage_nbytes(sizes, strides, itemsize(dtype));  // Note [Checked sizes]
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);
@@ -90,7 +120,7 @@ Tensor empty_strided(Shape sizes, Shape strides, ScalarType dtype, Device device
   impl->inference = autograd::InferenceMode::is_enabled();
   impl->refresh();
   auto block = std::make_shared<StorageAndVersion>();
-  Storage::allocate_into(block->storage, static_cast<size_t>(impl->numel * itemsize(dtype)), device);
+  Storage::allocate_into(block->storage, nbytes, device);
   if (autograd::profiler::enabled()) autograd::profiler::note_alloc(block->storage.nbytes);
   impl->storage = std::shared_ptr<Storage>(block, &block->storage);
   impl->version = std::shared_ptr<VersionCounter>(block, &block->version);
@@ -140,7 +170,7 @@ Tensor detach(const Tensor& t) {
 int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok) {
   int64_t n = ndim;
   if (n == 0 && scalar_ok) n = 1;
-  if (n == 0) AG_THROW(IndexError, "dimension specified as ", dim, " but tensor has no dimensions");
+  if (n == 0) AG_THROW(IndexError, "Dimension specified as ", dim, " but tensor has no dimensions");
   if (dim < -n || dim >= n)
     AG_THROW(IndexError, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + n : dim;

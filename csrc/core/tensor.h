@@ -140,7 +140,8 @@ void check_view_rebase(const Tensor& view, bool indirect);
 
 // Construction
 Shape contiguous_strides(const Shape& sizes);
-int64_t shape_numel(const Shape& sizes);
+int64_t shape_numel(const Shape& sizes);  // RuntimeError on overflow (Note [Checked sizes])
+size_t storage_nbytes(const Shape& sizes, const Shape& strides, size_t itemsize);  // likewise
 Tensor empty(Shape sizes, ScalarType dtype, Device device = Device());
 Tensor empty_like(const Tensor& t);  // contiguous, same dtype/device
 // `strides` must be a permutation of a dense layout of `sizes` (the storage holds numel elements).
@@ -152,7 +153,12 @@ bool is_non_overlapping_and_dense(const Tensor& t);
 // bookkeeping is done by the ops that create views).
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
 Tensor detach(const Tensor& t);  // shares storage + version, no autograd
-int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok = true);
+// Note [Dim wrapping]: the one place a dim argument is checked and wrapped. By default a 0-d tensor
+// has no dims (IndexError, as torch's maybe_wrap_dim(wrap_scalar=false)); an op that accepts dim 0/-1
+// on a 0-d tensor (reductions, scans, softmax, transpose, gather/scatter, index_select...) says so
+// with kScalarOk and must not index sizes()/strides() with the result.
+constexpr bool kScalarOk = true;
+int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok = false);
 std::string shape_str(const Shape& s);
 
 }  // namespace ampgrad

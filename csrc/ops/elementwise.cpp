@@ -1,5 +1,6 @@
 // Elementwise front ends: type promotion, broadcasting, casts/copies, unary, binary and ternary
 // ops with their backward formulas, and the in-place machinery.
+#include "core/overlap.h"
 #include <algorithm>
 #include <cmath>
 #include "ops/internal.h"
@@ -236,18 +237,18 @@ Tensor contiguous(const Tensor& t) {
   return out;
 }
 
-static void check_no_internal_overlap(const Tensor& t) {
-  if (t.numel() == 0) return;  // no element to write twice (empty arrays may carry stride 0)
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.strides()[d] == 0 && t.sizes()[d] > 1)
-      AG_THROW(RuntimeError, "unsupported operation: more than one element of the written-to tensor refers to a single "
-               "memory location. Please clone() the tensor before performing the operation.");
+static void check_no_internal_overlap(const Tensor& t) { assert_no_internal_overlap(t); }
+
+void check_inplace_operands(const Tensor& self, Operands operands) {  // Note [In-place checks]
+  assert_no_internal_overlap(self);
+  for (const Tensor* t : operands)
+    if (t && t->defined()) assert_no_partial_overlap(self, *t);
 }
 
 Tensor& copy_(Tensor& self, const Tensor& src0) {
   check_same_device(self, src0, "copy_");
   expand(src0, self.sizes());  // raises torch's "The expanded size of the tensor ..." when src does not broadcast
-  check_no_internal_overlap(self);
+  check_inplace_operands(self, {&src0});
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || src0.requires_grad());
   if (grad) check_inplace(self, "copy_", true);
   Tensor src = expand(src0, self.sizes());
@@ -380,6 +381,8 @@ void rebase_history(Tensor& self, const Tensor& result) {
 }
 
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op) {
+  AG_CHECK(result.dtype() == self.dtype() || can_cast(result.dtype(), self.dtype()), "result type ",
+           scalar_type_name(result.dtype()), " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
   check_inplace(self, op, result.requires_grad());
   {
     autograd::AutoGradMode off(false);
@@ -422,7 +425,8 @@ static void protect_saved_self(const Tensor& self, const std::vector<std::weak_p
   }
 }
 
-Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op) {
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op, Operands operands) {
+  check_inplace_operands(self, operands);
   check_inplace(self, op);
   Tensor result;
   std::vector<std::weak_ptr<FunctionNode>> made;
@@ -649,6 +653,16 @@ struct Binary {
   bool weak = false;           // both operands are wrapped numbers
 };
 
+// torch casts a 0-d operand to the common dtype before the kernel computes in float (2**40 becomes
+// inf in float16); only mul and div read the original scalar in opmath precision.
+static double scalar_operand(Op op, const Tensor& t, ScalarType dt) {
+  double v = item_double(t);
+  if (op == Op::mul || op == Op::div) return v;
+  if (dt == ScalarType::Float16) return static_cast<float>(Half(static_cast<float>(v)));
+  if (dt == ScalarType::BFloat16) return static_cast<float>(BFloat16(static_cast<float>(v)));
+  return v;
+}
+
 Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
   check_same_device(a, b, op_name(op));
   Binary r;
@@ -662,10 +676,10 @@ Binary prepare(Op op, const Tensor& a, const Tensor& b, bool want_float) {
   if (want_float && !is_floating(r.dt)) r.dt = r.weak ? ScalarType::Float64 : default_dtype();
   r.shape = broadcast_shapes(a.sizes(), b.sizes());
   if (is_floating(r.dt) && b.dim() == 0 && a.dim() > 0 && b.device().is_cpu()) {
-    r.s[0] = item_double(b); r.s[1] = 1;
+    r.s[0] = scalar_operand(op, b, r.dt); r.s[1] = 1;
     r.a = to_dtype(a, r.dt);
   } else if (is_floating(r.dt) && a.dim() == 0 && b.dim() > 0 && a.device().is_cpu()) {
-    r.s[0] = item_double(a); r.s[1] = 2;
+    r.s[0] = scalar_operand(op, a, r.dt); r.s[1] = 2;
     r.b = to_dtype(b, r.dt);
   } else {
     r.a = expand(to_dtype(a, r.dt), r.shape);
@@ -788,8 +802,21 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   // Only a Python-number exponent is checked (a tensor exponent, even 0-dim, gives 0 like torch).
   if (!is_floating(p.dt) && b.impl()->wrapped_number && is_integral(b.dtype(), true))
     AG_CHECK(item_double(b) >= 0, "Integers to negative integer powers are not allowed.");
-  Tensor out = run_binary(Op::pow, p, p.dt);
-  const char* name = b.impl()->wrapped_number ? "PowBackward0" : "PowBackward1";
+  // A scalar exponent of +-0.5 or -1 runs torch's sqrt/rsqrt/reciprocal kernels (pow(-0., -0.5) is
+  // -inf and pow(-inf, 0.5) nan there, unlike std::pow).
+  Op kop = Op::pow;
+  if (p.s[1] == 1 && is_floating(p.dt) && b.impl()->wrapped_number)  // a 0-d tensor exponent takes std::pow, as in torch
+    kop = p.s[0] == 0.5 ? Op::sqrt : p.s[0] == -0.5 ? Op::rsqrt : p.s[0] == -1.0 ? Op::reciprocal : Op::pow;
+  Tensor out;
+  if (kop == Op::pow) {
+    out = run_binary(Op::pow, p, p.dt);
+  } else {
+    out = empty_strided(p.shape, output_strides(p.shape, {&p.a}), p.dt, p.a.device());
+    run_elementwise(kop, out, {&p.a});
+  }
+  const bool scalar_exp = b.impl()->wrapped_number;
+  const char* name = scalar_exp ? "PowBackward0" : "PowBackward1";
+  // The result is saved only for the exponent's gradient (torch's PowBackward0 saves self alone).
   record2(name, a, b, out, true, true, AG_BW {
     Tensor x = c.get(0), e = c.get(1), y = c.get(2);
     Tensor ga, gb;
@@ -803,7 +830,7 @@ Tensor pow(const Tensor& a, const Tensor& b) {
       gb = where(zero_base, zeros_like(gb), gb);
     }
     return {ga, gb};
-  }, true);
+  }, !scalar_exp);
   return out;
 }
 
@@ -906,7 +933,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
              scalar_type_name(self.dtype()));
   Shape bs = broadcast_shapes(self.sizes(), other.sizes());
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
-  check_no_internal_overlap(self);
+  check_inplace_operands(self, {&other});
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
   if (grad || fw_has(self) || fw_has(other)) {
     if (grad) check_inplace(self, op_name(op), true);
@@ -1034,7 +1061,7 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi
   autograd::BackwardFn bw = AG_BW {
     Tensor v = c.get(0);
     Tensor keep = logical(Op::logical_and, compare(Op::ge, v, wrap_scalar(s[0])), compare(Op::le, v, wrap_scalar(s[1])));
-    return {g[0] * keep};
+    return {where(keep, g[0], zeros_like(g[0]))};  // torch's where: a NaN grad of a clamped element gives 0
   };
   fw_rule(out, {&x}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {x}); });
   if (is_floating(dt))

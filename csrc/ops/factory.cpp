@@ -1,6 +1,7 @@
 // Creation ops and random fills. The CPU generator reproduces torch's CPU streams (mt19937 with
 // torch's float transforms), so seeded runs give torch's numbers.
 #include <cmath>
+#include "core/overlap.h"
 #include "ops/internal.h"
 
 namespace ampgrad {
@@ -38,8 +39,9 @@ Tensor arange(double start, double end, double step, ScalarType dtype, Device de
   AG_CHECK(step != 0, "step must be nonzero");
   AG_CHECK(std::isfinite(start) && std::isfinite(end), "unsupported range: ", start, " -> ", end);
   AG_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), "upper bound and larger bound inconsistent with step sign");
-  int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
-  Tensor t = empty({std::max<int64_t>(n, 0)}, dtype, device);
+  const double size_d = std::ceil((end - start) / step);
+  AG_CHECK(size_d >= 0 && size_d < 9.2233720368547758e18, "invalid size, possible overflow?");  // a double >= 2^63 has no int64
+  Tensor t = empty({static_cast<int64_t>(size_d)}, dtype, device);
   double s[2] = {start, step};
   if (t.numel() > 0) run_elementwise(Op::arange, t, {}, s);
   return t;
@@ -72,6 +74,7 @@ Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device) {
 Tensor& uniform_(Tensor& t, double from, double to) {
   AG_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"check_uniform_bounds\" not implemented for '", scalar_type_name(t.dtype()), "'");
+  assert_no_internal_overlap(t);  // Note [In-place checks]
   check_inplace(t, "uniform_");
   kernel<RandomKernel>(Op::uniform, t.device())(t, from, to);
   t.bump_version();
@@ -83,6 +86,7 @@ Tensor& uniform_(Tensor& t, double from, double to) {
 Tensor& normal_(Tensor& t, double mean, double std) {
   AG_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(t.dtype()), "'");
+  assert_no_internal_overlap(t);
   check_inplace(t, "normal_");
   kernel<RandomKernel>(Op::normal, t.device())(t, mean, std);
   t.bump_version();

@@ -196,12 +196,21 @@ Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indi
   return index_put_impl(a, indices, values, accumulate, false);
 }
 
+void index_put_into(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values, bool accumulate) {
+  AG_CHECK(values.dtype() == self.dtype() || values.dim() == 0, "Index put requires the source and destination dtypes match, got ",
+           scalar_type_name(self.dtype()), " for the destination and ", scalar_type_name(values.dtype()), " for the source.");
+  IndexPlan p = plan_index(self, indices);
+  autograd::before_mutation(self);
+  put_into(self, p, values, accumulate);
+  self.bump_version();
+}
+
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& idx) {
   AG_CHECK_INDEX(idx.dim() <= 1, "index_select(): Index is supposed to be a vector");
   AG_CHECK(idx.dtype() == ScalarType::Int64 || idx.dtype() == ScalarType::Int32, "index_select(): Expected dtype int32 or int64 for index");
-  AG_CHECK(a.dim() <= 1 || a.sizes()[wrap_dim(dim, a.dim())] > 0 || idx.numel() == 0,
+  AG_CHECK(a.dim() <= 1 || a.sizes()[wrap_dim(dim, a.dim(), kScalarOk)] > 0 || idx.numel() == 0,
            "index_select(): self indexing axis dim should be positive");
-  check_bounds(idx, a.dim() ? a.sizes()[wrap_dim(dim, a.dim())] : 1, [](int64_t) { AG_THROW(IndexError, "index out of range in self"); });
+  check_bounds(idx, a.dim() ? a.sizes()[wrap_dim(dim, a.dim(), kScalarOk)] : 1, [](int64_t) { AG_THROW(IndexError, "index out of range in self"); });
   if (a.dim() == 0) return index(unsqueeze(a, 0), {reshape(idx, {-1})}).dim() ? reshape(index(unsqueeze(a, 0), {reshape(idx, {-1})}), {}) : a;
   int64_t d = wrap_dim(dim, a.dim());
   std::vector<std::optional<Tensor>> ind(d);
@@ -227,7 +236,11 @@ static std::vector<std::optional<Tensor>> gather_coords(const Tensor& a, int64_t
 }
 
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& idx) {
-  if (a.dim() == 0) return clone(a);
+  if (a.dim() == 0) {  // a 0-d input is a 1-element vector; the result has the index's shape (torch)
+    wrap_dim(dim, 0, kScalarOk);
+    AG_CHECK(idx.dim() <= 1, "Index tensor must have the same number of dimensions as input tensor");
+    return reshape(gather(reshape(a, {1}), 0, reshape(idx, {-1})), IntList(idx.sizes().begin(), idx.sizes().end()));
+  }
   int64_t d = wrap_dim(dim, a.dim());
   if (idx.numel() == 0) return empty(idx.sizes(), a.dtype(), a.device());
   auto coords = gather_coords(a, d, idx, "gather");
@@ -247,7 +260,11 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& idx) {
 }
 
 static Tensor scatter_impl(const char* name, const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, bool accumulate) {
-  if (a.dim() == 0) return clone(a);
+  if (a.dim() == 0) {  // a 0-d input is a 1-element vector (torch writes it)
+    wrap_dim(dim, 0, kScalarOk);
+    AG_CHECK(idx.dim() <= 1, "Index tensor must have the same number of dimensions as self tensor");
+    return reshape(scatter_impl(name, reshape(a, {1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src, accumulate), {});
+  }
   int64_t d = wrap_dim(dim, a.dim());
   AG_CHECK(src.dtype() == a.dtype() || src.dim() == 0, "scatter(): Expected self.dtype to be equal to src.dtype");
   Tensor out;
@@ -316,7 +333,7 @@ static void check_index_source(const char* op, const Tensor& a, int64_t d, const
 }
 
 Tensor index_add(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, Scalar alpha) {
-  int64_t d = wrap_dim(dim, a.dim());
+  int64_t d = wrap_dim(dim, a.dim(), kScalarOk);
   AG_CHECK_INDEX(idx.dim() <= 1, "index_add_(): Index is supposed to be a vector");
   AG_CHECK(idx.dtype() == ScalarType::Int64 || idx.dtype() == ScalarType::Int32, "index_add_(): Expected dtype int32/int64 for index");
   AG_CHECK(a.dtype() == src.dtype(), "index_add_(): self (", scalar_type_name(a.dtype()), ") and source (", scalar_type_name(src.dtype()),
@@ -333,7 +350,7 @@ Tensor index_add(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& 
 Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor& src0) {
   Tensor a = a0, src = src0;
   AG_AUTOCAST(Op::index_copy, &a, &src);
-  int64_t d = wrap_dim(dim, a.dim());
+  int64_t d = wrap_dim(dim, a.dim(), kScalarOk);
   AG_CHECK_INDEX(idx.dim() <= 1, "index_copy_(): Index should have dimension 1 or 0 (got ", idx.dim(), ")");
   AG_CHECK(idx.dtype() == ScalarType::Int64, "index_copy_(): Expected a long tensor for index, but got ", scalar_type_name(idx.dtype()));
   AG_CHECK(a.dtype() == src.dtype(), "index_copy_(): self and source expected to have the same dtype, but got (self) ",
@@ -359,6 +376,7 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
 Tensor masked_select(const Tensor& a, const Tensor& mask) {
   AG_CHECK(mask.dtype() == ScalarType::Bool, "masked_select: expected BoolTensor for mask");
   Shape bs = broadcast_shapes(a.sizes(), mask.sizes());
+  if (bs.empty()) bs = {1};  // 0-d input and mask: a 1-element vector (torch's result is 1-d)
   return index(expand_op(a, IntList(bs.begin(), bs.end())), {contiguous(expand(mask, bs))});
 }
 
@@ -452,7 +470,7 @@ Tensor flip(const Tensor& a, IntList dims) {
   int64_t off = a.storage_offset();
   IntList wrapped;
   for (int64_t d0 : dims) {
-    int64_t d = wrap_dim(d0, a.dim());
+    int64_t d = wrap_dim(d0, a.dim(), kScalarOk);
     AG_CHECK(!seen[d], "dim ", d, " appears multiple times in the list of dims");
     seen[d] = true;
     wrapped.push_back(d);

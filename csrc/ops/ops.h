@@ -159,6 +159,9 @@ Tensor index_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor
 Tensor index_copy(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor index(const Tensor& a, const std::vector<std::optional<Tensor>>& indices);  // advanced indexing
 Tensor index_put(const Tensor& a, const std::vector<std::optional<Tensor>>& indices, const Tensor& values, bool accumulate);
+// Writes into self's memory through its strides (no autograd): through an expanded self every alias
+// sees the write, as with torch's index_put_.
+void index_put_into(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values, bool accumulate);
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
 Tensor masked_select(const Tensor& a, const Tensor& mask);
 Tensor nonzero(const Tensor& a);
@@ -170,10 +173,17 @@ Tensor repeat(const Tensor& a, IntList repeats);
 
 // ---- in place with autograd (Note [In-place ops]): computes `fn(self)` out of place, writes it
 // into self and rebases self's history onto the result.
+// Note [In-place checks]: the in-place entry points check, before anything is computed or written
+// (check_inplace_operands, torch's TensorIterator rules): self has no internal overlap (an expanded
+// tensor), no tensor operand partially overlaps self, and the result's dtype can be cast to self's.
+// A failed in-place call leaves every tensor as it was.
+using Operands = std::initializer_list<const Tensor*>;
+void check_inplace_operands(const Tensor& self, Operands operands);
 Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op);
 // The same, computing the result inside: saved aliases of self are protected from the write-back
 // (Note [Saved self in in-place ops]). Use this form whenever the result is computed from self.
-Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op);
+// `operands`: the op's other tensor inputs, for the overlap checks.
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op, Operands operands = {});
 // Rebases self's history onto `result` (a CopySlices on the base for views); no data is written.
 void rebase_history(Tensor& self, const Tensor& result);
 // After an in-place write of a value independent of self's old value: zeros to the old history.

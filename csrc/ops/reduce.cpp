@@ -24,7 +24,7 @@ IntList normalize_dims(const Tensor& a, const OptDims& dims) {
   }
   std::vector<bool> seen(std::max<int64_t>(n, 1), false);
   for (int64_t d : *dims) {
-    int64_t w = wrap_dim(d, n);
+    int64_t w = wrap_dim(d, n, kScalarOk);
     AG_CHECK(!seen[w], "dim ", w, " appears multiple times in the list of dims");
     seen[w] = true;
     if (n > 0) out.push_back(w);
@@ -162,7 +162,7 @@ Tensor prod(const Tensor& a0, std::optional<int64_t> dim, bool keepdim, std::opt
 }
 
 static std::pair<Tensor, Tensor> minmax_dim(Op op, const char* name, const Tensor& a, int64_t dim, bool keepdim) {
-  int64_t d = wrap_dim(dim, a.dim());
+  int64_t d = wrap_dim(dim, a.dim(), kScalarOk);
   AG_CHECK_INDEX(a.dim() == 0 || a.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
   Tensor idx;
   Tensor out = run_reduce(op, a, a.dim() ? IntList{d} : IntList{}, keepdim, a.dtype(), nullptr, &idx);
@@ -219,7 +219,7 @@ static Tensor argop(Op op, const Tensor& a, std::optional<int64_t> dim, bool kee
   AG_CHECK(a.dtype() != ScalarType::Bool, op_name(op), "(): does not support bool input");
   AG_CHECK_INDEX(a.numel() > 0 || dim, op_name(op), "(): Expected reduction dim to be specified for input.numel() == 0.");
   Tensor src = dim ? a : reshape(detach(a), {-1});
-  int64_t d = dim ? wrap_dim(*dim, a.dim()) : 0;
+  int64_t d = dim ? wrap_dim(*dim, a.dim(), kScalarOk) : 0;
   AG_CHECK_INDEX(src.dim() == 0 || src.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
   Tensor idx;
   autograd::AutoGradMode off(false);
@@ -309,7 +309,7 @@ Tensor logsumexp(const Tensor& a0, IntList dims0, bool keepdim) {
 
 static Tensor scan(Op op, const Tensor& a, int64_t dim, ScalarType dt) {
   Tensor x = to_dtype(a, dt);
-  int64_t d = wrap_dim(dim, x.dim());
+  int64_t d = wrap_dim(dim, x.dim(), kScalarOk);
   Tensor in = contiguous(detach(x));
   Plan p = plan(in, x.dim() ? IntList{d} : IntList{});
   Tensor out = empty(x.sizes(), dt, x.device());

@@ -226,7 +226,7 @@ Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional
 
 static Tensor transpose_impl(const Tensor& a, int64_t d0, int64_t d1, const char* name) {
   int64_t n = a.dim();
-  d0 = wrap_dim(d0, n); d1 = wrap_dim(d1, n);
+  d0 = wrap_dim(d0, n, kScalarOk); d1 = wrap_dim(d1, n, kScalarOk);
   if (n == 0) return alias(a);
   Shape sz = a.sizes(), st = a.strides();
   std::swap(sz[d0], sz[d1]); std::swap(st[d0], st[d1]);
@@ -297,7 +297,7 @@ Tensor squeeze(const Tensor& a, OptDims dims) {
     for (int64_t d = 0; d < n; ++d) drop[d] = a.sizes()[d] == 1;
   } else {
     // A 0-dim tensor accepts dim 0 / -1 (wrap_dim) but has no dim to drop.
-    for (int64_t d : *dims) { int64_t w = wrap_dim(d, n); if (n > 0) drop[w] = a.sizes()[w] == 1; }
+    for (int64_t d : *dims) { int64_t w = wrap_dim(d, n, kScalarOk); if (n > 0) drop[w] = a.sizes()[w] == 1; }
   }
   Shape sz, st;
   for (int64_t d = 0; d < n; ++d)
@@ -316,8 +316,8 @@ Tensor unsqueeze(const Tensor& a, int64_t dim) {
 
 Tensor flatten(const Tensor& a, int64_t start, int64_t end) {
   int64_t n = a.dim();
+  start = wrap_dim(start, n, kScalarOk); end = wrap_dim(end, n, kScalarOk);
   if (n == 0) return reshape(a, {1});
-  start = wrap_dim(start, n); end = wrap_dim(end, n);
   AG_CHECK(start <= end, "flatten() has invalid args: start_dim cannot come after end_dim");
   if (start == end) return a;
   IntList sz;
@@ -330,6 +330,7 @@ Tensor flatten(const Tensor& a, int64_t start, int64_t end) {
 }
 
 Tensor unflatten(const Tensor& a, int64_t dim, IntList sizes) {
+  AG_CHECK(a.dim() > 0, "unflatten got an unexpected error:\nDimension specified as ", dim, " but tensor has no dimensions");
   int64_t d = wrap_dim(dim, a.dim());
   AG_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
   int64_t prod = 1;
@@ -346,7 +347,7 @@ Tensor unflatten(const Tensor& a, int64_t dim, IntList sizes) {
 
 Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start0, std::optional<int64_t> end0, int64_t step) {
   AG_CHECK_VALUE(step > 0, "step must be greater than zero");
-  int64_t d = wrap_dim(dim, a.dim(), false);
+  int64_t d = wrap_dim(dim, a.dim());
   int64_t n = a.sizes()[d];
   int64_t start = start0.value_or(0), end = end0.value_or(n);
   if (start < 0) start += n;
@@ -391,7 +392,7 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
 
 Tensor diagonal(const Tensor& a, int64_t offset, int64_t d0, int64_t d1) {
   int64_t n = a.dim();
-  d0 = wrap_dim(d0, n); d1 = wrap_dim(d1, n);
+  d0 = wrap_dim(d0, n, kScalarOk); d1 = wrap_dim(d1, n, kScalarOk);
   AG_CHECK(d0 != d1, "diagonal dimensions cannot be identical ", d0, ", ", d1);
   return make_view_op(a, [=](const Geom& g) {
     int64_t len = offset >= 0 ? std::max<int64_t>(std::min(g.sizes[d0], g.sizes[d1] - offset), 0)
@@ -418,6 +419,7 @@ std::vector<Tensor> split(const Tensor& a, int64_t size, int64_t dim) {
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& a, IntList sizes, int64_t dim) {
+  AG_CHECK(a.dim() > 0, "split expects at least a 1-dimensional tensor");
   int64_t d = wrap_dim(dim, a.dim());
   int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
   AG_CHECK(total == a.sizes()[d], "split_with_sizes expects split_sizes to sum exactly to ", a.sizes()[d],

@@ -220,6 +220,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    for v in vals:  # torch converts integer bounds to int64 first
+        if isinstance(v, numbers.Integral) and not isinstance(v, builtins.bool) and not -2**63 <= v < 2**63:
+            if not -2**64 < v < 2**64:
+                raise OverflowError("int too big to convert")
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
     if dtype is None:
         dtype = _C.get_default_dtype() if builtins.any(isinstance(v, builtins.float) for v in vals) else _C.int64
     if vals[2] == 0:
@@ -351,6 +356,11 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         ref = mean if isinstance(mean, Tensor) else std
         shape = _C.broadcast_shapes_(tuple(mean.shape) if isinstance(mean, Tensor) else (),
                                      tuple(std.shape) if isinstance(std, Tensor) else ())
+        if isinstance(std, Tensor):
+            if std.numel() and not builtins.bool((std >= 0).all()):
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+        elif not std >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         z = randn(*shape, dtype=ref.dtype, device=ref.device)
         return z * std + mean
     if size is None:
@@ -360,7 +370,16 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     return _finish(t, requires_grad)
 
 
+def _check_bernoulli_p(p):
+    if isinstance(p, Tensor):
+        if p.numel() and not builtins.bool(((p >= 0) & (p <= 1)).all()):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+
+
 def bernoulli(input, p=None, *, generator=None):
+    _check_bernoulli_p(input if p is None else p)
     u = rand_like(input, dtype=_C.float64 if input.dtype == _C.float64 else _C.float32)
     return (u < (input if p is None else p)).to(input.dtype)
 
@@ -447,7 +466,10 @@ def tile(input, dims):
 def broadcast_shapes(*shapes):
     out = ()
     for s in shapes:
-        out = _C.broadcast_shapes_(out, (s,) if isinstance(s, numbers.Integral) else tuple(s))
+        s = (s,) if isinstance(s, numbers.Integral) else tuple(s)
+        if builtins.any(d < 0 for d in s):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
+        out = _C.broadcast_shapes_(out, s)
     return Size(out)
 
 
@@ -483,17 +505,26 @@ def result_type(tensor1, tensor2):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    if not isinstance(other, Tensor):
-        other = tensor(other, dtype=input.dtype)
+    """torch.isclose: |input - other| <= atol + rtol * |other|, where the difference is finite (an
+    infinity is close only to the same infinity); integers and bools are compared as floats."""
+    for name, v in (("input", input), ("other", other)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"isclose(): argument '{name}' (position {1 if name == 'input' else 2}) must be Tensor, "
+                            f"not {type(v).__name__}")
     if input.dtype != other.dtype:
-        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
-    if not input.is_floating_point():
-        return input == other
+        raise RuntimeError(f"{_C._scalar_type_name(input.dtype)} did not match {_C._scalar_type_name(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
+    if input.is_floating_point() and equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    if rtol == 0 and atol == 0:
+        return close
     a, b = input.double(), other.double()
-    close = (a == b) | ((a - b).abs() <= atol + rtol * b.abs())
-    if equal_nan:
-        close = close | (a.isnan() & b.isnan())
-    return close
+    err = (a - b).abs()
+    return close | (err.isfinite() & (err <= atol + rtol * b.abs()))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -509,6 +540,8 @@ def clone(input, *, memory_format=None):
 
 
 def square(input):
+    if input.dtype == _C.bool:  # torch's square is pow(input, 2): bool promotes to int64
+        input = input.to(_C.int64)
     return input * input
 
 

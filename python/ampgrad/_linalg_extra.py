@@ -108,6 +108,8 @@ def renorm(input, p, dim, maxnorm, *, out=None):
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     dim = dim % input.dim()
     dims = [d for d in builtins.range(input.dim()) if d != dim]
     norm = vector_norm(input, p, dims, keepdim=True)

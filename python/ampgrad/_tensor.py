@@ -232,12 +232,9 @@ def log_softmax(self, dim, dtype=None):
 
 @_method("nonzero")
 def nonzero(self, *, as_tuple=False):
-    nz = _C._nonzero(self)
     if as_tuple:
-        if self.dim() == 0:
-            return (nz.reshape(-1),) if False else tuple(nz[:, d].contiguous() for d in builtins.range(builtins.max(self.dim(), 1)))
-        return tuple(nz[:, d].contiguous() for d in builtins.range(self.dim()))
-    return nz
+        return tuple(_C._where_nonzero(self))
+    return _C._nonzero(self)
 
 
 @_method("movedim")
@@ -471,6 +468,8 @@ def _repr(self):
 
 
 Tensor.__repr__ = _repr
+# NumPy scalars and arrays on the left defer to Tensor's reflected operators (np.float32(2) * t is a Tensor).
+Tensor.__array_priority__ = 1000
 Tensor.__str__ = _repr
 Tensor.__getitem__ = _indexing.getitem
 Tensor.__setitem__ = _indexing.setitem
@@ -535,6 +534,7 @@ def clamp_max_(self, max):
 
 @_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
-    from ._functions import rand_like
+    from ._functions import rand_like, _check_bernoulli_p
+    _check_bernoulli_p(p)
     u = rand_like(self, dtype=_C.float64 if self.dtype == _C.float64 else _C.float32)
     return self.copy_(u < p)

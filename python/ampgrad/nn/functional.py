@@ -200,6 +200,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _check_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # NaN passes the comparisons above; torch's native dropout raises RuntimeError for it
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _dropout_mask(input, shape, p):
@@ -878,6 +880,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "is deprecated. Please ensure they have the same size.")
     if input.numel() and builtins.bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.numel() and not builtins.bool(((target >= 0) & (target <= 1)).all()):  # NaN is out of range too
+        raise RuntimeError("all elements of target should be between 0 and 1")
     # torch clamps each log at -100 so that 0 and 1 inputs give a finite loss.
     loss = (target - 1) * (1 - input).log().clamp_min(-100) - target * input.log().clamp_min(-100)
     if weight is not None:

@@ -1,0 +1,185 @@
+"""Regression tests for the reliability issue (crashes, silent wrong results, accepted invalid
+input, exception types): each case runs the same expression with torch and with ampgrad and
+compares the outcome (exception type, or dtype, shape, values and requires_grad)."""
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import ampgrad
+
+# Each string is evaluated with `torch` bound to the module under test and `np` to NumPy.
+CASES = [
+    # size arithmetic overflow: RuntimeError, never a wrapped-around allocation (Note [Checked sizes])
+    "torch.eye(2**40)", "torch.randperm(2**62)", "torch.linspace(-1.5, 1, 2**62)", "torch.full((2**62,), 1.5)",
+    "torch.arange(2**62)", "torch.ones(2**63-1)", "torch.rand(2**63-1)", "torch.randint(0, 10, (2**62,))",
+    "torch.zeros(1).new_zeros(2**62)", "torch.empty(2**62)", "torch.empty(2**31, 2**31)",
+    "torch.empty(2**20, 2**20, 2**20, 2**20)", "torch.ones(3).expand(2**62, 3)", "torch.arange(5, 2**63)",
+    "torch.arange(5, 2**64)", "torch.arange(0., 1e30)", "torch.zeros(2**62, 0)",
+    # 0-d tensors and dims (Note [Dim wrapping])
+    "torch.tensor(-4, dtype=torch.int8).chunk(2)", "torch.tensor(-1).unbind()", "torch.tensor(True).split([1, 1], 0)",
+    "torch.tensor(True).split(1, 0)", "torch.tensor(True).roll(1, -1)", "torch.tensor(3).unflatten(-1, (1, -1))",
+    "torch.tensor(3.).flatten(3)", "torch.tensor(3.).flatten(0, -1)", "torch.tensor(3.).cumsum(0)", "torch.tensor(3.).sum(-1)",
+    "torch.tensor(3.).softmax(0)", "torch.tensor(3.).transpose(0, -1)", "torch.tensor(3.).flip(0)", "torch.tensor(3.).squeeze(0)",
+    "torch.tensor(3.).select(0, 0)", "torch.tensor(3.).narrow(0, 0, 1)", "torch.tensor(3.).size(0)",
+    "torch.tensor(3.).index_add(0, torch.tensor([0]), torch.tensor([1.]))", "torch.tensor(3.).diagonal()",
+    "torch.tensor(3.).scatter(0, torch.tensor(0), 5.)", "torch.tensor(3.).scatter_add(0, torch.tensor(0), torch.tensor(2.))",
+    "torch.tensor(3.).gather(0, torch.tensor([0, 0]))", "torch.tensor(3.).gather(0, torch.tensor(0))",
+    "torch.zeros(0).chunk(2)", "torch.zeros(0, 3).chunk(3)", "torch.zeros(5).chunk(0)", "torch.zeros(5).chunk(2)",
+    "torch.where(torch.tensor(True))", "torch.where(torch.tensor(False))", "torch.tensor(3.).nonzero()",
+    "torch.tensor(3.).nonzero(as_tuple=True)", "torch.tensor(0.).nonzero(as_tuple=True)",
+    "torch.tensor(3.).masked_select(torch.tensor(True))", "torch.tensor(3.).masked_select(torch.tensor(False))",
+    # closeness with infinities, integer tolerances, bad tolerances
+    "torch.allclose(torch.tensor([1.]), torch.tensor([float('inf')]))",
+    "torch.isclose(torch.tensor([float('inf'), -float('inf'), float('nan'), 1.]), torch.tensor([float('inf'), float('inf'), float('nan'), float('nan')]))",
+    "torch.isclose(torch.tensor([float('nan')]), torch.tensor([float('nan')]), equal_nan=True)",
+    "torch.isclose(torch.tensor([1, 5]), torch.tensor([2, 5]), atol=1)",
+    "torch.isclose(torch.tensor([1e-9]), torch.tensor([0.]), rtol=0, atol=1e-8)",
+    "torch.isclose(torch.ones(1), torch.ones(1), rtol=-1)", "torch.isclose(torch.ones(1), torch.ones(1), atol=-1)",
+    "torch.isclose(torch.ones(1), torch.ones(1, dtype=torch.float64))", "torch.isclose(torch.ones(1), 1)",
+    # in-place ops: memory overlap (Note [In-place checks]) and result dtypes
+    "(lambda a: (a.__setitem__(torch.tensor([0, 1]), 0), a)[1])(torch.tensor([1., 2, 3, 4]).reshape(1, 4).expand(3, 4))",
+    "(lambda a: (a.__setitem__(0, 0), a)[1])(torch.tensor([1., 2, 3, 4]).reshape(1, 4).expand(3, 4))",
+    "(lambda a: (a.__setitem__(torch.tensor([0, 1]), a[2:4]), a)[1])(torch.arange(4.))",
+    "(lambda a: (a.__setitem__(slice(1, None), a[:-1]), a)[1])(torch.arange(4.))",
+    "(lambda a: a.add_(1))(torch.tensor([1., 2, 3, 4]).reshape(1, 4).expand(3, 4))",
+    "(lambda a: a.exp_())(torch.ones(1, 4).expand(3, 4))", "(lambda a: a.uniform_())(torch.ones(1, 4).expand(3, 4))",
+    "(lambda a: a.normal_())(torch.ones(1, 4).expand(3, 4))", "(lambda a: a.fill_(2))(torch.ones(1, 4).expand(3, 4))",
+    "(lambda a: a.copy_(torch.ones(3, 4)))(torch.ones(1, 4).expand(3, 4))",
+    "(lambda a: a.clamp_(a[0:1], a[1:2]))(torch.arange(4.))", "(lambda a: a.clamp_(min=a[1]))(torch.arange(4.))",
+    "(lambda a: a.lerp_(a[1:3], 0.5))(torch.arange(2.))", "(lambda a: a.lerp_(a[1], 0.5))(torch.arange(4.))",
+    "(lambda a: a.addcdiv_(a[1:3], a[0:2]))(torch.arange(1., 3.))", "(lambda a: a[1:].addcdiv_(a[:-1], a[:-1]))(torch.arange(1., 5.))",
+    "(lambda a: a.mul_(a[0]))(torch.arange(4.))", "(lambda a: a.mul_(a))(torch.arange(4.))",
+    "(lambda a: a[1:].mul_(a[:-1]))(torch.arange(4.))", "(lambda a: a[1:].add_(a[:-1]))(torch.arange(4.))",
+    "(lambda a: a.t().add_(a))(torch.arange(4.).reshape(2, 2))", "(lambda a: a[1:].copy_(a[:-1]))(torch.arange(4.))",
+    "(lambda a: a[:2].copy_(a[2:]))(torch.arange(4.))", "(lambda a: a.div_(a.view(2, 2).view(4)))(torch.arange(1., 5.))",
+    "(lambda a: a.addcmul_(torch.tensor([1.5]), torch.tensor([2.])))(torch.tensor([1]))",
+    "(lambda a: a.addcdiv_(torch.tensor([1.5]), torch.tensor([2.])))(torch.tensor([1]))",
+    "(lambda a: a.mul_(2.5))(torch.arange(4))", "(lambda a: a.pow_(0.5))(torch.arange(4))", "(lambda a: a.sigmoid_())(torch.arange(4))",
+    "(lambda a: a.eq_(1))(torch.arange(4.))", "(lambda a: a.masked_fill_(torch.tensor([True, False, True, False]), 0.5))(torch.arange(4))",
+    # invalid input accepted before
+    "torch.nn.functional.binary_cross_entropy(torch.tensor([0.5]), torch.tensor([2.]))",
+    "torch.nn.functional.binary_cross_entropy(torch.tensor([0.5]), torch.tensor([float('nan')]))",
+    "torch.bernoulli(torch.tensor([1.5]))", "torch.bernoulli(torch.tensor([-0.5]))", "torch.bernoulli(torch.zeros(2), 1.5)",
+    "torch.ones(3).bernoulli_(-0.1)", "torch.ones(3).bernoulli_(torch.tensor([2., 0, 0]))",
+    "torch.normal(torch.zeros(2), torch.tensor([-1., 1.]))", "torch.normal(torch.zeros(2), -1.)", "torch.normal(0., -1., (2,))",
+    "torch.zeros(2).normal_(0, -1)", "torch.nn.functional.dropout(torch.ones(3), p=float('nan'))",
+    "torch.nn.functional.dropout(torch.ones(3), p=1.5)", "torch.broadcast_shapes((2, -1))", "torch.broadcast_shapes((2, 1), (-1,))",
+    "torch.broadcast_shapes(-1)", "torch.renorm(torch.ones(3), 2, 0, 1.)", "torch.ones(3).renorm(2, 0, 1.)",
+    "(lambda x: setattr(x, 'grad', x))(torch.ones(2, requires_grad=True))",
+    # silent wrong results before: dtypes, low-precision scalars, NaN/inf semantics, gradients
+    "torch.square(torch.tensor([True, False]))", "torch.square(torch.tensor([3], dtype=torch.int8))",
+    "torch.pow(torch.tensor([-float('inf'), -0.0, 0.0, 4.]), -0.5)", "torch.pow(torch.tensor([-float('inf'), -0.0, 4.]), 0.5)",
+    "torch.pow(torch.tensor([-float('inf'), -0.0, 4.]), -1)", "torch.tensor([-float('inf'), -0.0, 4.]) ** -0.5",
+    "torch.pow(torch.tensor([-0.0, 4.], dtype=torch.float64), torch.tensor(-0.5, dtype=torch.float64))",
+    "2**40 % torch.tensor([-2.3, 1.5], dtype=torch.float16)", "torch.tensor([60000., -2.3, 1.5], dtype=torch.float16) + 70000 - 70000",
+    "torch.tensor([60000., -2.3, 1.5], dtype=torch.float16) / 2**17", "torch.tensor([60000., -2.3], dtype=torch.float16) * 2**-30",
+    "torch.tensor([1.0, 1.5], dtype=torch.bfloat16) < 1.001", "torch.tensor([1.0, 1.5], dtype=torch.bfloat16) == 1.001",
+    "torch.tensor([1.0, 1.5], dtype=torch.float16).atan2(torch.tensor(70000.))",
+    "(lambda x: (x.clamp(0, 1).backward(torch.tensor([float('nan')] * 4)), x.grad)[1])(torch.tensor([-2., 0.5, 3., float('nan')], requires_grad=True))",
+    "(lambda x: (x.clamp(min=0).backward(torch.tensor([float('nan')] * 2)), x.grad)[1])(torch.tensor([-2., 0.5], requires_grad=True))",
+    "(lambda x: (lambda w: (w.mul_(2), w.sum().backward(), x.grad)[2])(x.pow(2)))(torch.tensor([1., 2.], requires_grad=True))",
+    "(lambda x: torch.autograd.grad(x.pow(0.5).sum(), x))(torch.tensor([0., 4.], requires_grad=True))",
+    "(lambda x: torch.autograd.grad(x.pow(-1).sum(), x))(torch.tensor([2., 4.], requires_grad=True))",
+    "(lambda x: torch.autograd.grad(x.pow(-0.5).sum(), x))(torch.tensor([0., 4.], requires_grad=True))",
+    "np.float32(1.5) * torch.tensor(2.)", "np.float64(1.5) + torch.tensor([2.])", "np.float64(3.0) - torch.tensor([2.])",
+    "torch.tensor(2.) * np.float32(1.5)",
+]
+
+
+def _describe(r):
+    if isinstance(r, (tuple, list)):
+        return (type(r).__name__ if type(r).__name__ in ("tuple", "list") else "seq", [_describe(x) for x in r])
+    if hasattr(r, "dtype") and hasattr(r, "shape") and not isinstance(r, (np.ndarray, np.generic)):
+        d = r.detach().double()
+        return ("T", str(r.dtype).split(".")[-1], tuple(r.shape), d.numpy().copy() if hasattr(d, "numpy") else d, bool(r.requires_grad))
+    if isinstance(r, np.generic):
+        return ("numpy", type(r).__name__)
+    return ("P", r)
+
+
+def _run(mod, expr):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return _describe(eval(expr, {"torch": mod, "np": np, "math": math}))
+        except Exception as e:  # noqa: BLE001 - the outcome class is what is compared
+            return ("E", type(e).__name__, str(e))
+
+
+def _same(x, y):
+    if x[0] == "E" or y[0] == "E":
+        return x[0] == y[0] and x[1] == y[1]
+    if x[0] != y[0]:
+        return False
+    if x[0] == "T":
+        if x[1:3] != y[1:3] or x[4] != y[4]:
+            return False
+        a, b = np.asarray(x[3]), np.asarray(y[3])
+        return a.shape == b.shape and np.allclose(a, b, rtol=1e-6, atol=0, equal_nan=True) and \
+            bool((np.signbit(a) == np.signbit(b))[a == 0].all())
+    if x[0] in ("tuple", "list", "seq"):
+        return len(x[1]) == len(y[1]) and all(_same(i, j) for i, j in zip(x[1], y[1]))
+    return x == y
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_matches_torch(torch, expr):
+    ref = _run(torch, expr)
+    got = _run(ampgrad, expr)
+    assert _same(ref, got), f"{expr}\n torch:   {ref}\n ampgrad: {got}"
+
+
+def test_huge_sizes_do_not_crash_in_a_child():
+    # A crash would kill the test run; run the historical segfaults in a child and check the exit.
+    code = ("import ampgrad as t\n"
+            "for e in ['t.empty(2**62).sum()', 't.ones(3).expand(2**62, 3).contiguous()', 't.tensor(-1).unbind()',\n"
+            "          't.tensor(True).roll(1, -1)', 't.tensor(-4, dtype=t.int8).chunk(2)']:\n"
+            "    try: eval(e)\n"
+            "    except (RuntimeError, IndexError): pass\n"
+            "    else: raise SystemExit('no error: ' + e)\n")
+    import os
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+
+
+def test_failed_inplace_leaves_tensors_unchanged():
+    a = ampgrad.arange(4.)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        a[1:].add_(a[:-1])
+    assert a.tolist() == [0., 1., 2., 3.]
+    i = ampgrad.tensor([1])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.addcmul_(ampgrad.tensor([1.5]), ampgrad.tensor([2.]))
+    assert i.tolist() == [1]
+    e = ampgrad.ones(1, 4).expand(3, 4)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        e.uniform_()
+    assert e.tolist() == [[1.] * 4] * 3
+
+
+def test_index_put_through_expanded_tensor_warns_and_writes_every_alias():
+    a = ampgrad.tensor([1., 2, 3, 4]).reshape(1, 4).expand(3, 4)
+    with pytest.warns(UserWarning, match="expanded tensors is deprecated"):
+        a[ampgrad.tensor([0, 1])] = 0
+    assert a.tolist() == [[0.] * 4] * 3
+
+
+def test_size_overflow_messages():
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        ampgrad.empty(2**62)
+    with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
+        ampgrad.ones(3).expand(2**62, 3)
+    assert ampgrad.zeros(2**62, 0).shape == (2**62, 0)  # an empty tensor of huge extent is fine
+
+
+def test_pow_scalar_saves_input_not_output():
+    x = ampgrad.tensor([1., 2.], requires_grad=True)
+    w = x.pow(2)
+    w.mul_(2)  # torch's PowBackward0 saves self only: modifying the result is allowed
+    w.sum().backward()
+    assert x.grad.tolist() == [4., 8.]  # d(sum(2 x^2))/dx
