@@ -284,7 +284,7 @@ def _compare(t, a, values, grad=True):
             return f"shape: {tuple(t.shape)} vs {tuple(a.shape)}"
         if grad and bool(t.requires_grad) != bool(a.requires_grad):
             return f"requires_grad: {t.requires_grad} vs {a.requires_grad}"
-        if not values:
+        if not values or t.numel() == 0:
             return ""
         return _compare_np(_to_np(t), _to_np(a), td)
     if isinstance(t, (tuple, list)):   # also torch.Size and torch.return_types
@@ -687,10 +687,10 @@ class Draw:
     """Choices drawn through hypothesis (`data` from st.data()); bulk tensor contents from a NumPy
     generator seeded by one of those choices."""
 
-    def __init__(self, data):
+    def __init__(self, data, salt=()):
         from hypothesis import strategies as st
         self.data, self.st = data, st
-        self.rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+        self.rng = np.random.default_rng([data.draw(st.integers(0, 2**32 - 1), label="seed"), *salt])
 
     def int(self, lo, hi):
         return self.data.draw(self.st.integers(lo, hi))
@@ -1051,27 +1051,43 @@ def date_seed(day=None):
 
 
 def campaign(n, seed, runner, report, catalogue, known, time_budget=None, progress=None):
-    """Draw `n` calls with hypothesis (seeded by `seed`), run each in the worker, add them to `report`."""
+    """About `n` calls, spread evenly over the catalogue: for each op (in an order fixed by `seed`) one
+    hypothesis run (seeded by `seed` and the op) draws ceil(n / ops) calls, each run in the worker and added
+    to `report`. (One hypothesis run over all ops would visit only a few hundred of them: its choices repeat.)"""
     from hypothesis import HealthCheck, Phase, given, settings, strategies as st
     from hypothesis import seed as hseed
     end = None if time_budget is None else time.monotonic() + time_budget
+    order = np.random.default_rng(seed).permutation(len(catalogue))
+    per = max(1, -(-n // len(catalogue)))
+    done = [0]
 
-    @hseed(seed)
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate], derandomize=False,
-              suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-    @given(st.data())
-    def one(data):
-        if end is not None and time.monotonic() > end:
-            return
-        call = draw_call(Draw(data), catalogue)
-        entry = known.crash_entry(call)
-        if entry is not None and report.known_hits[id(entry)] >= 2:
-            report.skipped += 1    # a known crash, already confirmed twice this run: skip the restart
-            return
-        res = runner.run(call)
-        report.add(call, res, known)
-        if progress and report.calls % progress == 0:
-            print(f"  {report.calls} calls, {dict(report.counts)}", flush=True)
+    def run_op(op, k):
+        @hseed(seed * 1_000_003 + zlib_crc(op.op))
+        @settings(max_examples=k, database=None, deadline=None, phases=[Phase.generate], derandomize=False,
+                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+        @given(st.data())
+        def one(data):
+            if (end is not None and time.monotonic() > end) or done[0] >= n:
+                return
+            call = draw_call(Draw(data), [op])
+            done[0] += 1
+            entry = known.crash_entry(call)
+            if entry is not None and report.known_hits[id(entry)] >= 2:
+                report.skipped += 1    # a known crash, already confirmed twice this run: skip the restart
+                return
+            res = runner.run(call)
+            report.add(call, res, known)
+            if progress and report.calls % progress == 0:
+                print(f"  {report.calls} calls, {dict(report.counts)}", flush=True)
+        one()
 
-    one()
+    for i in order:
+        if done[0] >= n or (end is not None and time.monotonic() > end):
+            break
+        run_op(catalogue[i], min(per, n - done[0]))
     return report
+
+
+def zlib_crc(s):
+    import zlib
+    return zlib.crc32(s.encode())

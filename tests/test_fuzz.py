@@ -5,7 +5,7 @@ call runs with torch and with ampgrad in a worker process (a crash or a hang is 
 repro, not a dead test run) and the outcomes must agree, up to the known differences in tests/fuzz_known.py.
 
 CI budget: two campaigns, a fixed seed and the UTC date's (printed), AMPGRAD_FUZZ_EXAMPLES calls each
-(default 1500) and at most AMPGRAD_FUZZ_SECONDS each (default 75). AMPGRAD_FUZZ_SEED overrides the rotating
+(default 3000) and at most AMPGRAD_FUZZ_SECONDS each (default 75). AMPGRAD_FUZZ_SEED overrides the rotating
 seed. A long run: `python tests/fuzz_run.py --n 30000 --seed S` (tests/FUZZ.md)."""
 import os
 
@@ -19,7 +19,7 @@ import ampgrad  # noqa: E402
 import fuzz_harness as H  # noqa: E402
 import fuzz_known  # noqa: E402
 
-N = int(os.environ.get("AMPGRAD_FUZZ_EXAMPLES", "1500"))
+N = int(os.environ.get("AMPGRAD_FUZZ_EXAMPLES", "3000"))
 SECONDS = float(os.environ.get("AMPGRAD_FUZZ_SECONDS", "75"))
 FIXED_SEED = 10
 
@@ -42,7 +42,11 @@ def test_fuzz_against_torch(which, catalogue):
     summary = report.summary(top=15)
     print(summary)
     assert report.calls > 0
-    assert not report.new_failures(), (
+    new = report.new_failures()
+    if which == "rotating":   # a new seed: only crashes, hangs and wrong values fail; new outcome-class
+        # differences (exc_type / accepted / rejected) are reported above, to be added to tests/fuzz_known.py
+        new = {k: g for k, g in new.items() if k[1] in ("crash", "hang", "mismatch", "input_modified", "harness_error")}
+    assert not new, (
         f"fuzz seed {seed}: crashes / wrong values / differences not in tests/fuzz_known.py "
         f"(rerun: python tests/fuzz_run.py --n {N} --seed {seed})\n{summary}")
 
