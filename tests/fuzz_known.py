@@ -152,6 +152,8 @@ KNOWN = [
       reason="inf / nan alpha or input: nan vs -0.0 / inf (gelu(inf) in bfloat16 is nan in ampgrad)"),
     K("Tensor.allclose torch.allclose Tensor.isclose torch.isclose", "mismatch", when=nonfinite,
       reason="inf / nan tolerances or values: allclose([1.], [inf]) and friends disagree with torch"),
+    K("F.dropout1d F.dropout2d F.dropout", "mismatch", when=has_dtype("bool"),
+      reason="dropout of a bool tensor: torch keeps bool, ampgrad returns float32"),
     K("Tensor.square torch.square", "mismatch", when=has_dtype("bool"), reason="square of bool: torch int64, ampgrad bool"),
     K("Tensor.stride", "mismatch", when=zero_size, reason="strides of a 0-size tensor differ"),
     K("Tensor.*_", "mismatch", when=self_expanded,
@@ -335,6 +337,18 @@ exc_type TypeError -> RuntimeError: F.softmin Tensor.var
 exc_type ValueError -> RuntimeError: F.l1_loss
 rejected value -> RuntimeError: Tensor.__ifloordiv__ Tensor.__setitem__ Tensor.bernoulli_ Tensor.remainder Tensor.subtract torch.inner torch.subtract torch.tensordot
 rejected value -> TypeError: Tensor.expand_as Tensor.flip Tensor.floor_divide Tensor.scatter_ torch.sub
+rejected value -> RuntimeError: torch.scalar_tensor
+accepted TypeError -> value: torch.std_mean
+accepted TypeError -> value: torch.flatten
+rejected value -> ValueError: torch.as_tensor
+exc_type RuntimeError -> TypeError: Tensor.add
+accepted TypeError -> value: Tensor.new_zeros
+exc_type NotImplementedError -> ValueError: torch.range
+accepted TypeError -> value: Tensor.new_ones
+accepted TypeError -> value: Tensor.any
+accepted RuntimeError -> value: torch.sum
+accepted RuntimeError -> value: Tensor.logsumexp
+rejected value -> IndexError: Tensor.index_put
 """
 
 
