@@ -183,3 +183,45 @@ def test_pow_scalar_saves_input_not_output():
     w.mul_(2)  # torch's PowBackward0 saves self only: modifying the result is allowed
     w.sum().backward()
     assert x.grad.tolist() == [4., 8.]  # d(sum(2 x^2))/dx
+
+
+def test_grad_scaler_backoff_in_double_like_torch(torch):
+    # torch multiplies the float32 scale by the double factor and rounds once; float32 factors drift.
+    def scales(mod):
+        p = mod.nn.Parameter(mod.ones(2))
+        opt = mod.optim.SGD([p], lr=0.1)
+        scaler = mod.amp.GradScaler("cpu", init_scale=65536.0, backoff_factor=0.9, growth_factor=1.7, growth_interval=2)
+        out = []
+        for i in range(8):
+            opt.zero_grad()
+            loss = (p * (float("inf") if i % 3 == 0 else 1.0)).sum()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            out.append(scaler.get_scale())
+        return out
+    assert scales(ampgrad) == scales(torch)
+
+
+def test_adam_reports_no_state_for_all_skipped_steps(torch):
+    for mod in (torch, ampgrad):
+        p = mod.nn.Parameter(mod.ones(2))
+        opt = mod.optim.Adam([p])
+        scaler = mod.amp.GradScaler("cpu")
+        scaler.scale((p * float("inf")).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        assert opt.state_dict()["state"] == {}, mod.__name__
+
+
+def test_deepcopy_keeps_views_and_refuses_non_leaves():
+    import copy
+    a = ampgrad.arange(4.)
+    c = copy.deepcopy([a, a[1:3]])
+    c[1].add_(1)
+    assert c[0].tolist() == [0., 2., 3., 3.] and a.tolist() == [0., 1., 2., 3.]
+    c = copy.deepcopy([a[1:3], a])
+    c[0].mul_(0)
+    assert c[1].tolist() == [0., 0., 0., 3.]
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(ampgrad.ones(2, requires_grad=True) * 2)

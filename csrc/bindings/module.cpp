@@ -43,7 +43,17 @@ Scalar scalar_from_handle(py::handle h) {
   if (PyLong_Check(h.ptr())) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
-    if (overflow) AG_THROW(RuntimeError, "Overflow when unpacking long");
+    if (overflow) {
+      // torch: beyond 64 bits is OverflowError; an unsigned 64-bit value is kept as a number (a float
+      // here: torch wraps it into int64 for integer tensors, a silent wrong value we do not copy).
+      unsigned long long u = PyLong_AsUnsignedLongLong(h.ptr());
+      if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+        throw py::error_already_set();
+      }
+      return Scalar(static_cast<double>(u));
+    }
     return Scalar(static_cast<int64_t>(v));
   }
   if (PyFloat_Check(h.ptr())) return Scalar(PyFloat_AS_DOUBLE(h.ptr()));

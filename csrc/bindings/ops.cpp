@@ -1,6 +1,7 @@
 // Module functions (ampgrad.exp, ...) and the Tensor methods of the same name. Argument handling
 // that torch does with overloads (dim as int or tuple, Tensor-or-number operands) is done here
 // once; richer Python-side parsing lives in python/ampgrad/.
+#include "core/overlap.h"
 #include <unordered_map>
 #include "autograd/grad_mode.h"
 #include "bindings/convert.h"
@@ -281,13 +282,20 @@ void init_ops(py::module_& m) {
   m.def("cat", [](const std::vector<Tensor>& ts, int64_t d) { return cat(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
   m.attr("concat") = m.attr("cat"); m.attr("concatenate") = m.attr("cat");
   m.def("stack", [](const std::vector<Tensor>& ts, int64_t d) { return stack(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
-  def_both(m, cls, "gather", [](const Tensor& a, int64_t d, const Tensor& i) { return gather(a, d, i); }, py::arg("dim"), py::arg("index"));
+  def_both(m, cls, "gather", [](const Tensor& a, int64_t d, const Tensor& i, bool) { return gather(a, d, i); }, py::arg("dim"), py::arg("index"),
+           py::kw_only(), py::arg("sparse_grad") = false);  // sparse_grad=True: a dense gradient here
   auto scatter_fn = [](const Tensor& a, int64_t d, const Tensor& i, py::handle src, std::optional<std::string> reduce) {
     if (!is_tensor(src)) check_scalar_fits(scalar_from_handle(src), a.dtype());
     Tensor s = is_tensor(src) ? src.cast<Tensor>() : to_dtype(wrap_scalar(scalar_from_handle(src)), a.dtype());
     return scatter(a, d, i, s, reduce.value_or(""));
   };
   def_both(m, cls, "scatter", scatter_fn, py::arg("dim"), py::arg("index"), py::arg("src"), py::kw_only(), py::arg("reduce") = py::none());
+  cls.def("scatter_", [scatter_fn](py::object self, int64_t d, const Tensor& i, py::handle src, std::optional<std::string> reduce) {
+    Tensor t = self.cast<Tensor>();
+    Tensor s = is_tensor(src) ? src.cast<Tensor>() : Tensor();
+    apply_inplace(t, [&] { return scatter_fn(t, d, i, src, reduce); }, "scatter_", {&s, &i});
+    return self;
+  }, py::arg("dim"), py::arg("index"), py::arg("src"), py::kw_only(), py::arg("reduce") = py::none());
   def_both(m, cls, "scatter_add", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return scatter_add(a, d, i, s); },
            py::arg("dim"), py::arg("index"), py::arg("src"));
   def_both(m, cls, "index_select", [](const Tensor& a, int64_t d, const Tensor& i) { return index_select(a, d, i); }, py::arg("dim"), py::arg("index"));
@@ -316,8 +324,22 @@ void init_ops(py::module_& m) {
     apply_inplace(t, [&] { return call; }, #name "_");                                                \
     return self;                                                                                      \
   });
-  AG_IP(masked_fill, masked_fill(t, mask, is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v))), const Tensor& mask, py::handle v)
-  AG_IP(scatter, scatter(t, d, i, is_tensor(s) ? s.cast<Tensor>() : to_dtype(wrap_scalar(scalar_from_handle(s)), t.dtype())), int64_t d, const Tensor& i, py::handle s)
+  cls.def("masked_fill_", [](py::object self, const Tensor& mask, py::handle v) {
+    Tensor t = self.cast<Tensor>();
+    Tensor value = is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v));
+    bool grad = autograd::GradMode::is_enabled() && (t.requires_grad() || value.requires_grad());
+    if (has_internal_overlap(t) && !grad && !fw_has(t) && !fw_has(value)) {
+      // torch writes through an expanded self (with a deprecation warning) instead of raising.
+      if (PyErr_WarnEx(PyExc_UserWarning, "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+                       "before performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar", 1) < 0)
+        throw py::error_already_set();
+      masked_fill(t, mask, value);  // argument checks, no write
+      index_put_into(t, {expand(mask, t.sizes())}, to_dtype(value, t.dtype()), false);
+      return self;
+    }
+    apply_inplace(t, [&] { return masked_fill(t, mask, value); }, "masked_fill_", {&mask, &value});
+    return self;
+  }, py::arg("mask"), py::arg("value"));
   AG_IP(scatter_add, scatter_add(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
   AG_IP(index_copy, index_copy(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
 #undef AG_IP

@@ -247,7 +247,7 @@ void init_tensor(py::module_& m) {
 
   // ---- view methods (shape arguments as *args or one sequence)
   cls.def("view", [](const Tensor& t, py::args a) {
-        if (a.size() == 1 && py::isinstance<DType>(a[0])) AG_THROW(NotImplementedError, "Tensor.view(dtype) is not supported");
+        if (a.size() == 1 && py::isinstance<DType>(a[0])) return view_dtype(t, a[0].cast<DType>().t);
         return view(t, shape_args(a, "view(): argument 'size'"));
       })
       .def("reshape", [](const Tensor& t, py::args a) { return reshape(t, shape_args(a, "reshape(): argument 'shape'")); })
@@ -276,7 +276,10 @@ void init_tensor(py::module_& m) {
         AG_CHECK(t.dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. Got ", t.dim(), "-D tensor.");
         return transpose(t, -2, -1);
       })
-      .def_property_readonly("mH", [](const Tensor& t) { return transpose(t, -2, -1); })
+      .def_property_readonly("mH", [](const Tensor& t) {
+        AG_CHECK(t.dim() >= 2, "tensor.mH is only supported on matrices or batches of matrices. Got ", t.dim(), "-D tensor.");
+        return transpose(t, -2, -1);
+      })
       .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); }, py::arg("memory_format") = py::none())
       .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())
       .def("copy_", [](py::object self, const Tensor& src, bool) { Tensor t = self.cast<Tensor>(); copy_(t, src); return self; },

@@ -299,7 +299,8 @@ static Tensor scatter_impl(const char* name, const Tensor& a, int64_t dim, const
 }
 
 Tensor scatter(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
-  AG_CHECK(reduce.empty() || reduce == "add", "reduce argument must be either add or multiply, got ", reduce);
+  AG_CHECK_NOT_IMPL(reduce != "multiply", "scatter(reduce='multiply') is not implemented in ampgrad yet");
+  AG_CHECK(reduce.empty() || reduce == "add", "reduce argument must be either add or multiply.");
   Tensor s = src.dim() == 0 ? to_dtype(src, a.dtype()) : src;
   return scatter_impl("ScatterBackward0", a, dim, idx, s, reduce == "add");
 }

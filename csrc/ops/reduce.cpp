@@ -387,6 +387,7 @@ Tensor any(const Tensor& a, OptDims dims, bool keepdim) { return boolreduce(Op::
 static Tensor softmax_impl(Op op, const Tensor& a0, int64_t dim, std::optional<ScalarType> dtype) {
   dtype = amp::set_opt_dtype(op, a0, dtype);
   Tensor a = dtype ? to_dtype(a0, *dtype) : a0;
+  wrap_dim(dim, a.dim(), kScalarOk);  // torch checks the dim before the dtype
   if (a.numel() == 0 && !is_floating(a.dtype())) return clone(a);  // torch returns an empty input as is, any dtype
   AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"", op == Op::softmax ? "softmax_lastdim_kernel_impl" : "log_softmax_lastdim_kernel_impl",
                     "\" not implemented for '", scalar_type_name(a.dtype()), "'");

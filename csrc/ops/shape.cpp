@@ -430,6 +430,39 @@ std::vector<Tensor> split_with_sizes(const Tensor& a, IntList sizes, int64_t dim
   return out;
 }
 
+// torch's view(dtype): the same memory read as another dtype; the last dim scales by the size ratio.
+// Not differentiable (the result never requires grad, as in torch).
+Tensor view_dtype(const Tensor& a, ScalarType dt) {
+  const int64_t from = itemsize(a.dtype()), to = itemsize(dt);
+  Shape sz = a.sizes(), st = a.strides();
+  int64_t off = a.storage_offset();
+  if (from != to) {
+    const std::string what = detail::str_cat(" to view ", scalar_type_name(a.dtype()), " as ", scalar_type_name(dt), " (different element sizes)");
+    AG_CHECK(a.dim() > 0, "self.dim() cannot be 0", what);
+    const bool empty = a.numel() == 0;  // torch checks no strides of an empty tensor
+    AG_CHECK(empty || st.back() == 1, "self.stride(-1) must be 1", what, ", but got ", st.back());
+    if (to < from) {
+      const int64_t r = from / to;
+      for (size_t d = 0; d + 1 < st.size(); ++d) st[d] *= r;
+      sz.back() *= r;
+      off *= r;
+    } else {
+      const int64_t r = to / from;
+      AG_CHECK(sz.back() % r == 0, "self.size(-1) must be divisible by ", r, what, ", but got ", sz.back());
+      for (size_t d = 0; d + 1 < st.size(); ++d)
+        AG_CHECK(empty || st[d] % r == 0, "self.stride(", d, ") must be divisible by ", r, what, ", but got ", st[d]);
+      AG_CHECK(empty || off % r == 0, "self.storage_offset() must be divisible by ", r, what, ", but got ", off);
+      for (size_t d = 0; d + 1 < st.size(); ++d) st[d] /= r;
+      sz.back() /= r;
+      off /= r;
+    }
+    st.back() = 1;
+  }
+  Tensor out = make_view(a, std::move(sz), std::move(st), off);
+  out.impl()->dtype = dt;
+  return out;
+}
+
 Tensor alias(const Tensor& a) {
   return reshape_view(a, a.sizes(), a.strides(), "AliasBackward0");
 }

@@ -75,6 +75,16 @@ template <typename T> AG_HOST_DEVICE T round_decimals(T x, double dec) {
   return dec > 0 ? nearbyint(x * p) / p : nearbyint(x / p) * p;
 }
 
+// Integer division by -1 is negation (wrapping: INT_MIN / -1 is INT_MIN, INT_MIN % -1 is 0), as torch
+// computes it; the hardware divide would trap (SIGFPE) on INT_MIN / -1.
+template <typename T> AG_HOST_DEVICE bool int_minus_one(T b) {
+  if constexpr (std::is_signed_v<T> && !is_float_v<T>) return b == T(-1); else return false;
+}
+template <typename T> AG_HOST_DEVICE T wrapping_neg(T a) {
+  if constexpr (std::is_signed_v<T> && !is_float_v<T>) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+  else return a;
+}
+
 template <typename T> AG_HOST_DEVICE T floor_div(T a, T b) {
   if constexpr (is_float_v<T>) {
     if (b == 0) return a / b;
@@ -88,6 +98,7 @@ template <typename T> AG_HOST_DEVICE T floor_div(T a, T b) {
     }
     return copysign(T(0), a / b);
   } else {
+    if (int_minus_one(b)) return wrapping_neg(a);
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
     return q;
@@ -102,7 +113,7 @@ template <typename T> AG_HOST_DEVICE T int_pow(T a, T b) {
 }
 
 template <typename T> AG_HOST_DEVICE T fmod_op(T a, T b) {
-  if constexpr (is_float_v<T>) return fmod(a, b); else return static_cast<T>(a % b);
+  if constexpr (is_float_v<T>) return fmod(a, b); else return int_minus_one(b) ? T(0) : static_cast<T>(a % b);
 }
 template <typename T> AG_HOST_DEVICE T remainder_op(T a, T b) {
   if constexpr (is_float_v<T>) {
@@ -110,13 +121,14 @@ template <typename T> AG_HOST_DEVICE T remainder_op(T a, T b) {
     if (m != 0 && ((b < 0) != (m < 0))) m += b;
     return m;
   } else {
+    if (int_minus_one(b)) return T(0);
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
   }
 }
 template <typename T> AG_HOST_DEVICE T trunc_div(T a, T b) {
-  if constexpr (is_float_v<T>) return trunc(a / b); else return static_cast<T>(a / b);
+  if constexpr (is_float_v<T>) return trunc(a / b); else return int_minus_one(b) ? wrapping_neg(a) : static_cast<T>(a / b);
 }
 template <typename T> AG_HOST_DEVICE T pow_op(T a, T b) {
   if constexpr (is_float_v<T>) return pow(a, b); else return int_pow<T>(a, b);

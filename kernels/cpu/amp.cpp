@@ -47,13 +47,13 @@ void k_amp_update_scale(Tensor& scale, Tensor& tracker, const Tensor& found_inf,
   float& s = *scale.data<float>();
   int32_t& t = *tracker.data<int32_t>();
   if (*found_inf.data<float>() != 0.0f) {
-    s *= static_cast<float>(backoff);
+    s = static_cast<float>(static_cast<double>(s) * backoff);  // torch multiplies in double, rounds once
     t = 0;
     return;
   }
   int32_t successful = t + 1;
   if (successful == interval) {
-    float grown = s * static_cast<float>(growth);
+    float grown = static_cast<float>(static_cast<double>(s) * growth);
     if (std::isfinite(grown)) s = grown;
     t = 0;
   } else {

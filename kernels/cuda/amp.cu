@@ -62,15 +62,16 @@ void k_amp_unscale(std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& 
   }
 }
 
-__global__ void update_scale_kernel(float* s, int32_t* t, const float* found_inf, float growth, float backoff, int64_t interval) {
+// The factors are doubles and the product is rounded once to float, as torch's kernels do.
+__global__ void update_scale_kernel(float* s, int32_t* t, const float* found_inf, double growth, double backoff, int64_t interval) {
   if (*found_inf != 0.0f) {
-    *s *= backoff;
+    *s = static_cast<float>(static_cast<double>(*s) * backoff);
     *t = 0;
     return;
   }
   const int32_t successful = *t + 1;
   if (successful == interval) {
-    const float grown = *s * growth;
+    const float grown = static_cast<float>(static_cast<double>(*s) * growth);
     if (isfinite(grown)) *s = grown;
     *t = 0;
   } else {
@@ -82,7 +83,7 @@ void k_amp_update_scale(Tensor& scale, Tensor& tracker, const Tensor& found_inf,
   const int dev = scale.device().norm();
   DeviceGuard g(dev);
   update_scale_kernel<<<1, 1, 0, current_stream(dev)>>>(scale.data<float>(), tracker.data<int32_t>(), found_inf.data<float>(),
-                                                        static_cast<float>(growth), static_cast<float>(backoff), interval);
+                                                        growth, backoff, interval);
   AG_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

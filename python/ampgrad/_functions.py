@@ -200,8 +200,14 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
     return _finish(_C._empty(_size(size), dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
+def _check_tensor_arg(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def _like(fn):
     def like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+        _check_tensor_arg(like.__name__, input)
         return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
     like.__name__ = fn.__name__ + "_like"
     return like
@@ -213,6 +219,7 @@ empty_like = _like(empty)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    _check_tensor_arg("full_like", input)
     return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
@@ -317,10 +324,12 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    _check_tensor_arg("rand_like", input)
     return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    _check_tensor_arg("randn_like", input)
     return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 

@@ -126,6 +126,8 @@ def getitem(self, index):
 
 def setitem(self, index, value):
     from . import tensor
+    if isinstance(value, (list, tuple)):  # torch takes only a Tensor or a number here
+        raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
     t, adv = _apply(self, index)
     if not isinstance(value, _C.Tensor):
         value = tensor(value, dtype=self.dtype, device=self.device)

@@ -268,7 +268,7 @@ def _parse_einsum(equation, operands):
         lhs, rhs = eq, None
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
                          if len(operands) > len(terms) else
                          "einsum(): fewer operands were provided than specified in the equation")
     # Ellipsis dims become private symbols (uppercase-free: chr(0x100+i)).

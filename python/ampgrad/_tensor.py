@@ -392,7 +392,11 @@ def type(self, dtype=None, non_blocking=False):
         return prefix + names[repr(self.dtype).split(".")[-1]]
     if isinstance(dtype, str):
         rev = {v: k for k, v in names.items()}
+        if dtype.split(".")[-1] not in rev:
+            raise ValueError(f"invalid type: '{dtype}'")
         dtype = getattr(_C, rev[dtype.split(".")[-1]])
+    elif not isinstance(dtype, _C.dtype):
+        raise TypeError("dtype must be a type, str, or dtype object")
     return self.to(dtype)
 
 
@@ -477,11 +481,21 @@ Tensor.__setitem__ = _indexing.setitem
 
 @_method("__deepcopy__")
 def __deepcopy__(self, memo):
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+                           "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+                           "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
     if id(self) in memo:
         return memo[id(self)]
     from .autograd import no_grad
     with no_grad():
-        new = self.clone()
+        base = self._base
+        if base is not None and base.is_leaf:
+            # Views keep sharing memory in the copy (torch memoizes the storage): copy the base once,
+            # then view the copy with this tensor's geometry.
+            new = base.__deepcopy__(memo).detach().as_strided(self.size(), self.stride(), self.storage_offset())
+        else:
+            new = self.clone()
     new.requires_grad_(self.requires_grad)
     if self.grad is not None:
         new.grad = self.grad.__deepcopy__(memo)

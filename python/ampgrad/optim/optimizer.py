@@ -13,6 +13,12 @@ from .._C import Tensor
 __all__ = ["Optimizer", "required"]
 
 
+
+def _never_stepped(state):
+    """A device-counted step state whose every step was skipped (Adam/AdamW under GradScaler)."""
+    step = state.get("step") if isinstance(state, dict) else None
+    return isinstance(step, Tensor) and not bool(step != 0)
+
 class _RequiredParameter:
     """Singleton class representing a required parameter for an Optimizer."""
 
@@ -196,7 +202,10 @@ class Optimizer:
             return packed
 
         param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(param_mappings[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        # A state made by a step that found_inf then skipped on the device (step count still 0) is not
+        # reported: torch never creates it, since its GradScaler skips optimizer.step() on the host.
+        packed_state = {(param_mappings[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
+                        if not _never_stepped(v)}
         return {"state": packed_state, "param_groups": param_groups}
 
     @staticmethod
