@@ -242,10 +242,11 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& idx) {
     return reshape(gather(reshape(a, {1}), 0, reshape(idx, {-1})), IntList(idx.sizes().begin(), idx.sizes().end()));
   }
   int64_t d = wrap_dim(dim, a.dim());
-  if (idx.numel() == 0) return empty(idx.sizes(), a.dtype(), a.device());
-  auto coords = gather_coords(a, d, idx, "gather");
   Tensor out;
-  {
+  if (idx.numel() == 0) {  // still recorded: the (empty) result keeps requires_grad, as in torch
+    out = empty(idx.sizes(), a.dtype(), a.device());
+  } else {
+    auto coords = gather_coords(a, d, idx, "gather");
     autograd::AutoGradMode off(false);
     out = index(a, coords);
   }

@@ -390,7 +390,10 @@ def _check_bernoulli_p(p):
 def bernoulli(input, p=None, *, generator=None):
     _check_bernoulli_p(input if p is None else p)
     u = rand_like(input, dtype=_C.float64 if input.dtype == _C.float64 else _C.float32)
-    return (u < (input if p is None else p)).to(input.dtype)
+    out = (u < (input if p is None else p)).to(input.dtype)
+    if p is None and input.requires_grad and _C.is_grad_enabled():
+        out = out + input * 0  # torch's BernoulliBackward0: the sample is differentiable with a zero gradient
+    return out
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):

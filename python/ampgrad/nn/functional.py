@@ -85,7 +85,10 @@ def selu(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _inplace(input, input.clamp(min_val, max_val), inplace)
+    out = input.clamp(min_val, max_val)
+    if not input.is_floating_point() and input.dtype != _C.bool:
+        out = out.to(input.dtype)  # torch's hardtanh keeps an integer input's dtype (float bounds truncate)
+    return _inplace(input, out, inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -217,7 +220,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0.0:
         return input
-    return _inplace(input, input * _dropout_mask(input, input.shape, p), inplace)
+    out = input * _dropout_mask(input, input.shape, p)
+    if not input.is_floating_point():
+        out = out.to(input.dtype)  # torch keeps the input's dtype
+    return _inplace(input, out, inplace)
 
 
 def _feature_dropout(input, p, training, inplace, batched_dim, name):
@@ -586,6 +592,11 @@ def _affine(out, weight, bias, shape):
     return out
 
 
+def _norm_out(out, input):
+    """torch's CPU norms take float32 weights with a float16/bfloat16 input and return the input's dtype."""
+    return out.to(input.dtype) if input.dtype in (_C.float16, _C.bfloat16) else out
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     input, weight, bias = _autocast("layer_norm", [input, weight, bias])
     if isinstance(normalized_shape, numbers.Integral):
@@ -600,11 +611,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         if t is not None and tuple(t.shape) != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
+    for t in (weight, bias):
+        if t is not None and t.dtype != input.dtype and not (input.dtype in (_C.float16, _C.bfloat16) and t.dtype == _C.float32):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     dims = list(range(input.dim() - k, input.dim()))
     mu = input.mean(dims, keepdim=True)
     xc = input - mu
     var = (xc * xc).mean(dims, keepdim=True)
-    return _affine(xc * (var + eps).rsqrt(), weight, bias, normalized_shape)
+    return _norm_out(_affine(xc * (var + eps).rsqrt(), weight, bias, normalized_shape), input)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -616,12 +630,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
                            f"{list(input.shape)}")
+    x = input.float() if input.dtype in (_C.float16, _C.bfloat16) else input  # torch computes in opmath
     if eps is None:
         from .._functions import finfo
-        eps = finfo(input.dtype).eps
+        eps = finfo(x.dtype).eps
     dims = list(range(input.dim() - k, input.dim()))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
-    return _affine(out, weight, None, normalized_shape)
+    out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    return _norm_out(_affine(out, weight, None, normalized_shape), input)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -641,7 +656,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     xc = x - mu
     var = (xc * xc).mean(2, keepdim=True)
     out = (xc * (var + eps).rsqrt()).reshape(input.shape)
-    return _affine(out, weight, bias, [C] + [1] * (input.dim() - 2))
+    return _norm_out(_affine(out, weight, bias, [C] + [1] * (input.dim() - 2)), input)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -836,6 +851,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
     z = (input - target).abs()
     loss = _C.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
+    if input.is_floating_point():
+        loss = loss.to(input.dtype)  # torch's huber_loss returns the input's dtype
     if weight is not None:
         if weight.shape != input.shape:
             raise ValueError("Weights and input must have the same size.")
@@ -901,6 +918,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if pos_weight is not None:
         log_sig = log_sig * ((pos_weight - 1) * target + 1)
     loss = (1 - target) * input - log_sig
+    if target.is_floating_point():
+        loss = loss.to(target.dtype)  # torch's result takes the target's dtype (fp32 input, fp16 target: fp16)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
