@@ -788,7 +788,11 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   // Only a Python-number exponent is checked (a tensor exponent, even 0-dim, gives 0 like torch).
   if (!is_floating(p.dt) && b.impl()->wrapped_number && is_integral(b.dtype(), true))
     AG_CHECK(item_double(b) >= 0, "Integers to negative integer powers are not allowed.");
-  Tensor out = run_binary(Op::pow, p, p.dt);
+  // torch's pow_tensor_scalar: a Python-number exponent of +-0.5 is sqrt / rsqrt, which differ from
+  // std::pow at -0.0 (-0.0, -inf) and -inf (nan); pow's backward gets the same rule through e - 1.
+  double e_num = b.impl()->wrapped_number && !p.weak && is_floating(p.dt) ? item_double(b) : 0.0;
+  Tensor a_f = e_num == 0.5 || e_num == -0.5 ? to_dtype(a, p.dt) : Tensor();
+  Tensor out = a_f.defined() ? elementwise(e_num > 0 ? Op::sqrt : Op::rsqrt, a_f.sizes(), p.dt, {&a_f}) : run_binary(Op::pow, p, p.dt);
   const char* name = b.impl()->wrapped_number ? "PowBackward0" : "PowBackward1";
   record2(name, a, b, out, true, true, AG_BW {
     Tensor x = c.get(0), e = c.get(1), y = c.get(2);
@@ -798,9 +802,10 @@ Tensor pow(const Tensor& a, const Tensor& b) {
       ga = where(compare(Op::eq, e, wrap_scalar(0.0)), zeros_like(ga), ga);
     }
     if (c.needs_input_grad(1)) {
-      gb = g[0] * y * log(x);
+      // torch's pow_backward_exponent: grad * where(x == 0 & e >= 0, 0, y * log(x)) (the sign of a zero follows grad)
       Tensor zero_base = logical(Op::logical_and, compare(Op::eq, x, wrap_scalar(0.0)), compare(Op::ge, e, wrap_scalar(0.0)));
-      gb = where(zero_base, zeros_like(gb), gb);
+      Tensor ylog = y * log(x);
+      gb = g[0] * where(zero_base, zeros_like(ylog), ylog);
     }
     return {ga, gb};
   }, true);
@@ -813,8 +818,10 @@ Tensor atan2(const Tensor& a0, const Tensor& b0) {
   Binary p = prepare(Op::atan2, a, b, true);
   Tensor out = run_binary(Op::atan2, p, p.dt);
   record2("Atan2Backward0", a, b, out, true, true, AG_BW {
+    // torch's atan2_backward: 1 / (x^2 + y^2), 0 at the origin (a zero gradient there, not 0/0)
     Tensor x = c.get(0), y = c.get(1), r = x * x + y * y;
-    return {c.needs_input_grad(0) ? g[0] * y / r : Tensor(), c.needs_input_grad(1) ? -g[0] * x / r : Tensor()};
+    Tensor rr = where(compare(Op::eq, r, wrap_scalar(0.0)), zeros_like(r), reciprocal(r));
+    return {c.needs_input_grad(0) ? g[0] * y * rr : Tensor(), c.needs_input_grad(1) ? g[0] * -x * rr : Tensor()};
   });
   return out;
 }
@@ -1034,7 +1041,7 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi
   autograd::BackwardFn bw = AG_BW {
     Tensor v = c.get(0);
     Tensor keep = logical(Op::logical_and, compare(Op::ge, v, wrap_scalar(s[0])), compare(Op::le, v, wrap_scalar(s[1])));
-    return {g[0] * keep};
+    return {where(keep, g[0], zeros_like(g[0]))};  // torch's clamp_backward: +0 outside, also for a nan grad
   };
   fw_rule(out, {&x}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {x}); });
   if (is_floating(dt))
