@@ -94,3 +94,34 @@ def test_engine_sums_paths_at_special_values(vals):
     np.testing.assert_array_equal(res[0], res[1])
     ok = ~np.isnan(res[1])  # the sign of a nan means nothing
     assert list(np.signbit(res[0][ok])) == list(np.signbit(res[1][ok]))
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam"])
+@pytest.mark.parametrize("bad", [INF, NAN])
+def test_grad_scaler_with_fused_optimizers_matches_torch(opt, bad):
+    """GradScaler driving optimizers that take grad_scale/found_inf (ampgrad's SGD and Adam) against
+    torch.amp.GradScaler with torch's optimizers: inf or nan grads injected at some steps; the
+    parameters, the scale and the growth tracker agree after every step, and steps with a
+    non-finite gradient are skipped."""
+    rng = np.random.RandomState(3)
+    w0, x = rng.uniform(-1, 1, (4, 3)).astype(np.float32), rng.uniform(-1, 1, (5, 4)).astype(np.float32)
+    inject = {1, 2, 5}
+    runs = []
+    for m in (ag, torch):
+        w = m.tensor(w0.copy(), requires_grad=True)
+        o = getattr(m.optim, opt)([w], lr=0.05, **({"momentum": 0.9} if opt == "SGD" else {}))
+        sc = m.amp.GradScaler("cpu", init_scale=2.0 ** 8, growth_factor=2.0, backoff_factor=0.25, growth_interval=2)
+        trace = []
+        for i in range(8):
+            o.zero_grad()
+            sc.scale(((m.tensor(x) @ w) ** 2).mean()).backward()
+            if i in inject:
+                with m.no_grad():
+                    w.grad[1, 2] = bad
+            sc.step(o)
+            sc.update()
+            trace.append((sc.get_scale(), sc._get_growth_tracker(), w.detach().numpy().copy()))
+        runs.append(trace)
+    for i, (a, t) in enumerate(zip(*runs)):
+        assert a[:2] == t[:2], f"step {i}: (scale, tracker) {a[:2]} != torch's {t[:2]}"
+        np.testing.assert_allclose(a[2], t[2], rtol=1e-5, atol=1e-6, err_msg=f"step {i}")
