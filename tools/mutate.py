@@ -259,6 +259,7 @@ def main():
     ap.add_argument("--tests-ref", help="use tests/ of this git commit instead of the working tree's")
     ap.add_argument("--before-ref", help="also run each mutant against tests/ of this commit (the 'before' score); "
                                          "one build serves both suites")
+    ap.add_argument("--reverse", action="store_true", help="run the mutants in reverse order")
     ap.add_argument("--shard", default="0/1", help="i/n: run every n-th mutant starting at i (parallel scratch copies)")
     ap.add_argument("--timeout", type=int, default=900, help="per-mutant test timeout in seconds")
     ap.add_argument("--skip-baseline", action="store_true", help="do not check that the unmutated tree passes")
@@ -275,6 +276,8 @@ def main():
             sys.exit(f"unknown mutant(s): {', '.join(sorted(unknown))}")
         todo = [m for m in MUTANTS if m.name in args.only]
     todo = todo[si::sn]
+    if args.reverse:
+        todo = todo[::-1]
 
     def check(m, root):
         path = os.path.join(root, m.file)
