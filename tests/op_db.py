@@ -92,6 +92,13 @@ class Sample:
     kwargs: dict = field(default_factory=dict)
     desc: str = ""
     grad: bool = True  # this sample is differentiable (when the op is)
+    # Special points (near zero, signed zeros, infinities, nan): the sign bits of zero and infinite
+    # results (and gradients) must match torch's, NaN-ness exactly; `tol` (dtype -> (atol, rtol))
+    # replaces the op's tolerances (a relative tolerance near zero); `dtypes` limits the dtypes.
+    # Such samples are left out of the finite-difference, gradgrad and non-contiguous checks.
+    special: bool = False
+    tol: Optional[dict] = None
+    dtypes: Optional[tuple] = None
 
 
 @dataclass
@@ -266,6 +273,35 @@ def B(name, low=-2.0, high=2.0, blow=None, bhigh=None, bsign=False, dtypes=ALL, 
     samples.append(Sample((Const(_IE_A), Const(_IE_B)), kwargs, desc="integer edges", grad=False))
     return OpInfo(name, lambda m, a, b, _n=name, **k: getattr(m, _n)(a, b, **k), samples, dtypes=dtypes,
                   np_ref=np_ref, **kw)
+
+
+# Near zero: magnitudes where an absolute tolerance hides everything (expm1 as exp(x) - 1 passes an
+# atol of 1e-5 at 1e-8), float32 and float64 subnormals, and signed zeros. Compared with a relative
+# tolerance (a few ulp; atol only covers the subnormal grid), float32 and float64 only.
+NEAR_ZERO = [0.0, -0.0, 1e-45, -1e-45, 1e-40, -3e-39, 1.2e-38, 1e-30, -1e-30, 1e-20, -1e-20, 3e-12, -3e-12, 1e-8, -1e-8,
+             2.5e-7, 1e-5, -1e-5, 3e-3, -3e-3, 0.0625, -0.0625, 5e-310, -5e-310, 1e-300, 2.2e-308]
+NZ_A = [a for a in NEAR_ZERO[::2] for _ in NEAR_ZERO[1::3]]
+NZ_B = [b for _ in NEAR_ZERO[::2] for b in NEAR_ZERO[1::3]]
+# fmod/remainder: torch's vectorized float32 kernel returns nan for huge quotients (as _SPM below)
+_NZM = [(a, b) for a, b in zip(NZ_A, NZ_B) if a == 0 or b == 0 or abs(a / b) < 1e20]
+NZM_A, NZM_B = [a for a, _ in _NZM], [b for _, b in _NZM]
+REL_TOL = {"float32": (3e-45, 2e-6), "float64": (1e-321, 1e-13)}
+# Gradients at special points: 0, -0.0, +-inf, nan, tiny, and small integers (boundaries of relu,
+# abs, clamp, pow's exponent 0); pairs of them for binary ops.
+GRAD_SPECIAL = [0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 0.5, -2.0, 1e-30, -1e-30, 3.0, 1.5, 20.0]
+_GSP = [0.0, -0.0, 1.0, -1.5, 2.0, INF, -INF, NAN]
+GS_A = [a for a in _GSP for _ in _GSP]
+GS_B = [b for _ in _GSP for b in _GSP]
+
+
+def near_zero_sample(kwargs=None, n=1, desc="near zero", pairs=None):
+    args = (Const(NEAR_ZERO),) if n == 1 else (Const((pairs or (NZ_A, NZ_B))[0]), Const((pairs or (NZ_A, NZ_B))[1]))
+    return Sample(args, dict(kwargs or {}), desc, grad=False, special=True, tol=REL_TOL, dtypes=("float32", "float64"))
+
+
+def special_grad_sample(kwargs=None, n=1, values=None, desc="special grad"):
+    args = (Const(values or GRAD_SPECIAL),) if n == 1 else (Const(GS_A), Const(GS_B))
+    return Sample(args, dict(kwargs or {}), desc, grad=True, special=True, dtypes=("float32", "float64"))
 
 
 def _dims_samples(shape=(3, 4, 5), low=-2.0, high=2.0, extra=(), unique=False):
@@ -958,6 +994,103 @@ for _name, _smp in [("sum", [Sample((T((0, 3)),), {"dim": 0}, "empty dim", grad=
                     ("argmax", [Sample((T((3, 1)),), {"dim": 1}, "size-1 dim")]),
                     ("all", [Sample((T((0, 3)),), {}, "empty"), Sample((T((0, 3)),), {"dim": 0}, "empty dim")]),
                     ("any", [Sample((T((0, 3)),), {}, "empty"), Sample((T((0, 3)),), {"dim": 1}, "empty rows")])]:
+    next(op for op in OPS if op.name == _name).samples.extend(_smp)
+
+# Near-zero values (relative tolerance, float32/float64) and gradients at special points for every
+# elementwise op: each op with a flat "special values" sample (U, B, gelu, silu, softplus) gets both,
+# with the same keyword arguments; the ops below without one get them explicitly.
+def _flat_const(a):
+    return isinstance(a, Const) and isinstance(a.data, list) and a.data and not isinstance(a.data[0], list)
+
+
+for _op in OPS:
+    _kws, _n, _finite, _pairs = [], 0, True, None
+    for _s in list(_op.samples):
+        if _s.desc.startswith("special values") and not _s.special and all(_flat_const(a) for a in _s.args):
+            if _s.kwargs not in _kws:
+                _kws.append(_s.kwargs)
+            _n = len(_s.args)
+            _pairs = (NZM_A, NZM_B) if _s.args[0].data is _SPM_A else None
+            _finite = _finite and not any(math.isinf(v) for v in _s.args[0].data)
+    if not _kws or not any(d in _op.dtypes for d in ("float32", "float64")):
+        continue
+    for _kw in _kws:
+        _op.samples.append(near_zero_sample(_kw, _n, pairs=_pairs))
+        if _op.grad:
+            _vals = [v for v in GRAD_SPECIAL if not math.isinf(v)] if _finite else None
+            _op.samples.append(special_grad_sample(_kw, _n, values=_vals if _n == 1 else None))
+
+for _name, _kws in [("reciprocal", [{}]), ("abs", [{}]), ("relu", [{}]), ("nn.functional.relu", [{}]),
+                    ("frac", [{}]), ("floor", [{}]), ("ceil", [{}]), ("trunc", [{}]), ("round", [{}, {"decimals": 1}]),
+                    ("clamp", [{"min": -1, "max": 1}, {"min": -0.5}, {"max": 0.5}, {"min": 1.5, "max": -1.0}]),
+                    ("clip", [{"min": -1.0, "max": 1.0}]), ("Tensor.clamp_", [{"min": -1, "max": 1}])]:
+    _op = next(op for op in OPS if op.name == _name)
+    for _kw in _kws:
+        _op.samples.append(near_zero_sample(_kw))
+        _op.samples.append(Sample((Const(SPECIAL),), dict(_kw), "special values", grad=False, special=True))
+        if _op.grad:
+            _op.samples.append(special_grad_sample(_kw, values=GRAD_SPECIAL + [-0.5, 1.5]))
+for _name in ("maximum", "minimum", "max_binary", "min_binary", "pow", "lerp"):
+    _op = next(op for op in OPS if op.name == _name)
+    if _name == "lerp":  # weights 0, 0.5 (the formula switch), 1, and out of [0, 1]
+        _op.samples += [Sample((Const(NZ_A[:40]), Const(NZ_B[:40]), 0.25), {}, "near zero", grad=False, special=True,
+                               tol=REL_TOL, dtypes=("float32", "float64")),
+                        Sample((Const(GS_A), Const(GS_B), Const([0.0, 0.5, 1.0, -1.0, 2.0, 0.25, 0.75, 0.0] * 8)), {},
+                               "special grad", special=True, dtypes=("float32", "float64"))]
+        continue
+    _op.samples += [near_zero_sample(n=2), special_grad_sample(n=2)]
+    if _name == "pow":  # Python-number exponents (PowBackward0), exponent 0 above all, and a number base
+        _op.samples += [special_grad_sample(), near_zero_sample()]
+        for _e in (0, 0.0, 0.5, 2, -1, 3, -0.5):
+            _op.samples.append(Sample((Const(GRAD_SPECIAL), _e), {}, f"special grad exponent {_e!r}", special=True,
+                                      dtypes=("float32", "float64")))
+            _op.samples.append(Sample((Const(NEAR_ZERO), _e), {}, f"near zero exponent {_e!r}", grad=False, special=True,
+                                      tol=REL_TOL, dtypes=("float32", "float64")))
+        _op.samples.append(Sample((2, Const(GRAD_SPECIAL)), {}, "special grad base 2", special=True, dtypes=("float32", "float64")))
+        _op.samples.append(Sample((0.0, Const(GRAD_SPECIAL)), {}, "special grad base 0", special=True, dtypes=("float32", "float64")))
+for _op in OPS:  # pow(x, special values): the kernel itself at the special pairs
+    if _op.name == "pow":
+        _op.samples.append(Sample((Const(_SP_A), Const(_SP_B)), {}, "special values", grad=False, special=True))
+for _name, _smp in [
+        ("addcmul", [Sample((Const(NZ_A[:40]), Const(NZ_B[:40]), Const(NZ_A[40:80])), {"value": 0.5}, "near zero", grad=False,
+                            special=True, tol=REL_TOL, dtypes=("float32", "float64"))]),
+        ("addcdiv", [Sample((Const(GS_A), Const(GS_B), Const(GS_A[::-1])), {}, "special grad", special=True, dtypes=("float32", "float64"))]),
+        # gradients at the points where the formulas divide by zero or meet ties
+        ("norm", [Sample((Const([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0], [0.0, -0.0, 0.0], [3.0, -3.0, 1.0]]),), {"p": _p, "dim": 1},
+                         f"special grad zero rows p={_p}", special=True, dtypes=("float32", "float64"))
+                  for _p in (2, 1, 3, 0.5, float("inf"), float("-inf"))] +
+                 [Sample((Const([[0.0, 0.0], [-0.0, 0.0]]),), {}, "special grad zero matrix", special=True, dtypes=("float32", "float64"))]),
+        ("std", [Sample((Const([[1.5, 1.5, 1.5], [1.0, 2.0, 4.0], [0.0, 0.0, 0.0]]),), {"dim": 1}, "special grad constant rows",
+                        special=True, dtypes=("float32", "float64")),
+                 Sample((Const([[2.0, 2.0], [2.0, 2.0]]),), {}, "special grad constant", special=True, dtypes=("float32", "float64"))]),
+        ("var", [Sample((Const([[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]]),), {"dim": 1}, "special grad constant rows",
+                        special=True, dtypes=("float32", "float64"))]),
+        ("amax", [Sample((Const([[1.0, 3.0, 3.0, 0.0], [-INF, -INF, -INF, -INF], [2.0, 2.0, 2.0, 2.0]]),), {"dim": 1},
+                         "special grad ties", special=True, dtypes=("float32", "float64"))]),
+        ("amin", [Sample((Const([[1.0, 0.0, -0.0, 3.0], [INF, INF, 5.0, INF]]),), {"dim": 1}, "special grad ties",
+                         special=True, dtypes=("float32", "float64"))]),
+        ("logsumexp", [Sample((Const([[0.0, -INF, 1.0], [2.0, 2.0, 2.0], [1e-30, -1e-30, 0.0]]),), {"dim": 1}, "special grad",
+                              special=True, dtypes=("float32", "float64"))]),
+        ("softmax", [Sample((Const([[0.0, -INF, 1.0], [3.0, 3.0, 3.0], [1e-30, -1e-30, 0.0]]),), {"dim": 1}, "special grad",
+                            special=True, dtypes=("float32", "float64"))]),
+        ("log_softmax", [Sample((Const([[0.0, -INF, 1.0], [3.0, 3.0, 3.0]]),), {"dim": 1}, "special grad", special=True,
+                                dtypes=("float32", "float64"))]),
+        ("prod", [Sample((Const([[0.0, 0.0, 2.0], [0.0, 3.0, -0.0], [1e-30, 1e-30, 4.0]]),), {"dim": 1}, "special grad zeros",
+                         special=True, dtypes=("float32", "float64"))]),
+        ("cumprod", [Sample((Const([[0.0, 2.0, 0.0, 3.0], [-0.0, 1.0, 1.0, 1.0]]),), {"dim": 1}, "special grad zeros",
+                            special=True, dtypes=("float32", "float64"))]),
+        # long rows: a float32 sum must be accurate to a few ulp (torch accumulates in double or
+        # cascades), which an fp32 running sum is not
+        *[(_n, [Sample((T((1 << 18,), 0.0, 1.0),), _kw, "long row", grad=False, special=True,
+                       tol={"float32": (0, 2e-6), "float64": (0, 1e-12)}, dtypes=("float32", "float64")),
+                Sample((T((64, 4096), 0.0, 1.0),), dict(_kw, dim=1), "long rows", grad=False, special=True,
+                       tol={"float32": (0, 2e-6), "float64": (0, 1e-12)}, dtypes=("float32",)),
+                Sample((T((4096, 64), 0.0, 1.0),), dict(_kw, dim=0), "long columns", grad=False, special=True,
+                       tol={"float32": (0, 2e-6), "float64": (0, 1e-12)}, dtypes=("float32",))])
+          for _n, _kw in [("sum", {}), ("mean", {}), ("var", {}), ("std", {}), ("norm", {}), ("logsumexp", {"dim": 0})]],
+        ("cumsum", [Sample((T((1 << 18,), 0.0, 1.0),), {"dim": 0}, "long row", grad=False, special=True,
+                           tol={"float32": (0, 2e-6), "float64": (0, 1e-12)}, dtypes=("float32", "float64"))]),
+]:
     next(op for op in OPS if op.name == _name).samples.extend(_smp)
 
 # In-place variants of the elementwise ops (x.clone().exp_(), a.clone().add_(b)): torch's cast rule

@@ -825,9 +825,10 @@ Tensor pow(const Tensor& a, const Tensor& b) {
       ga = where(compare(Op::eq, e, wrap_scalar(0.0)), zeros_like(ga), ga);
     }
     if (c.needs_input_grad(1)) {
-      gb = g[0] * y * log(x);
+      // torch's pow_backward_exponent: grad * where(x == 0 & e >= 0, 0, y * log(x)) (the sign of a zero follows grad)
       Tensor zero_base = logical(Op::logical_and, compare(Op::eq, x, wrap_scalar(0.0)), compare(Op::ge, e, wrap_scalar(0.0)));
-      gb = where(zero_base, zeros_like(gb), gb);
+      Tensor ylog = y * log(x);
+      gb = g[0] * where(zero_base, zeros_like(ylog), ylog);
     }
     return {ga, gb};
   }, !scalar_exp);
@@ -840,8 +841,10 @@ Tensor atan2(const Tensor& a0, const Tensor& b0) {
   Binary p = prepare(Op::atan2, a, b, true);
   Tensor out = run_binary(Op::atan2, p, p.dt);
   record2("Atan2Backward0", a, b, out, true, true, AG_BW {
+    // torch's atan2_backward: 1 / (x^2 + y^2), 0 at the origin (a zero gradient there, not 0/0)
     Tensor x = c.get(0), y = c.get(1), r = x * x + y * y;
-    return {c.needs_input_grad(0) ? g[0] * y / r : Tensor(), c.needs_input_grad(1) ? -g[0] * x / r : Tensor()};
+    Tensor rr = where(compare(Op::eq, r, wrap_scalar(0.0)), zeros_like(r), reciprocal(r));
+    return {c.needs_input_grad(0) ? g[0] * y * rr : Tensor(), c.needs_input_grad(1) ? g[0] * -x * rr : Tensor()};
   });
   return out;
 }

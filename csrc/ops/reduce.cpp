@@ -289,8 +289,16 @@ Tensor norm(const Tensor& a0, double p, OptDims dims0, bool keepdim, std::option
       Tensor mask = to_dtype(compare(Op::eq, ax, y), x.dtype());
       return {gg * sign(x) * mask / sum(mask, dims, true, std::nullopt)};
     }
-    Tensor scale = p == 2 ? x / y : x * pow(abs(x), wrap_scalar(p - 2)) / pow(y, wrap_scalar(p - 1));
-    return {where(compare(Op::eq, y, wrap_scalar(0.0)), z, gg * scale)};
+    // torch's norm_backward, term for term (so zeros carry its signs): a zero norm gives zero
+    Tensor y0 = compare(Op::eq, y, wrap_scalar(0.0));
+    if (p == 2) return {gg * where(y0, z, x / y)};
+    Tensor ax = abs(x);
+    if (p < 1) {
+      Tensor xs = where(compare(Op::eq, x, wrap_scalar(0.0)), z, sign(x) * pow(ax, wrap_scalar(p - 1)));
+      return {xs * gg * pow(y, wrap_scalar(1 - p))};
+    }
+    Tensor xs = p < 2 ? sign(x) * pow(ax, wrap_scalar(p - 1)) : x * pow(ax, wrap_scalar(p - 2));
+    return {xs * where(y0, zeros_like(gg * y), gg / pow(y, wrap_scalar(p - 1)))};
   }, true, true, &dims, keepdim);
   return out;
 }

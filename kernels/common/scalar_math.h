@@ -180,7 +180,9 @@ AG_MATH_UNARY(Log10, log10(x))
 AG_MATH_UNARY(Log1p, log1p(x))
 AG_MATH_UNARY(Sqrt, sqrt(x))
 AG_MATH_UNARY(Reciprocal, T(1) / x)
-AG_MATH_UNARY(Abs, x < T(0) ? T(-x) : x)
+// abs(-0.0) is +0.0 (a plain x < 0 ? -x : x keeps the sign of -0.0); relu(-0.0) is -0.0 and
+// relu(nan) nan, as torch's clamp_min(x, 0).
+AG_MATH_UNARY(Abs, x < T(0) ? T(-x) : (x == T(0) ? T(0) : x))
 AG_MATH_UNARY(Sign, T((T(0) < x) - (x < T(0))))
 AG_MATH_UNARY(Sin, sin(x))
 AG_MATH_UNARY(Cos, cos(x))
@@ -192,7 +194,7 @@ AG_MATH_UNARY(Sinh, sinh(x))
 AG_MATH_UNARY(Cosh, cosh(x))
 AG_MATH_UNARY(Tanh, tanh(x))
 AG_MATH_UNARY(Sigmoid, T(1) / (T(1) + exp(-x)))
-AG_MATH_UNARY(Relu, x > T(0) ? x : (x != x ? x : T(0)))
+AG_MATH_UNARY(Relu, x < T(0) ? T(0) : x)
 // gelu(+-inf) is the limit (inf, 0), not -inf * 0 = nan: better than torch, whose gelu returns nan
 // there (pytorch#185770, #187293).
 AG_MATH_UNARY(Gelu, isinf(x) ? (x > T(0) ? x : T(0)) : T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440))))
