@@ -260,3 +260,13 @@ def test_deepcopy_keeps_views_and_refuses_non_leaves():
     assert c[1].tolist() == [0., 0., 0., 3.]
     with pytest.raises(RuntimeError, match="graph leaves"):
         copy.deepcopy(ampgrad.ones(2, requires_grad=True) * 2)
+
+
+@pytest.mark.parametrize("expr", [
+    "torch.tensor([True, False]).square()",
+    "torch.isclose(torch.tensor([-0.5, 1.0], dtype=torch.float16), torch.tensor([0.0, 1.5], dtype=torch.float16), 1e300, 0.5, True)",
+    "torch.isclose(torch.tensor([True, False]), torch.tensor([False, False]), atol=1)",
+    "torch.isclose(torch.tensor([3, 2**40]), torch.tensor([2, 2**40 + 1]), rtol=1e-6, atol=0.5)",
+])
+def test_matches_torch_more(torch, expr):
+    test_matches_torch(torch, expr)

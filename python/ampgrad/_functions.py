@@ -534,9 +534,13 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         close = close | (input.isnan() & other.isnan())
     if rtol == 0 and atol == 0:
         return close
-    a, b = input.double(), other.double()
+    # torch computes the errors in the inputs' dtype (integers and bools in the default dtype)
+    if input.is_floating_point():
+        a, b = input.detach(), other.detach()
+    else:
+        a, b = input.to(_C.get_default_dtype()), other.to(_C.get_default_dtype())
     err = (a - b).abs()
-    return close | (err.isfinite() & (err <= atol + rtol * b.abs()))
+    return close | (err.isfinite() & (err <= atol + (rtol * b).abs()))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -287,6 +287,8 @@ def count_nonzero(self, dim=None):
 
 @_method("square")
 def square(self):
+    if self.dtype == _C.bool:  # torch's square is pow(self, 2): bool promotes to int64
+        return self.to(_C.int64) * self.to(_C.int64)
     return self * self
 
 
