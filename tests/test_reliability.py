@@ -270,3 +270,14 @@ def test_deepcopy_keeps_views_and_refuses_non_leaves():
 ])
 def test_matches_torch_more(torch, expr):
     test_matches_torch(torch, expr)
+
+
+def test_grad_scaler_refuses_fp16_gradients(torch):
+    for mod in (torch, ampgrad):
+        p = mod.nn.Parameter(mod.ones(2, dtype=mod.float16))
+        opt = mod.optim.SGD([p], lr=0.1)
+        s = mod.amp.GradScaler("cpu")
+        s.scale(p.float().sum() * 2).backward()
+        with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients"):
+            s.step(opt)
+        assert p.tolist() == [1.0, 1.0]

@@ -149,6 +149,13 @@ class GradScaler:
             raise RuntimeError("step() has already been called since the last update().")
         if getattr(optimizer, "_step_supports_amp_scaling", False):
             if state["stage"] is OptState.READY:
+                # ampgrad's optimizers skip on the device like torch's fused ones, but FP16 gradients are
+                # refused as torch's default (non-fused) optimizers refuse them in unscale_.
+                if not getattr(optimizer, "defaults", {}).get("fused"):
+                    for group in optimizer.param_groups:
+                        for param in group["params"]:
+                            if param.grad is not None and param.grad.dtype == _C.float16:
+                                raise ValueError("Attempting to unscale FP16 gradients.")
                 self._check_inf_per_device(optimizer)
             found = list(state["found_inf_per_device"].values())
             found_inf = found[0]
