@@ -60,6 +60,8 @@ def _dims(dim):
         return None
     if isinstance(dim, numbers.Integral):
         return [int(dim)]
+    if isinstance(dim, (str, bytes)) or not builtins.all(isinstance(d, numbers.Integral) for d in dim):
+        raise TypeError(f"dim must be an int or a tuple of ints, but got {builtins.type(dim).__name__}")
     return [int(d) for d in dim]
 
 
