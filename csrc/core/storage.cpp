@@ -5,6 +5,17 @@
 #include <mutex>
 #include <vector>
 
+// Under AddressSanitizer every block is allocated at its exact size and freed at once (no size
+// classes, no cache), so an overrun past a tensor's bytes or a use after free is reported instead of
+// landing in a recycled block (tools/SANITIZERS.md).
+#if defined(__SANITIZE_ADDRESS__)
+#define AG_EXACT_CPU_ALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AG_EXACT_CPU_ALLOC 1
+#endif
+#endif
+
 namespace ampgrad {
 
 namespace {
@@ -33,6 +44,12 @@ void* raw_alloc(size_t nbytes) {
 
 void* cpu_alloc(size_t nbytes) {
   if (nbytes == 0) nbytes = 1;
+#ifdef AG_EXACT_CPU_ALLOC
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, nbytes) != 0)
+    AG_THROW(RuntimeError, "[enforce fail] DefaultCPUAllocator: not enough memory: you tried to allocate ", nbytes, " bytes.");
+  return p;
+#endif
   if (nbytes > (size_t(1) << kMaxShift)) return raw_alloc(nbytes);
   int s = size_class(nbytes);
   auto& c = cache();
@@ -51,6 +68,10 @@ void* cpu_alloc(size_t nbytes) {
 
 void cpu_free(void* p, size_t nbytes) {
   if (!p) return;
+#ifdef AG_EXACT_CPU_ALLOC
+  std::free(p);
+  return;
+#endif
   if (nbytes == 0) nbytes = 1;
   if (nbytes > (size_t(1) << kMaxShift)) { std::free(p); return; }
   int s = size_class(nbytes);

@@ -75,14 +75,30 @@ template <typename T> AG_HOST_DEVICE T round_decimals(T x, double dec) {
   return dec > 0 ? nearbyint(x * p) / p : nearbyint(x / p) * p;
 }
 
-// Integer division by -1 is negation (wrapping: INT_MIN / -1 is INT_MIN, INT_MIN % -1 is 0), as torch
-// computes it; the hardware divide would trap (SIGFPE) on INT_MIN / -1.
-template <typename T> AG_HOST_DEVICE bool int_minus_one(T b) {
-  if constexpr (std::is_signed_v<T> && !is_float_v<T>) return b == T(-1); else return false;
+// Signed int32 / int64 arithmetic done in the unsigned type, so it wraps (two's complement, what
+// torch's results show) where the signed operation would overflow, which is undefined behaviour
+// (UBSan: tools/SANITIZERS.md). Narrower integers promote to int and cannot overflow there, and
+// floats keep their operators: wrap_t is T for them.
+template <typename T, bool = std::is_integral_v<T> && std::is_signed_v<T> && (sizeof(T) >= sizeof(int))>
+struct wrap_type { using type = T; };
+template <typename T> struct wrap_type<T, true> { using type = std::make_unsigned_t<T>; };
+template <typename T> using wrap_t = typename wrap_type<T>::type;
+template <typename T> AG_HOST_DEVICE T wrap_add(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b)); }
+template <typename T> AG_HOST_DEVICE T wrap_sub(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b)); }
+template <typename T> AG_HOST_DEVICE T wrap_mul(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b)); }
+template <typename T> AG_HOST_DEVICE T wrap_neg(T x) {
+  if constexpr (std::is_same_v<wrap_t<T>, T>) return static_cast<T>(-x); else return static_cast<T>(-static_cast<wrap_t<T>>(x));
 }
-template <typename T> AG_HOST_DEVICE T wrapping_neg(T a) {
-  if constexpr (std::is_signed_v<T> && !is_float_v<T>) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
-  else return a;
+// Integer a / b and a % b (b != 0: the front ends raise ZeroDivisionError): b == -1 is negation and
+// 0, because INT_MIN / -1 overflows (x86 traps: SIGFPE). torch's floor_divide gives INT_MIN there,
+// its fmod / remainder 0.
+template <typename T> AG_HOST_DEVICE T int_div(T a, T b) {
+  if constexpr (std::is_signed_v<T>) { if (b == T(-1)) return wrap_neg(a); }
+  return static_cast<T>(a / b);
+}
+template <typename T> AG_HOST_DEVICE T int_mod(T a, T b) {
+  if constexpr (std::is_signed_v<T>) { if (b == T(-1)) return T(0); }
+  return static_cast<T>(a % b);
 }
 
 template <typename T> AG_HOST_DEVICE T floor_div(T a, T b) {
@@ -98,9 +114,8 @@ template <typename T> AG_HOST_DEVICE T floor_div(T a, T b) {
     }
     return copysign(T(0), a / b);
   } else {
-    if (int_minus_one(b)) return wrapping_neg(a);
-    T q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    T q = int_div(a, b);
+    if ((int_mod(a, b) != 0) && ((a < 0) != (b < 0))) q -= 1;
     return q;
   }
 }
@@ -108,12 +123,12 @@ template <typename T> AG_HOST_DEVICE T floor_div(T a, T b) {
 template <typename T> AG_HOST_DEVICE T int_pow(T a, T b) {
   if (b < 0) { if (a == 1) return 1; if (a == -1) return (b % 2 == 0) ? 1 : -1; return 0; }
   T r = 1;
-  while (b) { if (b & 1) r *= a; a *= a; b >>= 1; }
+  while (b) { if (b & 1) r = wrap_mul(r, a); a = wrap_mul(a, a); b >>= 1; }
   return r;
 }
 
 template <typename T> AG_HOST_DEVICE T fmod_op(T a, T b) {
-  if constexpr (is_float_v<T>) return fmod(a, b); else return int_minus_one(b) ? T(0) : static_cast<T>(a % b);
+  if constexpr (is_float_v<T>) return fmod(a, b); else return int_mod(a, b);
 }
 template <typename T> AG_HOST_DEVICE T remainder_op(T a, T b) {
   if constexpr (is_float_v<T>) {
@@ -121,14 +136,13 @@ template <typename T> AG_HOST_DEVICE T remainder_op(T a, T b) {
     if (m != 0 && ((b < 0) != (m < 0))) m += b;
     return m;
   } else {
-    if (int_minus_one(b)) return T(0);
-    T r = a % b;
+    T r = int_mod(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
   }
 }
 template <typename T> AG_HOST_DEVICE T trunc_div(T a, T b) {
-  if constexpr (is_float_v<T>) return trunc(a / b); else return int_minus_one(b) ? wrapping_neg(a) : static_cast<T>(a / b);
+  if constexpr (is_float_v<T>) return trunc(a / b); else return int_div(a, b);
 }
 template <typename T> AG_HOST_DEVICE T pow_op(T a, T b) {
   if constexpr (is_float_v<T>) return pow(a, b); else return int_pow<T>(a, b);
@@ -170,7 +184,7 @@ template <typename F> F make_op(const double* s) {
 #define AG_MATH_UNARY(NAME, EXPR) \
   struct NAME { template <typename T> AG_HOST_DEVICE T operator()(T x) const { return EXPR; } };
 
-AG_MATH_UNARY(Neg, -x)
+AG_MATH_UNARY(Neg, wrap_neg(x))
 AG_MATH_UNARY(Exp, exp(x))
 AG_MATH_UNARY(Exp2, exp2(x))
 AG_MATH_UNARY(Expm1, expm1(x))
@@ -181,8 +195,8 @@ AG_MATH_UNARY(Log1p, log1p(x))
 AG_MATH_UNARY(Sqrt, sqrt(x))
 AG_MATH_UNARY(Reciprocal, T(1) / x)
 // abs(-0.0) is +0.0 (a plain x < 0 ? -x : x keeps the sign of -0.0); relu(-0.0) is -0.0 and
-// relu(nan) nan, as torch's clamp_min(x, 0).
-AG_MATH_UNARY(Abs, x < T(0) ? T(-x) : (x == T(0) ? T(0) : x))
+// relu(nan) nan, as torch's clamp_min(x, 0). Integers negate with wrap (abs(INT_MIN) is INT_MIN).
+AG_MATH_UNARY(Abs, x < T(0) ? wrap_neg(x) : (x == T(0) ? T(0) : x))
 AG_MATH_UNARY(Sign, T((T(0) < x) - (x < T(0))))
 AG_MATH_UNARY(Sin, sin(x))
 AG_MATH_UNARY(Cos, cos(x))
@@ -291,18 +305,18 @@ struct Add {
   explicit Add(const double* s) : alpha(s ? s[2] : 1) {}
   template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a || (alpha != 0 && b));
-    else return alpha == 1 ? T(a + b) : T(a + T(alpha) * b);
+    else return alpha == 1 ? wrap_add(a, b) : wrap_add(a, wrap_mul(T(alpha), b));
   }
 };
 struct Sub {
   double alpha = 1;
   Sub() = default;
   explicit Sub(const double* s) : alpha(s ? s[2] : 1) {}
-  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const { return alpha == 1 ? T(a - b) : T(a - T(alpha) * b); }
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const { return alpha == 1 ? wrap_sub(a, b) : wrap_sub(a, wrap_mul(T(alpha), b)); }
 };
 struct Mul {
   template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a && b); else return T(a * b);
+    if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a && b); else return wrap_mul(a, b);
   }
 };
 AG_MATH_BINARY(Div, T, a / b)
@@ -340,7 +354,7 @@ struct Addcmul {
   double value = 1;
   Addcmul() = default;
   explicit Addcmul(const double* s) : value(s[0]) {}
-  template <typename T> AG_HOST_DEVICE T operator()(T a, T b, T c) const { return T(a + T(value) * b * c); }
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b, T c) const { return wrap_add(a, wrap_mul(wrap_mul(T(value), b), c)); }
 };
 struct Addcdiv {
   double value = 1;

@@ -55,7 +55,7 @@ void reduce_generic(const Tensor& in, Tensor& out, const ReduceArgs& r, Init ini
 void k_sum(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_ALL(in.dtype(), "sum", [&] {
     using Acc = racc_t<scalar_t>;
-    reduce_generic<scalar_t, Acc>(in, out, r, [] { return Acc(0); }, [](Acc a, Acc v) { return a + v; }, [](Acc a) { return a; });
+    reduce_generic<scalar_t, Acc>(in, out, r, [] { return Acc(0); }, [](Acc a, Acc v) { return math::wrap_add(a, v); }, [](Acc a) { return a; });
   });
 }
 AG_REGISTER_KERNEL(sum, CPU, k_sum);
@@ -73,7 +73,7 @@ AG_REGISTER_KERNEL(mean, CPU, k_mean);
 void k_prod(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_ALL(in.dtype(), "prod", [&] {
     using Acc = racc_t<scalar_t>;
-    reduce_generic<scalar_t, Acc>(in, out, r, [] { return Acc(1); }, [](Acc a, Acc v) { return a * v; }, [](Acc a) { return a; });
+    reduce_generic<scalar_t, Acc>(in, out, r, [] { return Acc(1); }, [](Acc a, Acc v) { return math::wrap_mul(a, v); }, [](Acc a) { return a; });
   });
 }
 AG_REGISTER_KERNEL(prod, CPU, k_prod);
@@ -189,7 +189,7 @@ void k_scan(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
       Acc acc = IsSum ? Acc(0) : Acc(1);
       for (int64_t k = 0; k < r.R; ++k) {
         Acc v = static_cast<Acc>(static_cast<acc_t<scalar_t>>(x[base + k * r.B]));
-        acc = IsSum ? acc + v : acc * v;
+        acc = IsSum ? math::wrap_add(acc, v) : math::wrap_mul(acc, v);  // int64: wraps, as torch
         y[base + k * r.B] = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(acc));
       }
     });
