@@ -120,6 +120,10 @@ CASES = [
     "torch.ones(3).view(torch.float64)", "torch.tensor(1.).view(torch.int32)", "torch.tensor(1.).view(torch.int16)",
     "torch.zeros((4, 0, 2))[::2].view(torch.bool)", "torch.ones(4, 2, dtype=torch.int8).t().view(torch.int16)",
     "(lambda e: (e.masked_fill_(torch.ones(3, 4, dtype=torch.bool), 2), e)[1])(torch.ones(1, 4).expand(3, 4))",
+    "(lambda a: a.scatter_add_(0, torch.tensor([0, 1, 2, 3]), a))(torch.arange(4.))",
+    "(lambda a: a.index_add_(0, torch.tensor([0, 1]), a[2:]))(torch.arange(4.))",
+    "(lambda a: a.index_copy_(0, torch.tensor([0, 1]), a[2:]))(torch.arange(4.))",
+    "(lambda a: a.index_add_(0, torch.tensor([0, 1]), torch.ones(2)))(torch.arange(4.))",
     "np.float32(1.5) * torch.tensor(2.)", "np.float64(1.5) + torch.tensor([2.])", "np.float64(3.0) - torch.tensor([2.])",
     "torch.tensor(2.) * np.float32(1.5)",
 ]

@@ -340,11 +340,15 @@ void init_ops(py::module_& m) {
     apply_inplace(t, [&] { return masked_fill(t, mask, value); }, "masked_fill_", {&mask, &value});
     return self;
   }, py::arg("mask"), py::arg("value"));
-  AG_IP(scatter_add, scatter_add(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
-  AG_IP(index_copy, index_copy(t, d, i, s), int64_t d, const Tensor& i, const Tensor& s)
+  // Scatter-like writes refuse any memory shared with the index or the source (torch's assert_no_overlap).
+  AG_IP(scatter_add, (assert_no_overlap(t, i), assert_no_overlap(t, s), scatter_add(t, d, i, s)), int64_t d, const Tensor& i, const Tensor& s)
+  AG_IP(index_copy, (assert_no_overlap(t, i), assert_no_overlap(t, s), index_copy(t, d, i, s)), int64_t d, const Tensor& i, const Tensor& s)
 #undef AG_IP
   cls.def("index_add_", [](py::object self, int64_t d, const Tensor& i, const Tensor& s, py::handle alpha) {
     Tensor t = self.cast<Tensor>();
+    assert_no_internal_overlap(t);
+    assert_no_overlap(t, i);
+    assert_no_overlap(t, s);
     apply_inplace(t, index_add(t, d, i, s, scalar_from_handle(alpha)), "index_add_");
     return self;
   }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
