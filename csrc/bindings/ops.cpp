@@ -221,7 +221,7 @@ void init_ops(py::module_& m) {
   def_both(m, cls, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, py::arg("mat2"));
   def_both(m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); }, py::arg("vec"));
   def_both(m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, py::arg("tensor"));
-  def_both(m, cls, "inner", [](const Tensor& a, const Tensor& b) { return a.dim() == 1 && b.dim() == 1 ? dot(a, b) : matmul(a, transpose(b, -1, -2)); }, py::arg("other"));
+  def_both(m, cls, "inner", [](const Tensor& a, const Tensor& b) { return inner(a, b); }, py::arg("other"));
   def_both(m, cls, "outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, py::arg("vec2"));
   m.attr("ger") = m.attr("outer"); cls.attr("ger") = cls.attr("outer");
 #define AG_ADDMM(name, a1, a2)                                                                                                \

@@ -315,4 +315,18 @@ Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& b
   return bias.defined() ? add(r, bias) : r;
 }
 
+// torch's inner: a product with a 0-d operand, otherwise the last dims contracted (any batch shapes).
+Tensor inner(const Tensor& a, const Tensor& b) {
+  if (a.dim() == 0 || b.dim() == 0) return mul(a, b);
+  AG_CHECK(a.sizes().back() == b.sizes().back(), "inner() the last dimension must match on both input tensors but got shapes ",
+           shape_str(a.sizes()), " and ", shape_str(b.sizes()));
+  if (a.dim() == 1 && b.dim() == 1) return dot(a, b);
+  const int64_t k = a.sizes().back();
+  IntList as(a.sizes().begin(), a.sizes().end() - 1), bs(b.sizes().begin(), b.sizes().end() - 1);
+  Tensor r = matmul(reshape(a, {shape_numel(Shape(as.begin(), as.end())), k}),
+                    transpose(reshape(b, {shape_numel(Shape(bs.begin(), bs.end())), k}), 0, 1));
+  as.insert(as.end(), bs.begin(), bs.end());
+  return reshape(r, as);
+}
+
 }  // namespace ampgrad

@@ -119,6 +119,7 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor mv(const Tensor& a, const Tensor& v);
 Tensor dot(const Tensor& a, const Tensor& b);
+Tensor inner(const Tensor& a, const Tensor& b);  // contracts the last dims: a.shape[:-1] + b.shape[:-1]
 Tensor outer(const Tensor& a, const Tensor& b);
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));
 Tensor addmv(const Tensor& self, const Tensor& a, const Tensor& v, Scalar beta = Scalar(int64_t(1)), Scalar alpha = Scalar(int64_t(1)));

@@ -581,11 +581,18 @@ for _n in ("amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "cumsu
     globals()[_n] = _fn
 
 
+def _bool_first(dim, unbiased):
+    """torch's var/std(input, unbiased) overload: a bool in the dim position is `unbiased`."""
+    return (None, dim) if isinstance(dim, builtins.bool) else (dim, unbiased)
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, unbiased = _bool_first(dim, unbiased)
     return input.var(dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, unbiased = _bool_first(dim, unbiased)
     return input.std(dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim)
 
 
