@@ -146,8 +146,6 @@ KNOWN = [
       reason="in-place write into an expanded (overlapping) tensor: result depends on the write order"),
     K("Tensor.*_ Tensor.__i*__", "mismatch", when=operand_requires_grad,
       reason="in-place op with an operand that requires grad: torch's result requires grad, ampgrad's does not"),
-    K("Tensor.all Tensor.any torch.all torch.any", "mismatch", when=zero_size,
-      reason="all / any with dim=() on a 0-size tensor: reduces everything instead of nothing"),
     K("Tensor.__getitem__", "mismatch", when=bool_index,
       reason="a bool in an index tuple combined with advanced indices: wrong result shape"),
     K("torch.var_mean torch.std_mean", "mismatch", when=nonfinite,

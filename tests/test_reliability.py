@@ -132,6 +132,8 @@ CASES = [
     "torch.inner(torch.ones(2, 3), torch.ones(2))", "torch.inner(torch.ones(0, 3), torch.ones(4, 3))",
     "torch.inner(torch.ones(2, 0), torch.ones(4, 0))", "torch.inner(torch.arange(3.), torch.arange(3.))",
     "(lambda a: torch.autograd.grad(torch.inner(a, torch.ones(4, 3)).sum(), a))(torch.ones(2, 3, requires_grad=True))",
+    "torch.all(torch.tensor([[1., 0.], [2., float('nan')]]), ())", "torch.any(torch.zeros(0, 2), dim=())",
+    "torch.tensor([1, 0], dtype=torch.uint8).all(dim=())", "torch.tensor([[1., 0.], [2., 3.]]).all(dim=(), keepdim=True)",
     "np.float32(1.5) * torch.tensor(2.)", "np.float64(1.5) + torch.tensor([2.])", "np.float64(3.0) - torch.tensor([2.])",
     "torch.tensor(2.) * np.float32(1.5)",
 ]

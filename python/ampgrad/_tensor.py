@@ -212,13 +212,23 @@ def cumprod(self, dim, *, dtype=None):
     return _C._cumprod(self, dim, dtype)
 
 
+def _no_dim_truth(self):
+    """all / any over dim=(): torch reduces over no dim, an elementwise truth test (uint8 stays uint8)."""
+    t = self != 0
+    return t.to(_C.uint8) if self.dtype == _C.uint8 else t
+
+
 @_method("all")
 def all(self, dim=None, keepdim=False):
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return _no_dim_truth(self)
     return _C._all(self, _dims(dim), keepdim)
 
 
 @_method("any")
 def any(self, dim=None, keepdim=False):
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return _no_dim_truth(self)
     return _C._any(self, _dims(dim), keepdim)
 
 
