@@ -43,9 +43,16 @@ def test_fuzz_against_torch(which, catalogue):
     print(summary)
     assert report.calls > 0
     new = report.new_failures()
-    if which == "rotating":   # a new seed: only crashes, hangs and wrong values fail; new outcome-class
-        # differences (exc_type / accepted / rejected) are reported above, to be added to tests/fuzz_known.py
-        new = {k: g for k, g in new.items() if k[1] in ("crash", "hang", "mismatch", "input_modified", "harness_error")}
+    if which == "rotating":
+        # A new seed every day: crashes, hangs and inputs written by a failed call fail the run. A new wrong
+        # value in an old op is reported (printed above and as a warning) rather than failing an unrelated
+        # change's CI on the day the seed first reaches it; the fixed seed stays strict for everything.
+        wrong = {k: g for k, g in new.items() if k[1] == "mismatch"}
+        if wrong:
+            import warnings
+            warnings.warn(f"fuzz seed {seed}: {len(wrong)} new wrong-value group(s) (see the summary): "
+                          + "; ".join(f"{k[0]}: {g[1]}" for k, g in list(wrong.items())[:5]))
+        new = {k: g for k, g in new.items() if k[1] in ("crash", "hang", "input_modified", "harness_error")}
     assert not new, (
         f"fuzz seed {seed}: crashes / wrong values / differences not in tests/fuzz_known.py "
         f"(rerun: python tests/fuzz_run.py --n {N} --seed {seed})\n{summary}")
