@@ -134,6 +134,8 @@ CASES = [
     "(lambda a: torch.autograd.grad(torch.inner(a, torch.ones(4, 3)).sum(), a))(torch.ones(2, 3, requires_grad=True))",
     "torch.all(torch.tensor([[1., 0.], [2., float('nan')]]), ())", "torch.any(torch.zeros(0, 2), dim=())",
     "torch.tensor([1, 0], dtype=torch.uint8).all(dim=())", "torch.tensor([[1., 0.], [2., 3.]]).all(dim=(), keepdim=True)",
+    "torch.nn.functional.dropout2d(torch.zeros((1, 1, 0), dtype=torch.int8).expand((0, 1, 0)), 1.0)",
+    "torch.nn.functional.dropout1d(torch.ones((2, 3), dtype=torch.int64), 1.0)",
     "np.float32(1.5) * torch.tensor(2.)", "np.float64(1.5) + torch.tensor([2.])", "np.float64(3.0) - torch.tensor([2.])",
     "torch.tensor(2.) * np.float32(1.5)",
 ]

@@ -236,7 +236,10 @@ def _feature_dropout(input, p, training, inplace, batched_dim, name):
     # One draw per (sample, channel), broadcast over the spatial dims.
     keep_dims = 2 if input.dim() == batched_dim else 1
     shape = list(input.shape[:keep_dims]) + [1] * (input.dim() - keep_dims)
-    return _inplace(input, input * _dropout_mask(input, shape, p), inplace)
+    out = input * _dropout_mask(input, shape, p)
+    if not input.is_floating_point():
+        out = out.to(input.dtype)  # torch keeps the input's dtype
+    return _inplace(input, out, inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
