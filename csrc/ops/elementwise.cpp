@@ -237,8 +237,6 @@ Tensor contiguous(const Tensor& t) {
   return out;
 }
 
-static void check_no_internal_overlap(const Tensor& t) { assert_no_internal_overlap(t); }
-
 void check_inplace_operands(const Tensor& self, Operands operands) {  // Note [In-place checks]
   assert_no_internal_overlap(self);
   for (const Tensor* t : operands)
@@ -535,7 +533,7 @@ Tensor relu_backward(const Tensor& g, const Tensor& out);
     check_unary_dtype(Op::name, a.dtype());                                                           \
     if ((!autograd::GradMode::is_enabled() || !a.requires_grad()) && !fw_has(a)) {                   \
       AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type ", scalar_type_name(default_dtype()), " can't be cast to the desired output type ", scalar_type_name(a.dtype())); \
-      check_no_internal_overlap(a);                                                                   \
+      assert_no_internal_overlap(a);                                                                   \
       autograd::before_mutation(a);                                                                   \
       run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
     }                                                                                                 \
@@ -579,7 +577,7 @@ AG_UNARY(bitwise_not, false, "", NONE_, g[0])
 // logical_not returns bool; in place it writes 0/1 in self's dtype.
 Tensor logical_not(const Tensor& a) { return elementwise(Op::logical_not, a.sizes(), ScalarType::Bool, {&a}); }
 Tensor& logical_not_(Tensor& a) {
-  check_no_internal_overlap(a);
+  assert_no_internal_overlap(a);
   Tensor r = logical_not(a);
   autograd::before_mutation(a);
   run_elementwise(Op::copy, a, {&r});
