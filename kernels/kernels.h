@@ -1,5 +1,5 @@
-// The kernel table: kernel(op, device) -> function, filled by cpu/registration.cpp and
-// cuda/registration.cpp. Kernels compute only; shapes, dtypes and autograd are settled before.
+// The kernel tables: kernel<F>(op, device) -> function, filled by AG_REGISTER_KERNEL in each kernel
+// file (Note [Typed kernel tables]). Kernels compute only; shapes, dtypes and autograd are settled before.
 #pragma once
 #include <array>
 #include <vector>
@@ -62,52 +62,6 @@ enum class GemmEpilogue : int { kBias = 0, kBiasRelu = 1 };
 using GemmBiasKernel = bool (*)(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& out, double alpha,
                                 GemmEpilogue epilogue);
 
-void register_kernel(Op op, DeviceType dev, void* fn);
-void* lookup_kernel(Op op, DeviceType dev);
-bool has_kernel(Op op, DeviceType dev);  // for optional fast paths (lookup_kernel throws when absent)
-
-// Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
-namespace profiled {
-using autograd::profiler::Shapes;
-inline void note(Shapes& s, const Tensor& t) { s.push_back(t.sizes()); }
-inline void note(Shapes&, Tensor&) {}
-inline void note(Shapes& s, const std::vector<Tensor>& v) { for (auto& t : v) s.push_back(t.sizes()); }
-inline void note(Shapes& s, const TensorIter& it) {
-  if (it.operands) for (int i = 1; i < it.nops; ++i) s.push_back(it.operands[i]->sizes());
-}
-template <typename T> void note(Shapes&, const T&) {}
-
-// Note [Profiled kernels]: the trampoline kernel<F> returns while the profiler is on.
-template <typename F> struct Kernel;
-template <typename R, typename... A> struct Kernel<R (*)(A...)> {
-  static R call(A... a) {
-    namespace prof = autograd::profiler;
-    auto [op, fn] = prof::pop_kernel();
-    prof::RecordScope scope(std::string("aten::") + op_name(op), prof::Kind::Op, -1);
-    if (scope.handle >= 0 && (prof::config().record_shapes || prof::config().with_flops)) {
-      Shapes s;
-      (note(s, a), ...);
-      prof::set_shapes(scope.handle, op, std::move(s));
-    }
-    return reinterpret_cast<R (*)(A...)>(fn)(std::forward<A>(a)...);
-  }
-};
-}  // namespace profiled
-
-// While the profiler runs, lookup_kernel returns `profiled` and pushes the kernel for it; the
-// check lives out of line so the call sites stay as small as without a profiler.
-void* lookup_kernel(Op op, DeviceType dev, void* profiled);
-template <typename F> F kernel(Op op, Device dev) {
-  return reinterpret_cast<F>(lookup_kernel(op, dev.type, reinterpret_cast<void*>(&profiled::Kernel<F>::call)));
-}
-
-struct KernelRegistrar {
-  KernelRegistrar(Op op, DeviceType dev, void* fn) { register_kernel(op, dev, fn); }
-};
-#define AG_REGISTER_KERNEL(OP, DEV, FN) \
-  static ::ampgrad::KernelRegistrar AG_CONCAT(ag_reg_, __COUNTER__)(::ampgrad::Op::OP, ::ampgrad::DeviceType::DEV, reinterpret_cast<void*>(FN))
-#define AG_CONCAT_(a, b) a##b
-#define AG_CONCAT(a, b) AG_CONCAT_(a, b)
 
 }  // namespace ampgrad
 
@@ -144,6 +98,96 @@ using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::ve
                                 const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                                 const std::vector<Tensor>& max_sqs, const std::vector<Tensor>& steps, const AdamArgs& a,
                                 const Tensor* grad_scale, const Tensor* found_inf);
+
+// ---------------------------------------------------------------- the kernel tables
+// Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
+// by (op, device). A registration type-checks against the family of the op's row (Note [Op table]),
+// and a lookup returns the family's type: no cast anywhere, and an op reads only its own slot (two
+// rows may register the same function, e.g. max and argmax, but each under its own name).
+template <KernelFamily F> struct KernelSig;
+#define AG_KERNEL_SIG(F, T) \
+  template <> struct KernelSig<KernelFamily::F> { using type = T; }; \
+  template <> struct FamilyOf<T> { static constexpr KernelFamily value = KernelFamily::F; };
+template <typename Fn> struct FamilyOf;
+AG_KERNEL_SIG(ELEMENTWISE, ElementwiseKernel)
+AG_KERNEL_SIG(REDUCE, ReduceKernel)
+AG_KERNEL_SIG(GEMM, GemmKernel)
+AG_KERNEL_SIG(GEMM_BIAS, GemmBiasKernel)
+AG_KERNEL_SIG(INDEX_GATHER, IndexGatherKernel)
+AG_KERNEL_SIG(INDEX_PUT, IndexPutKernel)
+AG_KERNEL_SIG(NONZERO, NonzeroKernel)
+AG_KERNEL_SIG(RANDOM, RandomKernel)
+AG_KERNEL_SIG(AMP_UNSCALE, AmpUnscaleKernel)
+AG_KERNEL_SIG(AMP_UPDATE_SCALE, AmpUpdateScaleKernel)
+AG_KERNEL_SIG(SGD_STEP, SgdStepKernel)
+AG_KERNEL_SIG(ADAM_STEP, AdamStepKernel)
+#undef AG_KERNEL_SIG
+
+template <typename Fn> struct KernelTable {
+  static inline Fn slots[kNumOps][kNumDeviceTypes] = {};
+};
+
+bool has_kernel(Op op, DeviceType dev);  // for optional fast paths (kernel<F>() throws when absent)
+[[noreturn]] void throw_no_kernel(Op op, DeviceType dev);
+[[noreturn]] void throw_wrong_family(Op op, KernelFamily asked);
+
+// Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
+namespace profiled {
+using autograd::profiler::Shapes;
+inline void note(Shapes& s, const Tensor& t) { s.push_back(t.sizes()); }
+inline void note(Shapes&, Tensor&) {}
+inline void note(Shapes& s, const std::vector<Tensor>& v) { for (auto& t : v) s.push_back(t.sizes()); }
+inline void note(Shapes& s, const TensorIter& it) {
+  if (it.operands) for (int i = 1; i < it.nops; ++i) s.push_back(it.operands[i]->sizes());
+}
+template <typename T> void note(Shapes&, const T&) {}
+
+// Note [Profiled kernels]: while the profiler is on, kernel<F>() pushes the looked-up kernel on
+// `pending` and returns the trampoline `call`, which records the op's scope and runs it.
+template <typename F> struct Kernel;
+template <typename R, typename... A> struct Kernel<R (*)(A...)> {
+  static inline thread_local std::vector<std::pair<Op, R (*)(A...)>> pending;
+  static R call(A... a) {
+    namespace prof = autograd::profiler;
+    AG_CHECK(!pending.empty(), "profiler: a profiled kernel was called without its lookup");
+    auto [op, fn] = pending.back();
+    pending.pop_back();
+    prof::RecordScope scope(std::string("aten::") + op_name(op), prof::Kind::Op, -1);
+    if (scope.handle >= 0 && (prof::config().record_shapes || prof::config().with_flops)) {
+      Shapes s;
+      (note(s, a), ...);
+      prof::set_shapes(scope.handle, op, std::move(s));
+    }
+    return fn(std::forward<A>(a)...);
+  }
+};
+}  // namespace profiled
+
+// The kernel of `op` on `dev`, typed by its family: kernel<ReduceKernel>(Op::sum, dev).
+template <typename Fn> Fn kernel(Op op, Device dev) {
+  if (__builtin_expect(op_family(op) != FamilyOf<Fn>::value, 0)) throw_wrong_family(op, FamilyOf<Fn>::value);
+  Fn fn = KernelTable<Fn>::slots[static_cast<int>(op)][static_cast<int>(dev.type)];
+  if (__builtin_expect(!fn, 0)) throw_no_kernel(op, dev.type);
+  if (__builtin_expect(autograd::profiler::enabled(), 0)) {
+    profiled::Kernel<Fn>::pending.emplace_back(op, fn);
+    return &profiled::Kernel<Fn>::call;
+  }
+  return fn;
+}
+
+template <KernelFamily F> struct KernelRegistrar {
+  KernelRegistrar(Op op, DeviceType dev, typename KernelSig<F>::type fn) {
+    KernelTable<typename KernelSig<F>::type>::slots[static_cast<int>(op)][static_cast<int>(dev)] = fn;
+  }
+};
+// Registers FN as OP's kernel on DEV; FN must have the function type of OP's kernel family.
+#define AG_REGISTER_KERNEL(OP, DEV, FN)                                                                     \
+  static_assert(::ampgrad::op_family(::ampgrad::Op::OP) != ::ampgrad::KernelFamily::NONE,                  \
+                "op " #OP " has no kernel family in ops/op_list.def");                                    \
+  static ::ampgrad::KernelRegistrar<::ampgrad::op_family(::ampgrad::Op::OP)> AG_CONCAT(ag_reg_, __COUNTER__)( \
+      ::ampgrad::Op::OP, ::ampgrad::DeviceType::DEV, FN)
+#define AG_CONCAT_(a, b) a##b
+#define AG_CONCAT(a, b) AG_CONCAT_(a, b)
 }  // namespace ampgrad
 
 namespace ampgrad {

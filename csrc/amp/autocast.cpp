@@ -44,7 +44,7 @@ Tensor cached_cast(const Tensor& t, ScalarType dtype) {
   return r;
 }
 
-static void apply_impl(Op op, Tensor** args, size_t n) {
+void apply(Op op, Tensor* const* args, size_t n) {
   auto& s = state();
   for (int d = 0; d < kNumDeviceTypes; ++d) {
     if (!s.enabled[d]) continue;
@@ -81,21 +81,13 @@ static void apply_impl(Op op, Tensor** args, size_t n) {
   }
 }
 
-void apply(Op op, std::initializer_list<Tensor*> args) {
-  apply_impl(op, const_cast<Tensor**>(args.begin()), args.size());
-}
-
-void apply(Op op, std::vector<Tensor>& args) {
-  std::vector<Tensor*> ptrs;
-  for (auto& a : args) ptrs.push_back(&a);
-  apply_impl(op, ptrs.data(), ptrs.size());
-}
 
 std::optional<ScalarType> set_opt_dtype(Op op, const Tensor& a, std::optional<ScalarType> dtype) {
   if (dtype || !any_enabled()) return dtype;
   auto& s = state();
   int d = static_cast<int>(a.device().type);
-  if (s.enabled[d] && op_policy(op, d) == AmpPolicy::FP32_SET_OPT && is_eligible(a, a.device().type))
+  AmpPolicy p = s.enabled[d] ? op_policy(op, d) : AmpPolicy::NONE;
+  if ((p == AmpPolicy::FP32_SET_OPT || p == AmpPolicy::FP32_APPEND) && is_eligible(a, a.device().type))
     return ScalarType::Float32;
   return dtype;
 }

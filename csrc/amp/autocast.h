@@ -1,5 +1,11 @@
-// Autocast: thread-local state per device type, the policy lookup and the cast of eligible
-// arguments. Ops call AG_AUTOCAST(op, args...) first; with autocast off it costs one load.
+// Autocast: thread-local state per device type, the policy lookup and the cast of eligible arguments.
+// Note [Autocast gate]: the policy column of the op table is applied in one place, the gate an op is
+// entered through (as torch's Autocast dispatch key): bindings register ops with def_op<Op::x> /
+// gated<Op::x> (bindings/gate.h), ops composed in Python with @engine_op("x") (python/ampgrad/
+// _op_gate.py, which calls _C._autocast_gate). The gate casts the call's tensor arguments per the
+// row's policy (apply), fills an unset dtype= for fp32_set_opt_dtype / fp32_append_dtype rows, and
+// then runs the op with autocast excluded (ExcludeGuard), so the ops it is composed of are not cast
+// again (torch's ExcludeDispatchKeyGuard in its autocast wrappers). Op front ends never cast.
 #pragma once
 #include <initializer_list>
 #include <optional>
@@ -14,13 +20,22 @@ struct State {
   ScalarType dtype[kNumDeviceTypes] = {ScalarType::BFloat16, ScalarType::Float16};
   bool cache_enabled = true;
   int nesting = 0;
+  bool excluded = false;  // inside a gated op (Note [Autocast gate])
 };
 State& state();
 inline bool any_enabled() { auto& s = state(); return s.enabled[0] || s.enabled[1]; }
+// The gate casts only when some device's autocast is on and no gated op is running.
+inline bool gate_open() { auto& s = state(); return (s.enabled[0] || s.enabled[1]) && !s.excluded; }
+struct ExcludeGuard {
+  bool prev;
+  ExcludeGuard() : prev(state().excluded) { state().excluded = true; }
+  ~ExcludeGuard() { state().excluded = prev; }
+  ExcludeGuard(const ExcludeGuard&) = delete;
+  ExcludeGuard& operator=(const ExcludeGuard&) = delete;
+};
 
 // Casts the eligible tensors among `args` in place (the caller's local copies) per op's policy.
-void apply(Op op, std::initializer_list<Tensor*> args);
-void apply(Op op, std::vector<Tensor>& args);
+void apply(Op op, Tensor* const* args, size_t n);
 // fp32_set_opt_dtype: the dtype an op with an optional `dtype=` runs in under autocast.
 std::optional<ScalarType> set_opt_dtype(Op op, const Tensor& a, std::optional<ScalarType> dtype);
 Tensor cached_cast(const Tensor& t, ScalarType dtype);
@@ -29,5 +44,3 @@ size_t cache_size();
 bool is_eligible(const Tensor& t, DeviceType dev);
 
 }  // namespace ampgrad::amp
-
-#define AG_AUTOCAST(op, ...) do { if (::ampgrad::amp::any_enabled()) ::ampgrad::amp::apply(op, {__VA_ARGS__}); } while (0)

@@ -188,13 +188,5 @@ void set_shapes(int64_t handle, Op op, Shapes&& shapes) {
   if (g_config.record_shapes) e.shapes = std::move(shapes);
 }
 
-void push_kernel(Op op, void* fn) { t_kernels.emplace_back(op, fn); }
-
-std::pair<Op, void*> pop_kernel() {
-  AG_CHECK(!t_kernels.empty(), "profiler: a profiled kernel was called without its lookup");
-  auto k = t_kernels.back();
-  t_kernels.pop_back();
-  return k;
-}
 
 }  // namespace ampgrad::autograd::profiler

@@ -53,8 +53,6 @@ void set_shapes(int64_t handle, Op op, Shapes&& shapes);
 // trampoline that pops it when called. Callers call the kernel right after the lookup; an
 // argument expression may itself run a kernel, and that nested lookup + call pops its own entry
 // first (a stack, not a slot).
-void push_kernel(Op op, void* fn);
-std::pair<Op, void*> pop_kernel();
 
 struct RecordScope {
   int64_t handle = -1;

@@ -5,6 +5,7 @@
 // (same names, same behaviour); errors go through pybind11's exception translators, so every
 // exception type is the one the pybind11 path raises.
 #include "bindings/convert.h"
+#include "bindings/gate.h"
 #include "ops/internal.h"
 
 namespace ampgrad::bind {
@@ -20,10 +21,11 @@ PyObject* result(const Tensor& t) {
   return py::detail::make_caster<Tensor>::cast(t, py::return_value_policy::move, {}).ptr();
 }
 
-template <Tensor (*F)(const Tensor&)>
+// Behind the op's autocast gate (Note [Autocast gate]); for an op without a policy, F itself.
+template <Op op, Tensor (*F)(const Tensor&)>
 PyObject* unary(PyObject* self, PyObject*) {
   try {
-    return result(F(self_of(self)));
+    return result(gated<op>([](const Tensor& a) { return F(a); })(self_of(self)));
   } catch (...) {
     py::detail::try_translate_exceptions();
     return nullptr;
@@ -61,14 +63,14 @@ void install(py::handle cls, const char* name, PyCFunction fn, int flags) {
 
 void init_fast_methods(py::module_& m) {
   py::object cls = m.attr("Tensor");
-#define AG_FAST_U(name) install(cls, #name, unary<&name>, METH_NOARGS);
-  AG_FAST_U(neg) AG_FAST_U(exp) AG_FAST_U(exp2) AG_FAST_U(expm1) AG_FAST_U(log) AG_FAST_U(log2) AG_FAST_U(log10)
-  AG_FAST_U(log1p) AG_FAST_U(sqrt) AG_FAST_U(rsqrt) AG_FAST_U(reciprocal) AG_FAST_U(abs) AG_FAST_U(sign) AG_FAST_U(sin)
-  AG_FAST_U(cos) AG_FAST_U(tan) AG_FAST_U(asin) AG_FAST_U(acos) AG_FAST_U(atan) AG_FAST_U(sinh) AG_FAST_U(cosh)
-  AG_FAST_U(tanh) AG_FAST_U(sigmoid) AG_FAST_U(relu) AG_FAST_U(silu) AG_FAST_U(erf) AG_FAST_U(erfinv) AG_FAST_U(floor)
-  AG_FAST_U(ceil) AG_FAST_U(trunc) AG_FAST_U(frac)
-#undef AG_FAST_U
-  install(cls, "__neg__", unary<&neg>, METH_NOARGS);
+#define AG_API_GEN(x) x
+#define AG_API_CUSTOM(x)
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(install(cls, #name, unary<Op::name, &name>, METH_NOARGS);)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+#undef AG_API_GEN
+#undef AG_API_CUSTOM
+  install(cls, "__neg__", unary<Op::neg, &neg>, METH_NOARGS);
   install(cls, "__add__", binary<&add2, false>, METH_O);
   install(cls, "__radd__", binary<&add2, true>, METH_O);
   install(cls, "__sub__", binary<&sub2, false>, METH_O);

@@ -2,9 +2,9 @@
 // that torch does with overloads (dim as int or tuple, Tensor-or-number operands) is done here
 // once; richer Python-side parsing lives in python/ampgrad/.
 #include "core/overlap.h"
-#include <unordered_map>
 #include "autograd/grad_mode.h"
 #include "bindings/convert.h"
+#include "bindings/gate.h"
 #include "ops/internal.h"
 
 namespace ampgrad::bind {
@@ -38,14 +38,23 @@ std::optional<ScalarType> opt_dtype(py::handle h) {
 void init_ops(py::module_& m) {
   auto cls = py::reinterpret_borrow<py::class_<TensorImpl, std::shared_ptr<TensorImpl>>>(m.attr("Tensor"));
 
+  // The plain unary ops, one per GEN row of the op table (Note [Op table]): ampgrad.name,
+  // Tensor.name and Tensor.name_ (the fast Tensor.name of bindings/fast_methods.cpp replaces the method).
 #define AG_U(name) \
-  def_both(m, cls, #name, [](const Tensor& a) { return name(a); }); \
+  def_op<Op::name>(m, cls, #name, [](const Tensor& a) { return name(a); }); \
   cls.def(#name "_", inplace([](Tensor& t) { name##_(t); }));
-  AG_U(neg) AG_U(exp) AG_U(exp2) AG_U(expm1) AG_U(log) AG_U(log2) AG_U(log10) AG_U(log1p) AG_U(sqrt) AG_U(rsqrt)
-  AG_U(reciprocal) AG_U(abs) AG_U(sign) AG_U(sin) AG_U(cos) AG_U(tan) AG_U(asin) AG_U(acos) AG_U(atan) AG_U(sinh)
-  AG_U(cosh) AG_U(tanh) AG_U(sigmoid) AG_U(relu) AG_U(silu) AG_U(erf) AG_U(erfinv) AG_U(floor) AG_U(ceil) AG_U(trunc)
-  AG_U(frac) AG_U(logical_not) AG_U(bitwise_not)
+#define AG_API_GEN(x) x
+#define AG_API_CUSTOM(x)
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(AG_U(name))
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+#undef AG_API_GEN
+#undef AG_API_CUSTOM
 #undef AG_U
+  def_both(m, cls, "logical_not", [](const Tensor& a) { return logical_not(a); });
+  cls.def("logical_not_", inplace([](Tensor& t) { logical_not_(t); }));
+  def_both(m, cls, "bitwise_not", [](const Tensor& a) { return bitwise_not(a); });
+  cls.def("bitwise_not_", inplace([](Tensor& t) { bitwise_not_(t); }));
   m.attr("negative") = m.attr("neg"); cls.attr("negative") = cls.attr("neg");
   m.attr("arcsin") = m.attr("asin"); m.attr("arccos") = m.attr("acos"); m.attr("arctan") = m.attr("atan");
   m.attr("absolute") = m.attr("abs"); m.attr("fix") = m.attr("trunc");
@@ -60,7 +69,7 @@ void init_ops(py::module_& m) {
     return nan_to_num(a, n, p, q);
   }, py::arg("nan") = 0.0, py::arg("posinf") = py::none(), py::arg("neginf") = py::none());
   m.def("_gelu", [](const Tensor& a, const std::string& approx) { return gelu(a, approx); });
-  m.def("_softplus", [](const Tensor& a, double beta, double threshold) { return softplus(a, beta, threshold); });
+  m.def("_softplus", gated<Op::softplus>([](const Tensor& a, double beta, double threshold) { return softplus(a, beta, threshold); }));
 
   auto clamp_fn = [](const Tensor& a, py::object lo, py::object hi) {
     if (is_tensor(lo) || is_tensor(hi)) {
@@ -114,12 +123,12 @@ void init_ops(py::module_& m) {
   // NUMS: torch has Scalar overloads for both operands; OTHER: for `other` only; NONE: tensors only.
   enum ScalarArgs { NUMS, OTHER, NONE };
 #define AG_B(name, scalars, expr)                                                                                     \
-  m.def(#name, [](py::handle a, py::handle b) {                                                                      \
+  m.def(#name, gated<Op::name>([](py::handle a, py::handle b) {                                                     \
     Tensor x = binary_arg(a, #name, "input", 1, scalars == NUMS), y = binary_arg(b, #name, "other", 2, scalars != NONE); \
-    return expr; }, py::arg("input"), py::arg("other"));                                                            \
-  cls.def(#name, [](py::handle a, py::handle b) {                                                                    \
+    return expr; }), py::arg("input"), py::arg("other"));                                                           \
+  cls.def(#name, gated<Op::name>([](py::handle a, py::handle b) {                                                   \
     Tensor x = binary_arg(a, #name, "input", 1, true), y = binary_arg(b, #name, "other", 1, scalars != NONE);          \
-    return expr; }, py::arg("other"));
+    return expr; }), py::arg("other"));
   AG_B(mul, NUMS, mul(x, y)) AG_B(maximum, NONE, maximum(x, y)) AG_B(minimum, NONE, minimum(x, y))
   AG_B(fmod, OTHER, fmod(x, y)) AG_B(remainder, NUMS, remainder(x, y)) AG_B(eq, OTHER, compare(Op::eq, x, y))
   AG_B(ne, OTHER, compare(Op::ne, x, y)) AG_B(lt, OTHER, compare(Op::lt, x, y)) AG_B(le, OTHER, compare(Op::le, x, y))
@@ -129,11 +138,7 @@ void init_ops(py::module_& m) {
   AG_B(bitwise_or, NUMS, bitwise(Op::bitwise_or, x, y)) AG_B(bitwise_xor, NUMS, bitwise(Op::bitwise_xor, x, y))
   AG_B(atan2, NONE, atan2(x, y))
 #undef AG_B
-  auto pow_fn = [](py::handle a, py::handle b) {
-    Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b);
-    AG_AUTOCAST(Op::pow, &x, &y);
-    return pow(x, y);
-  };
+  auto pow_fn = gated<Op::pow>([](py::handle a, py::handle b) { return pow(tensor_or_scalar(a), tensor_or_scalar(b)); });
   m.def("pow", pow_fn, py::arg("input"), py::arg("exponent"));
   cls.def("pow", pow_fn, py::arg("exponent"));
   for (const char* alias : {"multiply"}) { m.attr(alias) = m.attr("mul"); cls.attr(alias) = cls.attr("mul"); }
@@ -181,10 +186,10 @@ void init_ops(py::module_& m) {
   }, py::arg("end"), py::arg("weight"));
   auto addcmul_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcmul(s, a, b, scalar_from_handle(v)); };
   auto addcdiv_fn = [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle v) { return addcdiv(s, a, b, scalar_from_handle(v)); };
-  m.def("addcmul", addcmul_fn, py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
-  cls.def("addcmul", addcmul_fn, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
-  m.def("addcdiv", addcdiv_fn, py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
-  cls.def("addcdiv", addcdiv_fn, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  m.def("addcmul", gated<Op::addcmul>(addcmul_fn), py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  cls.def("addcmul", gated<Op::addcmul>(addcmul_fn), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  m.def("addcdiv", gated<Op::addcdiv>(addcdiv_fn), py::arg("input"), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
+  cls.def("addcdiv", gated<Op::addcdiv>(addcdiv_fn), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   cls.def("addcmul_", [addcmul_fn](py::object self, const Tensor& a, const Tensor& b, py::handle v) {
     Tensor t = self.cast<Tensor>(); apply_inplace(t, [&] { return addcmul_fn(t, a, b, v); }, "addcmul_", {&a, &b}); return self;
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
@@ -193,9 +198,9 @@ void init_ops(py::module_& m) {
   }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
 
   // ---- reductions (Python wraps max/min overloads and the dim=None/tuple forms)
-  m.def("_sum", [](const Tensor& a, py::handle dim, bool keepdim, py::handle dtype) { return sum(a, dims_from_handle(dim), keepdim, opt_dtype(dtype)); });
+  m.def("_sum", gated<Op::sum>([](const Tensor& a, py::handle dim, bool keepdim, std::optional<ScalarType> dtype) { return sum(a, dims_from_handle(dim), keepdim, dtype); }));
   m.def("_mean", [](const Tensor& a, py::handle dim, bool keepdim, py::handle dtype) { return mean(a, dims_from_handle(dim), keepdim, opt_dtype(dtype)); });
-  m.def("_prod", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim, py::handle dtype) { return prod(a, dim, keepdim, opt_dtype(dtype)); });
+  m.def("_prod", gated<Op::prod>([](const Tensor& a, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) { return prod(a, dim, keepdim, dtype); }));
   m.def("_max_dim", [](const Tensor& a, int64_t dim, bool keepdim) { return max_dim(a, dim, keepdim); });
   m.def("_min_dim", [](const Tensor& a, int64_t dim, bool keepdim) { return min_dim(a, dim, keepdim); });
   m.def("_max_all", [](const Tensor& a) { return max_all(a); });
@@ -206,32 +211,32 @@ void init_ops(py::module_& m) {
   m.def("_argmin", [](const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return argmin(a, dim, keepdim); });
   m.def("_var", [](const Tensor& a, py::handle dim, double correction, bool keepdim) { return var(a, dims_from_handle(dim), correction, keepdim); });
   m.def("_std", [](const Tensor& a, py::handle dim, double correction, bool keepdim) { return std(a, dims_from_handle(dim), correction, keepdim); });
-  m.def("_norm", [](const Tensor& a, double p, py::handle dim, bool keepdim, py::handle dtype) { return norm(a, p, dims_from_handle(dim), keepdim, opt_dtype(dtype)); });
+  m.def("_norm", gated<Op::norm>([](const Tensor& a, double p, py::handle dim, bool keepdim, std::optional<ScalarType> dtype) { return norm(a, p, dims_from_handle(dim), keepdim, dtype); }));
   m.def("_logsumexp", [](const Tensor& a, py::handle dim, bool keepdim) { return logsumexp(a, int_list(dim, "dim"), keepdim); });
-  m.def("_cumsum", [](const Tensor& a, int64_t dim, py::handle dtype) { return cumsum(a, dim, opt_dtype(dtype)); });
-  m.def("_cumprod", [](const Tensor& a, int64_t dim, py::handle dtype) { return cumprod(a, dim, opt_dtype(dtype)); });
+  m.def("_cumsum", gated<Op::cumsum>([](const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return cumsum(a, dim, dtype); }));
+  m.def("_cumprod", gated<Op::cumprod>([](const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return cumprod(a, dim, dtype); }));
   m.def("_all", [](const Tensor& a, py::handle dim, bool keepdim) { return all(a, dims_from_handle(dim), keepdim); });
   m.def("_any", [](const Tensor& a, py::handle dim, bool keepdim) { return any(a, dims_from_handle(dim), keepdim); });
-  m.def("_softmax", [](const Tensor& a, int64_t dim, py::handle dtype) { return softmax(a, dim, opt_dtype(dtype)); });
-  m.def("_log_softmax", [](const Tensor& a, int64_t dim, py::handle dtype) { return log_softmax(a, dim, opt_dtype(dtype)); });
+  m.def("_softmax", gated<Op::softmax>([](const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return softmax(a, dim, dtype); }));
+  m.def("_log_softmax", gated<Op::log_softmax>([](const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return log_softmax(a, dim, dtype); }));
 
   // ---- linear algebra
-  def_both(m, cls, "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("other"));
-  def_both(m, cls, "mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, py::arg("mat2"));
-  def_both(m, cls, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, py::arg("mat2"));
-  def_both(m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); }, py::arg("vec"));
-  def_both(m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, py::arg("tensor"));
+  def_op<Op::matmul>(m, cls, "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("other"));
+  def_op<Op::mm>(m, cls, "mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, py::arg("mat2"));
+  def_op<Op::bmm>(m, cls, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, py::arg("mat2"));
+  def_op<Op::mv>(m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); }, py::arg("vec"));
+  def_op<Op::dot>(m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, py::arg("tensor"));
   def_both(m, cls, "inner", [](const Tensor& a, const Tensor& b) { return inner(a, b); }, py::arg("other"));
   def_both(m, cls, "outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, py::arg("vec2"));
   m.attr("ger") = m.attr("outer"); cls.attr("ger") = cls.attr("outer");
 #define AG_ADDMM(name, a1, a2)                                                                                                \
-  def_both(m, cls, #name, [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha) {          \
+  def_op<Op::name>(m, cls, #name, [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha) {   \
     return name(s, a, b, scalar_from_handle(beta), scalar_from_handle(alpha));                                                \
   }, py::arg(a1), py::arg(a2), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
   AG_ADDMM(addmm, "mat1", "mat2") AG_ADDMM(addmv, "mat", "vec") AG_ADDMM(addr, "vec1", "vec2")
   AG_ADDMM(addbmm, "batch1", "batch2") AG_ADDMM(baddbmm, "batch1", "batch2")
 #undef AG_ADDMM
-  m.def("_linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) { return linear(x, w, b); });
+  m.def("_linear", gated<Op::linear>([](const Tensor& x, const Tensor& w, std::optional<Tensor> b) { return linear(x, w, b); }));
   m.def("_addmm_activation", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha,
                                  bool use_gelu) {
     return addmm_activation(s, a, b, scalar_from_handle(beta), scalar_from_handle(alpha), use_gelu);
@@ -279,9 +284,9 @@ void init_ops(py::module_& m) {
     if (n == 0) return as_tuple(std::vector<Tensor>(chunks, alias(a)));  // torch: `chunks` empty pieces
     return as_tuple(split(a, (n + chunks - 1) / chunks, dd));
   }, py::arg("chunks"), py::arg("dim") = 0);
-  m.def("cat", [](const std::vector<Tensor>& ts, int64_t d) { return cat(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("cat", gated<Op::cat>([](const std::vector<Tensor>& ts, int64_t d) { return cat(ts, d); }), py::arg("tensors"), py::arg("dim") = 0);
   m.attr("concat") = m.attr("cat"); m.attr("concatenate") = m.attr("cat");
-  m.def("stack", [](const std::vector<Tensor>& ts, int64_t d) { return stack(ts, d); }, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("stack", gated<Op::stack>([](const std::vector<Tensor>& ts, int64_t d) { return stack(ts, d); }), py::arg("tensors"), py::arg("dim") = 0);
   def_both(m, cls, "gather", [](const Tensor& a, int64_t d, const Tensor& i, bool) { return gather(a, d, i); }, py::arg("dim"), py::arg("index"),
            py::kw_only(), py::arg("sparse_grad") = false);  // sparse_grad=True: a dense gradient here
   auto scatter_fn = [](const Tensor& a, int64_t d, const Tensor& i, py::handle src, std::optional<std::string> reduce) {
@@ -296,13 +301,13 @@ void init_ops(py::module_& m) {
     apply_inplace(t, [&] { return scatter_fn(t, d, i, src, reduce); }, "scatter_", {&s, &i});
     return self;
   }, py::arg("dim"), py::arg("index"), py::arg("src"), py::kw_only(), py::arg("reduce") = py::none());
-  def_both(m, cls, "scatter_add", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return scatter_add(a, d, i, s); },
+  def_op<Op::scatter_add>(m, cls, "scatter_add", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return scatter_add(a, d, i, s); },
            py::arg("dim"), py::arg("index"), py::arg("src"));
   def_both(m, cls, "index_select", [](const Tensor& a, int64_t d, const Tensor& i) { return index_select(a, d, i); }, py::arg("dim"), py::arg("index"));
   def_both(m, cls, "index_add", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s, py::handle alpha) {
     return index_add(a, d, i, s, scalar_from_handle(alpha));
   }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
-  def_both(m, cls, "index_copy", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return index_copy(a, d, i, s); },
+  def_op<Op::index_copy>(m, cls, "index_copy", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return index_copy(a, d, i, s); },
            py::arg("dim"), py::arg("index"), py::arg("source"));
   def_both(m, cls, "masked_fill", [](const Tensor& a, const Tensor& mask, py::handle v) {
     return masked_fill(a, mask, is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v)));
@@ -315,7 +320,7 @@ void init_ops(py::module_& m) {
   def_both(m, cls, "roll", [](const Tensor& a, py::handle shifts, py::handle dims) {
     return roll(a, int_list(shifts, "shifts"), dims.is_none() ? IntList{} : int_list(dims, "dims"));
   }, py::arg("shifts"), py::arg("dims") = py::none());
-  m.def("_index_put", [](const Tensor& a, const std::vector<std::optional<Tensor>>& idx, const Tensor& v, bool acc) { return index_put(a, idx, v, acc); });
+  m.def("_index_put", gated<Op::index_put>([](const Tensor& a, const std::vector<std::optional<Tensor>>& idx, const Tensor& v, bool acc) { return index_put(a, idx, v, acc); }));
 
   // In-place shape/index methods computed out of place (Note [In-place ops]).
 #define AG_IP(name, call, ...)                                                                        \
@@ -378,21 +383,74 @@ void init_ops(py::module_& m) {
     return result_type({&x, &y});
   });
   m.def("_wrap_scalar", [](py::handle v) { return wrap_scalar(scalar_from_handle(v)); });
-  // Autocast hook for ops composed in Python: casts per the named op row's policy (Note [Op table]).
-  m.def("_autocast", [](const std::string& name, std::vector<std::optional<Tensor>> ts) {
-    if (!amp::any_enabled()) return ts;
-    static std::unordered_map<std::string, Op> ops = [] {
-      std::unordered_map<std::string, Op> r;
-      for (int i = 0; i < kNumOps; ++i) r[op_name(static_cast<Op>(i))] = static_cast<Op>(i);
-      return r;
-    }();
-    auto it = ops.find(name);
-    AG_CHECK(it != ops.end(), "_autocast: unknown op '", name, "'");
-    std::vector<Tensor> args;
-    for (auto& t : ts) args.push_back(t ? *t : Tensor());
-    amp::apply(it->second, args);
-    for (size_t i = 0; i < ts.size(); ++i) if (ts[i]) ts[i] = args[i];
-    return ts;
+  // The gate of the ops composed in Python (@engine_op in python/ampgrad/_op_gate.py; Note [Autocast gate]):
+  // fn(*args, **kwargs) with the tensors among args, kwargs and their lists cast per op's row, and
+  // autocast excluded while fn runs.
+  m.def("_autocast_gate", [](int op_id, py::handle fn, py::tuple args, py::dict kwargs) -> py::object {
+    if (!amp::gate_open()) return fn(*args, **kwargs);
+    // Each argument is a value or a list/tuple of values; the walk rewrites the ones it casts.
+    struct Arg { py::object key; std::vector<py::object> items; int seq = 0; };  // seq: 0 value, 1 list, 2 tuple
+    std::vector<Arg> all;
+    auto take = [&](py::object key, py::handle v) {
+      Arg a{std::move(key), {}, PyList_Check(v.ptr()) ? 1 : PyTuple_Check(v.ptr()) ? 2 : 0};
+      if (a.seq) for (py::handle x : v) a.items.push_back(py::reinterpret_borrow<py::object>(x));
+      else a.items.push_back(py::reinterpret_borrow<py::object>(v));
+      all.push_back(std::move(a));
+    };
+    for (py::handle v : args) take(py::none(), v);
+    for (auto kv : kwargs) take(py::reinterpret_borrow<py::object>(kv.first), kv.second);
+    PyGateArgs walk;
+    for (auto& a : all)
+      for (auto& x : a.items) walk.add(x);
+    walk.cast(static_cast<Op>(op_id));
+    auto value = [](Arg& a) -> py::object {
+      if (!a.seq) return a.items[0];
+      py::list l;
+      for (auto& x : a.items) l.append(x);
+      return a.seq == 1 ? py::object(l) : py::object(py::tuple(l));
+    };
+    py::list new_args;
+    py::dict new_kwargs;
+    for (auto& a : all) {
+      if (a.key.is_none()) new_args.append(value(a));
+      else new_kwargs[a.key] = value(a);
+    }
+    amp::ExcludeGuard excluded;
+    return fn(*py::tuple(new_args), **new_kwargs);
+  });
+  m.def("_op_id", [](const std::string& name) {
+    for (int i = 0; i < kNumOps; ++i)
+      if (name == op_name(static_cast<Op>(i))) return i;
+    AG_THROW(ValueError, "no op '", name, "' in the op table");
+  });
+  m.def("_op_has_autocast_policy", [](int op_id) { return has_autocast_policy(static_cast<Op>(op_id)); });
+  // The op table for Python and the tests (Note [Op table]): (name, kernel family, cpu policy, cuda policy,
+  // has a CPU kernel) per row, in Op order.
+  m.def("_op_table", [] {
+    static const char* policies[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned"};
+    static const char* families[] = {"none", "elementwise", "reduce", "gemm", "gemm_bias", "index_gather", "index_put", "nonzero",
+                                     "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step"};
+    static_assert(sizeof(families) / sizeof(families[0]) == static_cast<int>(KernelFamily::kCount));
+    py::list rows;
+    for (int i = 0; i < kNumOps; ++i) {
+      Op op = static_cast<Op>(i);
+      rows.append(py::make_tuple(op_name(op), families[static_cast<int>(op_family(op))],
+                                 policies[static_cast<int>(op_policy(op, 0))], policies[static_cast<int>(op_policy(op, 1))],
+                                 has_kernel(op, DeviceType::CPU)));
+    }
+    return rows;
+  });
+  // The names of the generated plain unary ops (Note [Op table]), for ampgrad's namespace.
+  m.def("_unary_ops", [] {
+    py::list names;
+#define AG_API_GEN(x) x
+#define AG_API_CUSTOM(x)
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(names.append(#name);)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+#undef AG_API_GEN
+#undef AG_API_CUSTOM
+    return names;
   });
   m.def("broadcast_shapes_", [](py::handle a, py::handle b) { return broadcast_shapes(int_list(a, "shape"), int_list(b, "shape")); });
 }

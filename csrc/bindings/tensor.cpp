@@ -4,6 +4,7 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "bindings/convert.h"
+#include "bindings/gate.h"
 #include "ops/internal.h"
 
 namespace ampgrad::bind {
@@ -193,15 +194,13 @@ void init_tensor(py::module_& m) {
       .def("__rmul__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return mul(x, y); }); })
       .def("__imul__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::mul, x, y); }); })
       .def("__truediv__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return div(x, y); }); })
-      .def("__rtruediv__", [](const Tensor& a, py::handle b) {
+      .def("__rtruediv__", gated<Op::rtruediv>([](const Tensor& a, py::handle b) {
         return rbinop(a, b, [](const Tensor& x, const Tensor& y) {
-          Tensor xx = x, yy = y;
-          AG_AUTOCAST(Op::rtruediv, &xx, &yy);
           // torch computes number / tensor as tensor.reciprocal() * number (the reciprocal rounds
           // to the tensor's dtype first, which shows in fp16/bf16).
-          return mul(reciprocal(yy), xx);
+          return mul(reciprocal(y), x);
         });
-      })
+      }))
       .def("__itruediv__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::div, x, y); }); })
       .def("__floordiv__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return div(x, y, "floor"); }); })
       .def("__rfloordiv__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return div(x, y, "floor"); }); })
@@ -209,21 +208,21 @@ void init_tensor(py::module_& m) {
       .def("__mod__", [](const Tensor& a, py::handle b) { return binop(a, b, [](const Tensor& x, const Tensor& y) { return remainder(x, y); }); })
       .def("__rmod__", [](const Tensor& a, py::handle b) { return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return remainder(x, y); }); })
       .def("__imod__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::remainder, x, y); }); })
-      .def("__pow__", [](const Tensor& a, py::handle b, py::object) {
-        return binop(a, b, [](const Tensor& x, const Tensor& y) { Tensor xx = x, yy = y; AG_AUTOCAST(Op::pow, &xx, &yy); return pow(xx, yy); });
-      }, py::arg("other"), py::arg("mod") = py::none())
-      .def("__rpow__", [](const Tensor& a, py::handle b, py::object) {
-        return rbinop(a, b, [](const Tensor& x, const Tensor& y) { Tensor xx = x, yy = y; AG_AUTOCAST(Op::rpow, &xx, &yy); return pow(xx, yy); });
-      }, py::arg("other"), py::arg("mod") = py::none())
+      .def("__pow__", gated<Op::pow>([](const Tensor& a, py::handle b, py::object) {
+        return binop(a, b, [](const Tensor& x, const Tensor& y) { return pow(x, y); });
+      }), py::arg("other"), py::arg("mod") = py::none())
+      .def("__rpow__", gated<Op::rpow>([](const Tensor& a, py::handle b, py::object) {
+        return rbinop(a, b, [](const Tensor& x, const Tensor& y) { return pow(x, y); });
+      }), py::arg("other"), py::arg("mod") = py::none())
       .def("__ipow__", [](py::object a, py::handle b) { return ibinop(a, b, [](Tensor& x, const Tensor& y) { binary_(Op::pow, x, y); }); })
-      .def("__matmul__", [](const Tensor& a, py::handle b) -> py::object {
+      .def("__matmul__", gated<Op::matmul>([](const Tensor& a, py::handle b) -> py::object {
         if (!is_tensor(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
         return py::cast(matmul(a, b.cast<Tensor>()));
-      })
-      .def("__rmatmul__", [](const Tensor& a, py::handle b) -> py::object {
+      }))
+      .def("__rmatmul__", gated<Op::matmul>([](const Tensor& a, py::handle b) -> py::object {
         if (!is_tensor(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
         return py::cast(matmul(b.cast<Tensor>(), a));
-      })
+      }))
       .def("__neg__", [](const Tensor& a) { return neg(a); })
       .def("__pos__", [](const Tensor& a) { return a; })
       .def("__abs__", [](const Tensor& a) { return abs(a); })

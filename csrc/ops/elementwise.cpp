@@ -507,7 +507,6 @@ Tensor unary_impl(Op op, const Tensor& a0, bool to_float, const char* bw_name, S
                   std::function<variable_list(FunctionNode&, const variable_list&)> bw, const double* s = nullptr) {
   Tensor a = a0;
   check_unary_dtype(op, a.dtype());
-  AG_AUTOCAST(op, &a);
   if (to_float && !is_floating(a.dtype())) a = to_dtype(a, default_dtype());
   Tensor out = elementwise(op, a.sizes(), a.dtype(), {&a}, s);
   if (bw) fw_rule(out, {&a}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {save == OUT ? out : a}); });
@@ -527,7 +526,7 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622
 // grad is dropped where the result is <= 0, as torch does; `grad * (result > 0)` would keep it).
 Tensor relu_backward(const Tensor& g, const Tensor& out);
 
-#define AG_UNARY(name, to_float, bw_name, save, formula)                                              \
+#define AG_UNARY_GRAD(name, to_float, bw_name, save, formula)                                              \
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
   Tensor& name##_(Tensor& a) {                                                                        \
     check_unary_dtype(Op::name, a.dtype());                                                           \
@@ -539,40 +538,40 @@ Tensor relu_backward(const Tensor& g, const Tensor& out);
     }                                                                                                 \
     return apply_inplace(a, [&] { return name(a); }, #name "_");                                      \
   }
-#define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY(name, false, bw_name, NONE_, zeros_like(g[0]))
+#define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY_GRAD(name, false, bw_name, NONE_, zeros_like(g[0]))
 
-AG_UNARY(neg, false, "NegBackward0", NONE_, -g[0])
-AG_UNARY(exp, true, "ExpBackward0", OUT, g[0] * x)
-AG_UNARY(exp2, true, "Exp2Backward0", OUT, g[0] * x * kLn2)
-AG_UNARY(expm1, true, "Expm1Backward0", OUT, g[0] * (x + 1.0))
-AG_UNARY(log, true, "LogBackward0", IN, g[0] / x)
-AG_UNARY(log2, true, "Log2Backward0", IN, g[0] / (x * kLn2))
-AG_UNARY(log10, true, "Log10Backward0", IN, g[0] / (x * kLn10))
-AG_UNARY(log1p, true, "Log1PBackward0", IN, g[0] / (x + 1.0))
-AG_UNARY(sqrt, true, "SqrtBackward0", OUT, g[0] / (x * 2.0))
-AG_UNARY(rsqrt, true, "RsqrtBackward0", OUT, g[0] * x * x * x * -0.5)
-AG_UNARY(reciprocal, true, "ReciprocalBackward0", OUT, -g[0] * x * x)
-AG_UNARY(abs, false, "AbsBackward0", IN, g[0] * sign(x))
-AG_UNARY(sign, false, "SignBackward0", NONE_, zeros_like(g[0]))
-AG_UNARY(sin, true, "SinBackward0", IN, g[0] * cos(x))
-AG_UNARY(cos, true, "CosBackward0", IN, -g[0] * sin(x))
-AG_UNARY(tan, true, "TanBackward0", OUT, g[0] * (x * x + 1.0))
-AG_UNARY(asin, true, "AsinBackward0", IN, g[0] * rsqrt(1.0 - x * x))
-AG_UNARY(acos, true, "AcosBackward0", IN, -g[0] * rsqrt(1.0 - x * x))
-AG_UNARY(atan, true, "AtanBackward0", IN, g[0] / (x * x + 1.0))
-AG_UNARY(sinh, true, "SinhBackward0", IN, g[0] * cosh(x))
-AG_UNARY(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
-AG_UNARY(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
-AG_UNARY(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
-AG_UNARY(relu, false, "ReluBackward0", OUT, relu_backward(g[0], x))
-AG_UNARY(silu, false, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
-AG_UNARY(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
-AG_UNARY(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
+AG_UNARY_GRAD(neg, false, "NegBackward0", NONE_, -g[0])
+AG_UNARY_GRAD(exp, true, "ExpBackward0", OUT, g[0] * x)
+AG_UNARY_GRAD(exp2, true, "Exp2Backward0", OUT, g[0] * x * kLn2)
+AG_UNARY_GRAD(expm1, true, "Expm1Backward0", OUT, g[0] * (x + 1.0))
+AG_UNARY_GRAD(log, true, "LogBackward0", IN, g[0] / x)
+AG_UNARY_GRAD(log2, true, "Log2Backward0", IN, g[0] / (x * kLn2))
+AG_UNARY_GRAD(log10, true, "Log10Backward0", IN, g[0] / (x * kLn10))
+AG_UNARY_GRAD(log1p, true, "Log1PBackward0", IN, g[0] / (x + 1.0))
+AG_UNARY_GRAD(sqrt, true, "SqrtBackward0", OUT, g[0] / (x * 2.0))
+AG_UNARY_GRAD(rsqrt, true, "RsqrtBackward0", OUT, g[0] * x * x * x * -0.5)
+AG_UNARY_GRAD(reciprocal, true, "ReciprocalBackward0", OUT, -g[0] * x * x)
+AG_UNARY_GRAD(abs, false, "AbsBackward0", IN, g[0] * sign(x))
+AG_UNARY_GRAD(sign, false, "SignBackward0", NONE_, zeros_like(g[0]))
+AG_UNARY_GRAD(sin, true, "SinBackward0", IN, g[0] * cos(x))
+AG_UNARY_GRAD(cos, true, "CosBackward0", IN, -g[0] * sin(x))
+AG_UNARY_GRAD(tan, true, "TanBackward0", OUT, g[0] * (x * x + 1.0))
+AG_UNARY_GRAD(asin, true, "AsinBackward0", IN, g[0] * rsqrt(1.0 - x * x))
+AG_UNARY_GRAD(acos, true, "AcosBackward0", IN, -g[0] * rsqrt(1.0 - x * x))
+AG_UNARY_GRAD(atan, true, "AtanBackward0", IN, g[0] / (x * x + 1.0))
+AG_UNARY_GRAD(sinh, true, "SinhBackward0", IN, g[0] * cosh(x))
+AG_UNARY_GRAD(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
+AG_UNARY_GRAD(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
+AG_UNARY_GRAD(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
+AG_UNARY_GRAD(relu, false, "ReluBackward0", OUT, relu_backward(g[0], x))
+AG_UNARY_GRAD(silu, false, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
+AG_UNARY_GRAD(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
+AG_UNARY_GRAD(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
 AG_UNARY_NOGRAD(floor, "FloorBackward0")
 AG_UNARY_NOGRAD(ceil, "CeilBackward0")
 AG_UNARY_NOGRAD(trunc, "TruncBackward0")
-AG_UNARY(frac, false, "FracBackward0", NONE_, g[0])
-AG_UNARY(bitwise_not, false, "", NONE_, g[0])
+AG_UNARY_GRAD(frac, false, "FracBackward0", NONE_, g[0])
+AG_UNARY_GRAD(bitwise_not, false, "", NONE_, g[0])
 
 // logical_not returns bool; in place it writes 0/1 in self's dtype.
 Tensor logical_not(const Tensor& a) { return elementwise(Op::logical_not, a.sizes(), ScalarType::Bool, {&a}); }
@@ -835,7 +834,6 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 
 Tensor atan2(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
-  AG_AUTOCAST(Op::atan2, &a, &b);
   Binary p = prepare(Op::atan2, a, b, true);
   Tensor out = run_binary(Op::atan2, p, p.dt);
   record2("Atan2Backward0", a, b, out, true, true, AG_BW {
@@ -1017,7 +1015,6 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
 
 static Tensor addc(Op op, const char* name, const Tensor& s0, const Tensor& t10, const Tensor& t20, Scalar value) {
   Tensor s = s0, t1 = t10, t2 = t20;
-  AG_AUTOCAST(op, &s, &t1, &t2);
   ScalarType dt = result_type({&s, &t1, &t2});
   if (op == Op::addcdiv)
     AG_CHECK(is_floating(dt), "Integer division with addcdiv is no longer supported, and in a future release addcdiv will "

@@ -98,7 +98,7 @@ Tensor& normal_(Tensor& t, double mean, double std) {
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device) {
   AG_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   Tensor t = empty(sizes, dtype, device);
-  kernel<RandomKernel>(Op::randperm, t.device())(t, static_cast<double>(low), static_cast<double>(high));
+  kernel<RandomKernel>(Op::randint, t.device())(t, static_cast<double>(low), static_cast<double>(high));
   return t;
 }
 

@@ -308,7 +308,6 @@ Tensor scatter(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& sr
 
 Tensor scatter_add(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor& src0) {
   Tensor a = a0, src = src0;
-  AG_AUTOCAST(Op::scatter_add, &a, &src);
   return scatter_impl("ScatterAddBackward0", a, dim, idx, src, true);
 }
 
@@ -351,7 +350,6 @@ Tensor index_add(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& 
 
 Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor& src0) {
   Tensor a = a0, src = src0;
-  AG_AUTOCAST(Op::index_copy, &a, &src);
   int64_t d = wrap_dim(dim, a.dim(), kScalarOk);
   AG_CHECK_INDEX(idx.dim() <= 1, "index_copy_(): Index should have dimension 1 or 0 (got ", idx.dim(), ")");
   AG_CHECK(idx.dtype() == ScalarType::Int64, "index_copy_(): Expected a long tensor for index, but got ", scalar_type_name(idx.dtype()));
@@ -389,7 +387,6 @@ Tensor nonzero(const Tensor& a) {
 Tensor cat(const std::vector<Tensor>& ts0, int64_t dim) {
   AG_CHECK_VALUE(!ts0.empty(), "torch.cat(): expected a non-empty list of Tensors");
   std::vector<Tensor> ts = ts0;
-  if (amp::any_enabled()) amp::apply(Op::cat, ts);
   std::vector<const Tensor*> ptrs;
   std::vector<Tensor> used;
   for (auto& t : ts) {
@@ -442,7 +439,6 @@ Tensor cat(const std::vector<Tensor>& ts0, int64_t dim) {
 Tensor stack(const std::vector<Tensor>& ts0, int64_t dim) {
   AG_CHECK(!ts0.empty(), "stack expects a non-empty TensorList");
   std::vector<Tensor> ts = ts0;
-  if (amp::any_enabled()) amp::apply(Op::stack, ts);
   int64_t d = wrap_dim(dim, ts[0].dim() + 1);
   std::vector<Tensor> us;
   for (size_t i = 0; i < ts.size(); ++i) {

@@ -1,6 +1,5 @@
 // Helpers shared by the op front ends (not public API).
 #pragma once
-#include "amp/autocast.h"
 #include "autograd/forward_ad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"

@@ -1,5 +1,6 @@
 // Matrix products. Everything lands on one batched GEMM kernel ([batch, m, k] @ [batch, k, n]
 // into a contiguous [batch, m, n] with beta/alpha); composite ops fold their batch dims into it.
+#include "amp/gate.h"
 #include "ops/internal.h"
 
 namespace ampgrad {
@@ -55,7 +56,6 @@ Tensor add_scaled(const Tensor& self, const Tensor& prod, Scalar beta, Scalar al
 
 Tensor mm(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
-  AG_AUTOCAST(Op::mm, &a, &b);
   AG_CHECK(a.dim() == 2, "self must be a matrix");
   AG_CHECK(b.dim() == 2, "mat2 must be a matrix");
   AG_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.sizes()[0], "x", a.sizes()[1], " and ",
@@ -77,7 +77,6 @@ Tensor mm(const Tensor& a0, const Tensor& b0) {
 
 Tensor bmm(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
-  AG_AUTOCAST(Op::bmm, &a, &b);
   AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
   AG_CHECK(a.sizes()[0] == b.sizes()[0] && a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [",
@@ -99,7 +98,6 @@ Tensor bmm(const Tensor& a0, const Tensor& b0) {
 
 Tensor mv(const Tensor& a0, const Tensor& v0) {
   Tensor a = a0, v = v0;
-  AG_AUTOCAST(Op::mv, &a, &v);
   AG_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got ", a.dim(), ", ", v.dim());
   AG_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input (", a.sizes()[0], "), mat (", a.sizes()[0], "x", a.sizes()[1],
            "), vec (", v.sizes()[0], ")");
@@ -121,7 +119,6 @@ Tensor mv(const Tensor& a0, const Tensor& v0) {
 
 Tensor dot(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
-  AG_AUTOCAST(Op::dot, &a, &b);
   AG_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
   AG_CHECK(a.sizes()[0] == b.sizes()[0], "inconsistent tensor size, expected tensor [", a.sizes()[0], "] and src [", b.sizes()[0],
            "] to have the same number of elements, but got ", a.sizes()[0], " and ", b.sizes()[0], " elements respectively");
@@ -148,7 +145,6 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 
 Tensor matmul(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
-  AG_AUTOCAST(Op::matmul, &a, &b);
   int64_t da = a.dim(), db = b.dim();
   AG_CHECK(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db, "D");
   if (da == 1 && db == 1) return dot(a, b);
@@ -185,7 +181,6 @@ Tensor matmul(const Tensor& a0, const Tensor& b0) {
 
 Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor s = s0, a = a0, b = b0;
-  AG_AUTOCAST(Op::addmm, &s, &a, &b);
   AG_CHECK(a.dim() == 2, "mat1 must be a matrix, got ", a.dim(), "-D tensor");
   AG_CHECK(b.dim() == 2, "mat2 must be a matrix, got ", b.dim(), "-D tensor");
   AG_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.sizes()[0], "x", a.sizes()[1], " and ",
@@ -231,7 +226,6 @@ Tensor addmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, 
 Tensor addmm_activation(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha, bool use_gelu) {
   if (use_gelu) return gelu(addmm(s0, a0, b0, beta, alpha), "tanh");
   Tensor s = s0, a = a0, b = b0;
-  AG_AUTOCAST(Op::addmm, &s, &a, &b);
   const double be = beta.to_double(), al = alpha.to_double();
   Tensor out;
   {
@@ -270,13 +264,11 @@ Tensor addmm_activation(const Tensor& s0, const Tensor& a0, const Tensor& b0, Sc
 
 Tensor addmv(const Tensor& s, const Tensor& a0, const Tensor& v0, Scalar beta, Scalar alpha) {
   Tensor a = a0, v = v0, ss = s;
-  AG_AUTOCAST(Op::addmv, &ss, &a, &v);
   return add_scaled(ss, mv(a, v), beta, alpha);
 }
 
 Tensor addr(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor a = a0, b = b0, ss = s;
-  AG_AUTOCAST(Op::addr, &ss, &a, &b);
   Tensor p = outer(a, b);
   if (!is_floating(p.dtype())) {
     AG_CHECK(beta.kind != Scalar::Float, "For integral input tensors, argument beta must not be a floating point number.");
@@ -287,20 +279,17 @@ Tensor addr(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Sc
 
 Tensor baddbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor a = a0, b = b0, ss = s;
-  AG_AUTOCAST(Op::baddbmm, &ss, &a, &b);
   return add_scaled(ss, bmm(a, b), beta, alpha);
 }
 
 Tensor addbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor a = a0, b = b0, ss = s;
-  AG_AUTOCAST(Op::addbmm, &ss, &a, &b);
   Tensor p = sum(bmm(a, b), IntList{0}, false, std::nullopt);
   return add_scaled(ss, p.dtype() == a.dtype() ? p : to_dtype(p, a.dtype()), beta, alpha);
 }
 
 Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& bias0) {
   Tensor x = x0, w = w0, bias = bias0 ? *bias0 : Tensor();
-  AG_AUTOCAST(Op::linear, &x, &w, bias0 ? &bias : nullptr);
   AG_CHECK(w.dim() == 2 || w.dim() == 1, "linear: weight must be 1-D or 2-D");
   if (x.dim() == 2 && w.dim() == 2 && bias.defined()) return addmm(bias, x, transpose(w, 0, 1));
   // torch's _flatten_nd_linear: a contiguous N-d input with a bias vector folds into one addmm.
@@ -320,10 +309,12 @@ Tensor inner(const Tensor& a, const Tensor& b) {
   if (a.dim() == 0 || b.dim() == 0) return mul(a, b);
   AG_CHECK(a.sizes().back() == b.sizes().back(), "inner() the last dimension must match on both input tensors but got shapes ",
            shape_str(a.sizes()), " and ", shape_str(b.sizes()));
-  if (a.dim() == 1 && b.dim() == 1) return dot(a, b);
+  // torch decomposes inner into dot / matmul, which its autocast then casts (Note [Autocast gate]).
+  if (a.dim() == 1 && b.dim() == 1) return amp::gated<Op::dot>([](const Tensor& x, const Tensor& y) { return dot(x, y); })(a, b);
   const int64_t k = a.sizes().back();
   IntList as(a.sizes().begin(), a.sizes().end() - 1), bs(b.sizes().begin(), b.sizes().end() - 1);
-  Tensor r = matmul(reshape(a, {shape_numel(Shape(as.begin(), as.end())), k}),
+  auto mm2 = amp::gated<Op::matmul>([](const Tensor& x, const Tensor& y) { return matmul(x, y); });
+  Tensor r = mm2(reshape(a, {shape_numel(Shape(as.begin(), as.end())), k}),
                     transpose(reshape(b, {shape_numel(Shape(bs.begin(), bs.end())), k}), 0, 1));
   as.insert(as.end(), bs.begin(), bs.end());
   return reshape(r, as);

@@ -1,4 +1,6 @@
-// The Op enum, names and autocast policies, generated from op_list.def (Note [Op table]).
+// The Op enum, names, autocast policies and kernel families, generated from op_list.def
+// (Note [Op table]). Everything here is constexpr, so a gate or a registration can test a row's
+// columns at compile time.
 #pragma once
 #include <cstdint>
 
@@ -6,15 +8,49 @@ namespace ampgrad {
 
 enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROMOTE, BANNED };
 
+// The kernel signature of an op (kernels/kernels.h maps each family to its function type). NONE: the
+// op has no kernel of its own (composed of other ops).
+enum class KernelFamily : int8_t {
+  NONE, ELEMENTWISE, REDUCE, GEMM, GEMM_BIAS, INDEX_GATHER, INDEX_PUT, NONZERO, RANDOM, AMP_UNSCALE,
+  AMP_UPDATE_SCALE, SGD_STEP, ADAM_STEP, kCount
+};
+
 enum class Op : int16_t {
-#define AG_OP(name, cuda, cpu) name,
+#define AG_OP(name, cuda, cpu, family) name,
 #include "ops/op_list.def"
-#undef AG_OP
   kCount
 };
 constexpr int kNumOps = static_cast<int>(Op::kCount);
 
-const char* op_name(Op op);
-AmpPolicy op_policy(Op op, int device_type);  // device_type: 0 = cpu, 1 = cuda
+namespace op_table {
+#define AG_OP(name, cuda, cpu, family) #name,
+inline constexpr const char* kNames[] = {
+#include "ops/op_list.def"
+};
+#define AG_OP(name, cuda, cpu, family) AmpPolicy::cpu,
+inline constexpr AmpPolicy kCpuPolicy[] = {
+#include "ops/op_list.def"
+};
+#define AG_OP(name, cuda, cpu, family) AmpPolicy::cuda,
+inline constexpr AmpPolicy kCudaPolicy[] = {
+#include "ops/op_list.def"
+};
+#define AG_OP(name, cuda, cpu, family) KernelFamily::family,
+inline constexpr KernelFamily kFamily[] = {
+#include "ops/op_list.def"
+};
+static_assert(sizeof(kNames) / sizeof(kNames[0]) == kNumOps, "op name table out of step with op_list.def");
+static_assert(sizeof(kCpuPolicy) / sizeof(kCpuPolicy[0]) == kNumOps, "cpu policy table out of step");
+static_assert(sizeof(kCudaPolicy) / sizeof(kCudaPolicy[0]) == kNumOps, "cuda policy table out of step");
+static_assert(sizeof(kFamily) / sizeof(kFamily[0]) == kNumOps, "kernel family table out of step");
+}  // namespace op_table
+
+constexpr const char* op_name(Op op) { return op_table::kNames[static_cast<int>(op)]; }
+// device_type: 0 = cpu, 1 = cuda
+constexpr AmpPolicy op_policy(Op op, int device_type) {
+  return device_type == 1 ? op_table::kCudaPolicy[static_cast<int>(op)] : op_table::kCpuPolicy[static_cast<int>(op)];
+}
+constexpr bool has_autocast_policy(Op op) { return op_policy(op, 0) != AmpPolicy::NONE || op_policy(op, 1) != AmpPolicy::NONE; }
+constexpr KernelFamily op_family(Op op) { return op_table::kFamily[static_cast<int>(op)]; }
 
 }  // namespace ampgrad

@@ -48,15 +48,16 @@ Tensor clone(const Tensor& t);
 Tensor& copy_(Tensor& self, const Tensor& src);
 
 // ---- elementwise unary
-#define AG_UNARY_DECL(name) Tensor name(const Tensor& a); Tensor& name##_(Tensor& a);
-AG_UNARY_DECL(neg) AG_UNARY_DECL(exp) AG_UNARY_DECL(exp2) AG_UNARY_DECL(expm1) AG_UNARY_DECL(log)
-AG_UNARY_DECL(log2) AG_UNARY_DECL(log10) AG_UNARY_DECL(log1p) AG_UNARY_DECL(sqrt) AG_UNARY_DECL(rsqrt)
-AG_UNARY_DECL(reciprocal) AG_UNARY_DECL(abs) AG_UNARY_DECL(sign) AG_UNARY_DECL(sin) AG_UNARY_DECL(cos)
-AG_UNARY_DECL(tan) AG_UNARY_DECL(asin) AG_UNARY_DECL(acos) AG_UNARY_DECL(atan) AG_UNARY_DECL(sinh)
-AG_UNARY_DECL(cosh) AG_UNARY_DECL(tanh) AG_UNARY_DECL(sigmoid) AG_UNARY_DECL(relu) AG_UNARY_DECL(silu)
-AG_UNARY_DECL(erf) AG_UNARY_DECL(erfinv) AG_UNARY_DECL(floor) AG_UNARY_DECL(ceil) AG_UNARY_DECL(trunc)
-AG_UNARY_DECL(frac) AG_UNARY_DECL(logical_not) AG_UNARY_DECL(bitwise_not)
-#undef AG_UNARY_DECL
+// The plain unary ops: one declaration pair per GEN row of the op table (Note [Op table]).
+#define AG_API_GEN(decl) decl
+#define AG_API_CUSTOM(decl)
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(Tensor name(const Tensor& a); Tensor& name##_(Tensor& a);)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+#undef AG_API_GEN
+#undef AG_API_CUSTOM
+Tensor logical_not(const Tensor& a); Tensor& logical_not_(Tensor& a);
+Tensor bitwise_not(const Tensor& a); Tensor& bitwise_not_(Tensor& a);
 Tensor round(const Tensor& a, int64_t decimals = 0);
 Tensor gelu(const Tensor& a, const std::string& approximate = "none");
 Tensor softplus(const Tensor& a, double beta = 1.0, double threshold = 20.0);

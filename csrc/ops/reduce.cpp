@@ -100,7 +100,6 @@ ScalarType sum_dtype(ScalarType t) { return is_integral(t, true) ? ScalarType::I
 }  // namespace
 
 Tensor sum(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarType> dtype) {
-  dtype = amp::set_opt_dtype(Op::sum, a0, dtype);
   Tensor a = dtype ? to_dtype(a0, *dtype) : to_dtype(a0, sum_dtype(a0.dtype()));
   IntList dims = normalize_dims(a, dims0);
   Tensor out = run_reduce(Op::sum, a, dims, keepdim, a.dtype());
@@ -136,8 +135,6 @@ Tensor mean(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarT
 
 Tensor prod(const Tensor& a0, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
   Tensor a = a0;
-  dtype = amp::set_opt_dtype(Op::prod, a0, dtype);
-  AG_AUTOCAST(Op::prod, &a);
   a = dtype ? to_dtype(a, *dtype) : to_dtype(a, sum_dtype(a.dtype()));
   IntList dims = dim ? normalize_dims(a, IntList{*dim}) : normalize_dims(a, std::nullopt);
   Tensor out = run_reduce(Op::prod, a, dims, dim ? keepdim : false, a.dtype());
@@ -223,7 +220,7 @@ static Tensor argop(Op op, const Tensor& a, std::optional<int64_t> dim, bool kee
   AG_CHECK_INDEX(src.dim() == 0 || src.sizes()[d] > 0, op_name(op), "(): Expected reduction dim ", d, " to have non-zero size.");
   Tensor idx;
   autograd::AutoGradMode off(false);
-  run_reduce(op == Op::argmax ? Op::max : Op::min, src, src.dim() ? IntList{d} : IntList{}, dim ? keepdim : false, src.dtype(), nullptr, &idx);
+  run_reduce(op, src, src.dim() ? IntList{d} : IntList{}, dim ? keepdim : false, src.dtype(), nullptr, &idx);
   if (!dim && keepdim) idx = reshape(idx, IntList(a.dim(), 1));
   return idx;
 }
@@ -252,7 +249,7 @@ Tensor std(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
   int64_t N = 1;
   for (auto d : dims) N *= a.sizes()[d];
   double s[4] = {correction, 1, 0, 0};
-  Tensor out = run_reduce(Op::var, a, dims, keepdim, a.dtype(), s);
+  Tensor out = run_reduce(Op::std, a, dims, keepdim, a.dtype(), s);
   int64_t nd = a.dim();
   record_reduce("StdBackward0", a, out, AG_BW {
     Tensor x = c.get(0), y = unsqueeze_dims(c.get(1), dims, nd, keepdim);
@@ -266,12 +263,6 @@ Tensor std(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
 
 Tensor norm(const Tensor& a0, double p, OptDims dims0, bool keepdim, std::optional<ScalarType> dtype) {
   Tensor a = a0;
-  if (amp::any_enabled() && !dtype) {  // fp32_append_dtype: run in fp32 on eligible inputs
-    auto& st = amp::state();
-    int d = static_cast<int>(a.device().type);
-    if (st.enabled[d] && op_policy(Op::norm, d) == AmpPolicy::FP32_APPEND && amp::is_eligible(a, a.device().type))
-      dtype = ScalarType::Float32;
-  }
   if (dtype) a = to_dtype(a, *dtype);
   AG_CHECK(is_floating(a.dtype()), "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
            std::string(dtype_name(a.dtype())) == "int64" ? "Long" : dtype_name(a.dtype()));
@@ -326,7 +317,6 @@ static Tensor scan(Op op, const Tensor& a, int64_t dim, ScalarType dt) {
 }
 
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
-  dtype = amp::set_opt_dtype(Op::cumsum, a, dtype);
   ScalarType dt = dtype.value_or(sum_dtype(a.dtype()));
   Tensor x = to_dtype(a, dt);
   Tensor out = scan(Op::cumsum, x, dim, dt);
@@ -357,7 +347,6 @@ static Tensor cumprod_jvp(const Tensor& x, const Tensor& y, const Tensor& t, int
 }
 
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
-  dtype = amp::set_opt_dtype(Op::cumprod, a, dtype);
   ScalarType dt = dtype.value_or(sum_dtype(a.dtype()));
   Tensor x = to_dtype(a, dt);
   Tensor out = scan(Op::cumprod, x, dim, dt);
@@ -393,7 +382,6 @@ Tensor all(const Tensor& a, OptDims dims, bool keepdim) { return boolreduce(Op::
 Tensor any(const Tensor& a, OptDims dims, bool keepdim) { return boolreduce(Op::any, a, dims, keepdim); }
 
 static Tensor softmax_impl(Op op, const Tensor& a0, int64_t dim, std::optional<ScalarType> dtype) {
-  dtype = amp::set_opt_dtype(op, a0, dtype);
   Tensor a = dtype ? to_dtype(a0, *dtype) : a0;
   wrap_dim(dim, a.dim(), kScalarOk);  // torch checks the dim before the dtype
   if (a.numel() == 0 && !is_floating(a.dtype())) return clone(a);  // torch returns an empty input as is, any dtype

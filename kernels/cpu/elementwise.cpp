@@ -29,9 +29,6 @@ void binary_loop(TensorIter& it, const double* s, F f) {
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
-#define AG_UNARY_OP AG_UNARY_K
-#include "kernels/common/elementwise_ops.def"
-#undef AG_UNARY_OP
 
 #define AG_PRED_K(OP, FN)                                                                     \
   static void k_##OP(TensorIter& it, const double*) {                                        \
@@ -39,9 +36,6 @@ void binary_loop(TensorIter& it, const double* s, F f) {
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
-#define AG_PRED_OP AG_PRED_K
-#include "kernels/common/elementwise_ops.def"
-#undef AG_PRED_OP
 
 static void k_bitwise_not(TensorIter& it, const double*) {
   AG_CHECK_NOT_IMPL(!is_floating(it.dtype(1)), "\"bitwise_not_cpu\" not implemented for '", scalar_type_name(it.dtype(1)), "'");
@@ -117,9 +111,6 @@ AG_REGISTER_KERNEL(linspace, CPU, k_linspace);
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
-#define AG_BINARY_OP AG_BINARY_K
-#include "kernels/common/elementwise_ops.def"
-#undef AG_BINARY_OP
 
 template <int Kind>
 static void k_bitwise(TensorIter& it, const double* s) {
@@ -150,8 +141,12 @@ AG_REGISTER_KERNEL(where, CPU, k_where);
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
-AG_TERNARY_K(lerp, AG_DISPATCH_FLOAT, Lerp)
-AG_TERNARY_K(addcmul, AG_DISPATCH_NUMERIC, Addcmul)
-AG_TERNARY_K(addcdiv, AG_DISPATCH_FLOAT, Addcdiv)
+// One kernel per elementwise row of the op table (Note [Op table]).
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_UNARY_K(name, AG_DISPATCH_##dispatch, functor)
+#define AG_PRED(name, cuda, cpu, functor) AG_PRED_K(name, functor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor) AG_BINARY_K(name, AG_DISPATCH_##dispatch, out, functor)
+#define AG_TERNARY(name, cuda, cpu, dispatch, functor) AG_TERNARY_K(name, AG_DISPATCH_##dispatch, functor)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
 
 }  // namespace ampgrad::cpu

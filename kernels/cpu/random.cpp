@@ -138,7 +138,8 @@ void k_random_int(Tensor& t, double a, double b) {
 
 AG_REGISTER_KERNEL(uniform, CPU, k_uniform);
 AG_REGISTER_KERNEL(normal, CPU, k_normal);
-AG_REGISTER_KERNEL(randperm, CPU, k_random_int);
+AG_REGISTER_KERNEL(randint, CPU, k_random_int);
+AG_REGISTER_KERNEL(randperm, CPU, k_random_int);  // b == a == 0: a permutation of 0..n-1
 
 void manual_seed(uint64_t seed) {
   auto& g = gen();

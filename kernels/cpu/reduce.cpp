@@ -101,6 +101,8 @@ AG_REGISTER_KERNEL(max, CPU, k_minmax<true>);
 AG_REGISTER_KERNEL(min, CPU, k_minmax<false>);
 AG_REGISTER_KERNEL(amax, CPU, k_minmax<true>);
 AG_REGISTER_KERNEL(amin, CPU, k_minmax<false>);
+AG_REGISTER_KERNEL(argmax, CPU, k_minmax<true>);
+AG_REGISTER_KERNEL(argmin, CPU, k_minmax<false>);
 
 void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_FLOAT(in.dtype(), "var", [&] {
@@ -118,6 +120,7 @@ void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   });
 }
 AG_REGISTER_KERNEL(var, CPU, k_var);
+AG_REGISTER_KERNEL(std, CPU, k_var);  // s[1] asks for the square root
 
 void k_norm(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_FLOAT(in.dtype(), "norm", [&] {

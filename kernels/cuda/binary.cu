@@ -39,9 +39,13 @@ void binary_launch(TensorIter& it, const double* s, const F& f) {
   }                                                                                          \
   AG_REGISTER_KERNEL(OP, CUDA, k_##OP);
 
-#define AG_BINARY_OP AG_CUDA_BINARY
-#include "kernels/common/elementwise_ops.def"
-#undef AG_BINARY_OP
+// One kernel per binary row of the op table (Note [Op table]).
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api)
+#define AG_PRED(name, cuda, cpu, functor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor) AG_CUDA_BINARY(name, AG_DISPATCH_##dispatch, out, functor)
+#define AG_TERNARY(name, cuda, cpu, dispatch, functor)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
 
 template <int Kind>
 void k_bitwise(TensorIter& it, const double* s) {

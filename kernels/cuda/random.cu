@@ -140,6 +140,7 @@ void k_randperm_or_randint(Tensor& t, double a, double b) {
 
 AG_REGISTER_KERNEL(uniform, CUDA, k_philox<philox::Kind::kUniform>);
 AG_REGISTER_KERNEL(normal, CUDA, k_philox<philox::Kind::kNormal>);
+AG_REGISTER_KERNEL(randint, CUDA, k_philox<philox::Kind::kRandint>);
 AG_REGISTER_KERNEL(randperm, CUDA, k_randperm_or_randint);
 
 }  // namespace ampgrad::cuda

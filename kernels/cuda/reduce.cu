@@ -250,6 +250,8 @@ AG_REGISTER_KERNEL(max, CUDA, k_minmax<true>);
 AG_REGISTER_KERNEL(min, CUDA, k_minmax<false>);
 AG_REGISTER_KERNEL(amax, CUDA, k_minmax<true>);
 AG_REGISTER_KERNEL(amin, CUDA, k_minmax<false>);
+AG_REGISTER_KERNEL(argmax, CUDA, k_minmax<true>);
+AG_REGISTER_KERNEL(argmin, CUDA, k_minmax<false>);
 
 void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_FLOAT(in.dtype(), "var_cuda", [&] {
@@ -258,6 +260,7 @@ void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   });
 }
 AG_REGISTER_KERNEL(var, CUDA, k_var);
+AG_REGISTER_KERNEL(std, CUDA, k_var);  // s[1] asks for the square root
 
 void k_norm(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
   AG_DISPATCH_FLOAT(in.dtype(), "norm_cuda", [&] { using D = dev_t<scalar_t>; run_reduce<D>(in, out, nullptr, r, Norm<D>{{r.s[0]}}); });

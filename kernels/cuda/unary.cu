@@ -16,9 +16,6 @@ namespace {
   }                                                                                          \
   AG_REGISTER_KERNEL(OP, CUDA, k_##OP);
 
-#define AG_UNARY_OP AG_CUDA_UNARY
-#include "kernels/common/elementwise_ops.def"
-#undef AG_UNARY_OP
 
 #define AG_CUDA_PRED(OP, FN)                                                                   \
   void k_##OP(TensorIter& it, const double*) {                                               \
@@ -26,9 +23,13 @@ namespace {
   }                                                                                          \
   AG_REGISTER_KERNEL(OP, CUDA, k_##OP);
 
-#define AG_PRED_OP AG_CUDA_PRED
-#include "kernels/common/elementwise_ops.def"
-#undef AG_PRED_OP
+// One kernel per unary and predicate row of the op table (Note [Op table]).
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_CUDA_UNARY(name, AG_DISPATCH_##dispatch, functor)
+#define AG_PRED(name, cuda, cpu, functor) AG_CUDA_PRED(name, functor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor)
+#define AG_TERNARY(name, cuda, cpu, dispatch, functor)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
 
 void k_bitwise_not(TensorIter& it, const double*) {
   AG_CHECK_NOT_IMPL(!is_floating(it.dtype(1)), "\"bitwise_not_cuda\" not implemented for '", scalar_type_name(it.dtype(1)), "'");

@@ -1,0 +1,59 @@
+// The kernel-table queries (Note [Typed kernel tables]) and the elementwise iterator setup shared by every backend.
+#include <algorithm>
+#include "kernels/kernels.h"
+
+namespace ampgrad {
+
+namespace {
+template <typename Fn> bool has(Op op, DeviceType dev) {
+  return KernelTable<Fn>::slots[static_cast<int>(op)][static_cast<int>(dev)] != nullptr;
+}
+}  // namespace
+
+bool has_kernel(Op op, DeviceType dev) {
+  switch (op_family(op)) {
+#define AG_FAMILY(F) case KernelFamily::F: return has<KernelSig<KernelFamily::F>::type>(op, dev);
+    AG_FAMILY(ELEMENTWISE) AG_FAMILY(REDUCE) AG_FAMILY(GEMM) AG_FAMILY(GEMM_BIAS) AG_FAMILY(INDEX_GATHER)
+    AG_FAMILY(INDEX_PUT) AG_FAMILY(NONZERO) AG_FAMILY(RANDOM) AG_FAMILY(AMP_UNSCALE) AG_FAMILY(AMP_UPDATE_SCALE)
+    AG_FAMILY(SGD_STEP) AG_FAMILY(ADAM_STEP)
+#undef AG_FAMILY
+    default: return false;
+  }
+}
+
+void throw_no_kernel(Op op, DeviceType dev) {
+  AG_THROW(NotImplementedError, "Could not run '", op_name(op), "' with arguments from the '",
+           dev == DeviceType::CPU ? "CPU" : "CUDA", "' backend.");
+}
+
+void throw_wrong_family(Op op, KernelFamily asked) {
+  AG_THROW(RuntimeError, "internal error: op '", op_name(op), "' has kernel family ", static_cast<int>(op_family(op)),
+           ", looked up as family ", static_cast<int>(asked));
+}
+
+void TensorIter::build(const Tensor* const* ops, int n) {
+  nops = n;
+  const Shape& sz = ops[0]->sizes();
+  numel = ops[0]->numel();
+  for (int i = 0; i < nops; ++i) {
+    data[i] = static_cast<char*>(ops[i]->data_ptr());
+    dtypes[i] = ops[i]->dtype();
+  }
+  shape.clear();
+  strides.clear();
+  // Drop size-1 dims, then merge neighbours that are contiguous for every operand.
+  for (size_t d = 0; d < sz.size(); ++d) {
+    if (sz[d] == 1) continue;
+    std::array<int64_t, kMaxOps> st{};
+    for (int i = 0; i < nops; ++i) st[i] = ops[i]->strides()[d] * itemsize(dtypes[i]);
+    if (!shape.empty()) {
+      bool merge = true;
+      for (int i = 0; i < nops; ++i) merge &= strides.back()[i] == st[i] * sz[d];
+      if (merge) { shape.back() *= sz[d]; strides.back() = st; continue; }
+    }
+    shape.push_back(sz[d]);
+    strides.push_back(st);
+  }
+}
+
+}  // namespace ampgrad
