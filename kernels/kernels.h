@@ -1,5 +1,7 @@
-// The kernel table: kernel(op, device) -> function, filled by cpu/registration.cpp and
-// cuda/registration.cpp. Kernels compute only; shapes, dtypes and autograd are settled before.
+// The kernel table: kernel(op, device) -> function (csrc/core/kernel_table.cpp). There is no central
+// registration file: each kernel file registers its own kernels with AG_REGISTER_KERNEL(op, device, fn)
+// (a static registrar, defined below), the shared elementwise ops through kernels/common/elementwise_ops.def.
+// Kernels compute only; shapes, dtypes and autograd are settled before.
 #pragma once
 #include <array>
 #include <vector>
