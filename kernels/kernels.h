@@ -1,5 +1,8 @@
-// The kernel tables: kernel<F>(op, device) -> function, filled by AG_REGISTER_KERNEL in each kernel
-// file (Note [Typed kernel tables]). Kernels compute only; shapes, dtypes and autograd are settled before.
+// The kernel tables: kernel<F>(op, device) -> function (Note [Typed kernel tables]; queries in
+// kernels/common/kernel_table.cpp). There is no central registration file: each kernel file registers
+// its own kernels with AG_REGISTER_KERNEL(op, device, fn) (a static registrar, defined below), the
+// elementwise ones once per row of the op table (csrc/ops/op_list.def). Kernels compute only; shapes,
+// dtypes and autograd are settled before.
 #pragma once
 #include <array>
 #include <vector>

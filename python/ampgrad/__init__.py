@@ -23,15 +23,20 @@ from ._C import (neg, negative, exp, exp2, expm1, log, log2, log10, log1p, sqrt,
                  scatter, scatter_add, index_select, index_add, index_copy, masked_fill, masked_select, tril, triu,
                  flip, roll)
 from ._C import _addmm_activation  # torch's private fused addmm + ReLU (Note [GEMM epilogues])
+# Imports follow the package's layering (tests/test_import_layers.py): _C, the leaf modules
+# (_creation, _dtype_info, _tensor_str, _indexing), _tensor, the functions, autograd, then the
+# subpackages; no module imports this one or a module above its own layer.
 from ._tensor import Size
-from ._functions import *  # noqa: F401,F403  (creation, random, reductions, dtype info)
-from ._functions import (tensor, as_tensor, asarray, scalar_tensor, full, zeros, ones, empty, zeros_like, ones_like,
-                         empty_like, full_like, arange, range, linspace, logspace, eye, manual_seed, seed, initial_seed,
-                         rand, randn, rand_like, randn_like, randint, randint_like, randperm, normal, bernoulli,
-                         sum, mean, max, min, where, nonzero, softmax, log_softmax, hstack, vstack, row_stack, dstack,
+from ._functions import *  # noqa: F401,F403  (reductions, stacking, comparisons; re-exports creation, dtype info)
+from ._creation import (tensor, as_tensor, asarray, scalar_tensor, full, zeros, ones, empty, zeros_like, ones_like,
+                        empty_like, full_like, arange, range, linspace, logspace, eye, manual_seed, seed, initial_seed,
+                        rand, randn, rand_like, randn_like, randint, randint_like, randperm, normal, bernoulli,
+                        Generator, default_generator)
+from ._dtype_info import finfo, iinfo
+from ._functions import (sum, mean, max, min, where, nonzero, softmax, log_softmax, hstack, vstack, row_stack, dstack,
                          tile, broadcast_shapes, broadcast_to, broadcast_tensors, numel, is_tensor, is_floating_point,
-                         is_nonzero, result_type, isclose, allclose, equal, clone, square, norm, flatten, prod, finfo,
-                         iinfo, Generator, default_generator, var_mean, std_mean, clamp_min, clamp_max)
+                         is_nonzero, result_type, isclose, allclose, equal, clone, square, norm, flatten, prod,
+                         var_mean, std_mean, clamp_min, clamp_max)
 from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, renorm, trace
 from . import _linalg_extra as _le
 from . import autograd

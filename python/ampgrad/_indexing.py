@@ -3,6 +3,7 @@ lists and bool masks make an advanced index handled by the engine's offset kerne
 import numbers
 
 from . import _C
+from ._creation import tensor
 
 
 def _is_int(x):
@@ -10,7 +11,6 @@ def _is_int(x):
 
 
 def _to_index_tensor(x, device):
-    from . import tensor
     if isinstance(x, _C.Tensor):
         return x
     if isinstance(x, bool):
@@ -125,7 +125,6 @@ def getitem(self, index):
 
 
 def setitem(self, index, value):
-    from . import tensor
     if isinstance(value, (list, tuple)):  # torch takes only a Tensor or a number here
         raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
     t, adv = _apply(self, index)

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
+from ._functions import broadcast_shapes, broadcast_tensors
 
 _autocast = _C._autocast
 
@@ -119,7 +120,6 @@ def renorm(input, p, dim, maxnorm, *, out=None):
 
 # ---------------------------------------------------------------- products
 def _cross_impl(a, b, dim):
-    from ._functions import broadcast_tensors
     a, b = broadcast_tensors(a, b)
     dev = a.device
     i1 = _C.from_numpy(np.array([1, 2, 0])).to(dev)
@@ -135,7 +135,6 @@ def cross(input, other, dim=None, *, out=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", stacklevel=2)
-        from ._functions import broadcast_shapes
         shape = broadcast_shapes(input.shape, other.shape)
         dim = next((d for d, s in enumerate(shape) if s == 3), None)
         if dim is None:
@@ -447,7 +446,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     r1, r2 = x1.shape[-2], x2.shape[-2]
     use_mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or
                          (compute_mode == modes[0] and (r1 > 25 or r2 > 25)))
-    from ._functions import broadcast_shapes
     batch = list(broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
     x1 = x1.expand(batch + list(x1.shape[-2:]))
     x2 = x2.expand(batch + list(x2.shape[-2:]))

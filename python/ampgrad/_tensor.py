@@ -1,6 +1,10 @@
 """Python-side methods of ampgrad.Tensor: argument parsing that torch does with overloads,
 conversions (to, numpy, tolist), printing, indexing and autograd entry points. The hot ops are
-bound directly in C++ (csrc/bindings)."""
+bound directly in C++ (csrc/bindings).
+
+Layering (tests/test_import_layers.py): this module imports only _C and the leaf modules below it
+(_creation, _indexing, _tensor_str). Tensor.backward calls ampgrad.autograd, a layer above, so that
+package installs it (ampgrad/autograd/_backward.py)."""
 import builtins
 import collections
 import numbers
@@ -8,7 +12,10 @@ import numbers
 import numpy as np
 
 from . import _C
+from . import _creation
 from . import _indexing
+from . import _tensor_str
+from ._creation import tensor, full, rand_like, _check_bernoulli_p
 
 Tensor = _C.Tensor
 
@@ -72,13 +79,7 @@ def _method(name):
     return deco
 
 
-# ---- autograd
-@_method("backward")
-def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    from . import autograd
-    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-
+# ---- autograd (Tensor.backward is installed by ampgrad.autograd)
 @_method("register_hook")
 def register_hook(self, hook):
     return RemovableHandle(self, self._register_hook(hook))
@@ -319,16 +320,40 @@ def clamp_max(self, max):
     return self.clamp(max=max)
 
 
-@_method("allclose")
-def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from ._functions import allclose as _allclose
-    return _allclose(self, other, rtol, atol, equal_nan)
+# isclose / allclose: the functions ampgrad.isclose / ampgrad.allclose (re-exported by _functions) and the methods.
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """torch.isclose: |input - other| <= atol + rtol * |other|, where the difference is finite (an
+    infinity is close only to the same infinity); integers and bools are compared as floats."""
+    for name, v in (("input", input), ("other", other)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"isclose(): argument '{name}' (position {1 if name == 'input' else 2}) must be Tensor, "
+                            f"not {builtins.type(v).__name__}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_C._scalar_type_name(input.dtype)} did not match {_C._scalar_type_name(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
+    if input.is_floating_point() and equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    if rtol == 0 and atol == 0:
+        return close
+    # torch computes the errors in the inputs' dtype (integers and bools in the default dtype)
+    if input.is_floating_point():
+        a, b = input.detach(), other.detach()
+    else:
+        a, b = input.to(_C.get_default_dtype()), other.to(_C.get_default_dtype())
+    err = (a - b).abs()
+    return close | (err.isfinite() & (err <= atol + (rtol * b).abs()))
 
 
-@_method("isclose")
-def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from ._functions import isclose as _isclose
-    return _isclose(self, other, rtol, atol, equal_nan)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+Tensor.isclose = isclose
+Tensor.allclose = allclose
 
 
 @_method("equal")
@@ -478,7 +503,6 @@ def __format__(self, spec):
 
 
 def _repr(self):
-    from . import _tensor_str
     def values(t):
         a = _to_numpy(t.detach())
         return a.astype(np.float64) if t.dtype.is_floating_point else a
@@ -501,8 +525,9 @@ def __deepcopy__(self, memo):
                            "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
     if id(self) in memo:
         return memo[id(self)]
-    from .autograd import no_grad
-    with no_grad():
+    prev = _C.is_grad_enabled()  # autograd.no_grad(), a layer above: the same two engine calls
+    _C._set_grad_enabled(False)
+    try:
         base = self._base
         if base is not None and base.is_leaf:
             # Views keep sharing memory in the copy (torch memoizes the storage): copy the base once,
@@ -510,6 +535,8 @@ def __deepcopy__(self, memo):
             new = base.__deepcopy__(memo).detach().as_strided(self.size(), self.stride(), self.storage_offset())
         else:
             new = self.clone()
+    finally:
+        _C._set_grad_enabled(prev)
     new.requires_grad_(self.requires_grad)
     if self.grad is not None:
         new.grad = self.grad.__deepcopy__(memo)
@@ -518,7 +545,6 @@ def __deepcopy__(self, memo):
 
 
 def _rebuild(array, dtype_name, requires_grad):
-    from ._functions import tensor
     t = tensor(array).to(getattr(_C, dtype_name))
     t.requires_grad_(requires_grad)
     return t
@@ -532,21 +558,18 @@ def __reduce_ex__(self, proto):
 # ---- new_* factories
 @_method("new_tensor")
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from ._functions import tensor
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 for _name in ("zeros", "ones", "empty"):
     def _new(self, *size, dtype=None, device=None, requires_grad=False, _name=_name):
-        from . import _functions
-        return getattr(_functions, _name)(*size, dtype=dtype or self.dtype, device=device or self.device,
-                                           requires_grad=requires_grad)
+        return getattr(_creation, _name)(*size, dtype=dtype or self.dtype, device=device or self.device,
+                                          requires_grad=requires_grad)
     setattr(Tensor, "new_" + _name, _new)
 
 
 @_method("new_full")
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-    from ._functions import full
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
@@ -562,7 +585,6 @@ def clamp_max_(self, max):
 
 @_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
-    from ._functions import rand_like, _check_bernoulli_p
     _check_bernoulli_p(p)
     u = rand_like(self, dtype=_C.float64 if self.dtype == _C.float64 else _C.float32)
     return self.copy_(u < p)

@@ -7,6 +7,8 @@ import warnings
 from collections import defaultdict
 
 from .. import _C
+from .._creation import full
+from ..autograd import no_grad
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -52,7 +54,6 @@ class GradScaler:
         return self._scale, self._growth_tracker
 
     def _lazy_init_scale_growth_tracker(self, dev):
-        from .._functions import full
         self._scale = full((), self._init_scale, dtype=_C.float32, device=dev)
         self._growth_tracker = full((), self._init_growth_tracker, dtype=_C.int32, device=dev)
 
@@ -85,7 +86,6 @@ class GradScaler:
         # Group grads by (device, dtype) so each group is one fused kernel call.
         per_device_found_inf = {}
         groups = defaultdict(list)
-        from ..autograd import no_grad
         with no_grad():
             for group in optimizer.param_groups:
                 for param in group["params"]:
@@ -114,14 +114,12 @@ class GradScaler:
             raise RuntimeError("unscale_() is being called after step().")
         # The reciprocal in fp64, as torch does, so inv_scale is exact for powers of two and close otherwise.
         inv_scale = self._scale.double().reciprocal().float()
-        from .._functions import full
         found_inf = full((), 0.0, dtype=_C.float32, device=self._scale.device)
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
         state["stage"] = OptState.UNSCALED
 
     def _check_inf_per_device(self, optimizer):
         self._check_scale_growth_tracker("_check_inf_per_device")
-        from .._functions import full
         dummy_inv_scale = full((), 1.0, dtype=_C.float32, device=self._scale.device)
         found_inf = full((), 0.0, dtype=_C.float32, device=self._scale.device)
         state = self._per_optimizer_states[id(optimizer)]

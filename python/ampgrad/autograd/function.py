@@ -3,6 +3,7 @@ recorded as one graph node (a C++ PyNode) whose backward calls the class's Pytho
 import functools
 
 from .. import _C
+from .._creation import zeros_like
 from .grad_mode import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction", "NestedIOFunction"]
@@ -153,7 +154,6 @@ def _input_tangents(args):
     tangents = [_C._fw_grad(a) if isinstance(a, _C.Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return None
-    from .._functions import zeros_like
     return tuple(zeros_like(a) if t is None and isinstance(a, _C.Tensor) else t for a, t in zip(args, tangents))
 
 

@@ -2,9 +2,11 @@
 vhp, hvp, built on autograd.grad, and on forward_ad for the "forward-mode" jacobian / hessian strategy.
 Functions take only Tensors and return only Tensors; capture anything else with a lambda. jvp uses the
 double-backward trick, as torch's does."""
-import ampgrad as ag
 from .. import _C
+from .. import _creation
+from . import _backward
 from . import forward_ad
+from . import grad_mode
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -123,7 +125,7 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
             new_grad_outputs += (grad_out,)
     if len(new_outputs) == 0:
         return (None,) * len(inputs)
-    return ag.autograd.grad(new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph,
+    return _backward.grad(new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph,
                             retain_graph=retain_graph)
 
 
@@ -149,7 +151,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
                                    f"entry {i} in the grad_jacobian. This is not allowed in strict "
                                    "mode as it prevents from using the double backward trick to "
                                    "replace forward mode AD.")
-            grads_i = ag.zeros_like(refs[i])
+            grads_i = _creation.zeros_like(refs[i])
         elif strict and create_graph and not grads_i.requires_grad:
             if "double" not in stage:
                 raise RuntimeError("The jacobian of the user-provided function is independent of "
@@ -166,7 +168,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """Returns (func(*inputs), v^T J): the vector-Jacobian product, shaped like the inputs. v may be
     omitted when func returns a single one-element Tensor."""
-    with ag.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         outputs = func(*inputs)
@@ -180,8 +182,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             raise RuntimeError("The vector v can only be None if the user-provided function returns "
                                "a single Tensor with a single element.")
 
-    enable_grad = True if create_graph else ag.is_grad_enabled()
-    with ag.set_grad_enabled(enable_grad):
+    enable_grad = True if create_graph else _C.is_grad_enabled()
+    with grad_mode.set_grad_enabled(enable_grad):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
 
@@ -194,7 +196,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """Returns (func(*inputs), J v): the Jacobian-vector product, shaped like the outputs, by the
     double-backward trick (differentiate v^T J with respect to a dummy v). v may be omitted when the
     input is a single one-element Tensor."""
-    with ag.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         if v is not None:
@@ -209,11 +211,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
         _check_requires_grad(outputs, "outputs", strict=strict)
         # The backward is linear in grad_outputs, so their value does not matter (zeros: no inf/nan).
-        grad_outputs = tuple(ag.zeros_like(out, requires_grad=True) for out in outputs)
+        grad_outputs = tuple(_creation.zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
 
-    with ag.set_grad_enabled(True if create_graph else ag.is_grad_enabled()):
+    with grad_mode.set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
         grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
 
@@ -250,7 +252,7 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
 def _jvp_unit(func, inputs, j, k):
     """func's outputs and their tangents (zeros where absent) for the unit tangent at element k of input j."""
     with forward_ad.dual_level():
-        e = ag.zeros(inputs[j].numel(), dtype=inputs[j].dtype, device=inputs[j].device)
+        e = _creation.zeros(inputs[j].numel(), dtype=inputs[j].dtype, device=inputs[j].device)
         e[k] = 1
         duals = tuple(forward_ad.make_dual(x, e.view_as(x)) if i == j else x for i, x in enumerate(inputs))
         is_outputs_tuple, dual_outputs = _as_tuple(func(*duals), "outputs")
@@ -258,14 +260,14 @@ def _jvp_unit(func, inputs, j, k):
         for d in dual_outputs:
             primal, tangent = forward_ad.unpack_dual(d)
             outputs.append(primal)
-            jv.append(tangent if tangent is not None else ag.zeros_like(primal))
+            jv.append(tangent if tangent is not None else _creation.zeros_like(primal))
     return is_outputs_tuple, outputs, jv
 
 
 def _stack_cols(cols, out, inp):
     if not cols:
-        return ag.zeros(tuple(out.shape) + (0,), dtype=out.dtype, device=out.device)
-    return ag.stack(cols, dim=-1)
+        return _creation.zeros(tuple(out.shape) + (0,), dtype=out.dtype, device=out.device)
+    return _C.stack(cols, dim=-1)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -287,7 +289,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                                       '`strategy="reverse-mode"`.')
         return _jacfwd(func, inputs, strict, vectorize)
 
-    with ag.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         outputs = func(*inputs)
@@ -319,7 +321,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                             raise RuntimeError(f"Output {i} of the user-provided function is "
                                                f"independent of input {el_idx}. This is not allowed in "
                                                "strict mode.")
-                        jac_i_el.append(ag.zeros_like(inp_el))
+                        jac_i_el.append(_creation.zeros_like(inp_el))
             result += (tuple(_stack_rows(jac_i_el, inputs[el_idx]).view(tuple(out.size()) + tuple(inputs[el_idx].size()))
                              for el_idx, jac_i_el in enumerate(jac_i)),)
 
@@ -330,8 +332,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 def _stack_rows(rows, inp):
     # torch.stack of an empty list fails; an output with no elements has an empty Jacobian.
     if not rows:
-        return ag.zeros((0,) + tuple(inp.shape), dtype=inp.dtype, device=inp.device)
-    return ag.stack(rows, dim=0)
+        return _creation.zeros((0,) + tuple(inp.shape), dtype=inp.dtype, device=inp.device)
+    return _C.stack(rows, dim=0)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
@@ -388,11 +390,11 @@ def _scalar_func_setup(func, inputs, v, create_graph, strict, name):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """Returns (func(*inputs), v^T H) for a scalar func, shaped like the inputs."""
-    with ag.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_func_setup(
             func, inputs, v, create_graph, strict, "vhp")
 
-    with ag.set_grad_enabled(True if create_graph else ag.is_grad_enabled()):
+    with grad_mode.set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
 
@@ -404,14 +406,14 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """Returns (func(*inputs), H v) for a scalar func, shaped like the inputs, by the double-backward
     trick (slower than vhp; equal to it for twice continuously differentiable func)."""
-    with ag.enable_grad():
+    with grad_mode.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_func_setup(
             func, inputs, v, create_graph, strict, "hvp")
-        grad_jac = tuple(ag.zeros_like(inp, requires_grad=True) for inp in inputs)
+        grad_jac = tuple(_creation.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
 
-    with ag.set_grad_enabled(True if create_graph else ag.is_grad_enabled()):
+    with grad_mode.set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
 

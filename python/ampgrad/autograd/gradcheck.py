@@ -7,8 +7,11 @@ import warnings
 
 import numpy as np
 
-import ampgrad as ag
 from .. import _C
+from .. import _creation
+from .. import _functions
+from . import _backward
+from . import forward_ad
 from .function import Function
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
@@ -63,8 +66,8 @@ def _diff_inputs(tupled_inputs):
 
 
 def _allclose_with_type_promotion(a, b, rtol, atol):
-    dt = ag.promote_types(a.dtype, b.dtype)
-    return ag.allclose(a.to(dtype=dt), b.to(dtype=dt), rtol, atol)
+    dt = _C.promote_types(a.dtype, b.dtype)
+    return _functions.allclose(a.to(dtype=dt), b.to(dtype=dt), rtol, atol)
 
 
 def _max_abs_diff(a, b):
@@ -78,7 +81,7 @@ def _check_inputs(tupled_inputs):
     any_input_requiring_grad = False
     for idx, inp in enumerate(tupled_inputs):
         if _is_tensor(inp) and inp.requires_grad:
-            if inp.dtype != ag.float64:
+            if inp.dtype != _C.float64:
                 warnings.warn(
                     f"Input #{idx} requires gradient and "
                     "is not a double precision floating point or complex. "
@@ -170,13 +173,13 @@ def _numerical_jvp_wrt_input(fn, inputs, input_idx, u, eps):
 
 def _vjp_fn(output, diff_inputs):
     def vjp(grad_output):
-        return ag.autograd.grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
+        return _backward.grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
     return vjp
 
 
 def _analytical_jacobian_rows(vjp, output):
     """rows[i][j]: gradient for input i of the j-th output element (one autograd.grad per row)."""
-    base = ag.zeros(tuple(output.shape), dtype=output.dtype, device=output.device)
+    base = _creation.zeros(tuple(output.shape), dtype=output.dtype, device=output.device)
     flat = base.view(-1)
     rows = None
     for j in range(flat.numel()):
@@ -258,7 +261,7 @@ def _check_no_differentiable_outputs(func, inputs, func_out, eps):
     # Without differentiable outputs the numerical gradient must vanish.
     for jacs in _numerical_jacobian(func, inputs, func_out, eps):
         for jac in jacs:
-            if jac is not None and bool(ag.ne(jac, 0).any()):
+            if jac is not None and bool(_C.ne(jac, 0).any()):
                 raise GradcheckError("Numerical gradient for function expected to be zero")
     return True
 
@@ -285,14 +288,14 @@ def _slow_gradcheck(func, func_out, tupled_inputs, outputs, eps, rtol, atol, che
 
 def _analytical_jacobian_forward_ad(fn, inputs, outputs):
     """jac[i][j]: (numel of the i-th input that requires grad, numel of float output j) Jacobian."""
-    fwAD = ag.autograd.forward_ad
+    fwAD = forward_ad
     diff = [k for k, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
     float_outs = [o for o in outputs if _is_float_tensor(o)]
     jacs = [[o.new_zeros((inputs[k].numel(), o.numel())) for o in float_outs] for k in diff]
     with fwAD.dual_level():
         dual_inputs, fw_grads = list(inputs), []
         for k in diff:
-            dual_inputs[k] = fwAD.make_dual(inputs[k].detach(), ag.zeros_like(inputs[k]))
+            dual_inputs[k] = fwAD.make_dual(inputs[k].detach(), _creation.zeros_like(inputs[k]))
             fw_grads.append(fwAD.unpack_dual(dual_inputs[k]).tangent)  # the tangent the dual really holds
         for i, fw_grad in enumerate(fw_grads):
             for lin_idx, grad_idx in enumerate(itertools.product(*[range(m) for m in fw_grad.size()])):
@@ -333,7 +336,7 @@ def _random_unit_vector(numel, dtype, device, rng):
     norm = np.linalg.norm(vec)
     if norm > 0:
         vec = vec / norm
-    return ag.tensor(vec, dtype=dtype, device=device)
+    return _creation.tensor(vec, dtype=dtype, device=device)
 
 
 def _adjusted_atol(atol, u, v):
@@ -421,14 +424,14 @@ def _test_backward_mul_by_grad_output(outputs, inputs, masked):
     _, diff_inputs = _diff_inputs(inputs)
     if not diff_inputs:
         raise GradcheckError("no Tensors requiring grad found in input")
-    grads_input = ag.autograd.grad(
-        outputs, diff_inputs, [ag.zeros(tuple(o.shape), dtype=o.dtype, device=o.device) for o in outputs],
+    grads_input = _backward.grad(
+        outputs, diff_inputs, [_creation.zeros(tuple(o.shape), dtype=o.dtype, device=o.device) for o in outputs],
         allow_unused=True)
     for gi, di in zip(grads_input, diff_inputs):
         if gi is None:
             continue
         if masked:
-            if not ag.allclose(gi, ag.zeros_like(gi)):
+            if not _functions.allclose(gi, _creation.zeros_like(gi)):
                 raise GradcheckError("backward not multiplied by grad_output")
         elif not bool(gi.eq(0).all()):
             raise GradcheckError("backward not multiplied by grad_output")
@@ -456,9 +459,9 @@ def _test_undefined_backward_mode(func, outputs, inputs):
                       'function with "check_undefined_grad=False" to disable the feature', stacklevel=2)
 
     def check_undefined_grad_support(output_to_check):
-        grads_output = [ag.zeros(tuple(o.shape), dtype=o.dtype, device=o.device) for o in output_to_check]
+        grads_output = [_creation.zeros(tuple(o.shape), dtype=o.dtype, device=o.device) for o in output_to_check]
         try:
-            grads_input = ag.autograd.grad(output_to_check, diff_inputs, grads_output, allow_unused=True)
+            grads_input = _backward.grad(output_to_check, diff_inputs, grads_output, allow_unused=True)
         except RuntimeError as e:
             warn_bc_breaking()
             raise GradcheckError("Expected backward function to handle undefined output grads. "
@@ -531,14 +534,14 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
 
 def _make_grad_output(x, noncontiguous):
     """Like torch.testing.make_tensor(low=-1, high=1, requires_grad=True): uniform in [-1, 1)."""
-    dtype = x.dtype if x.is_floating_point() else ag.float64
+    dtype = x.dtype if x.is_floating_point() else _C.float64
     shape = tuple(x.shape)
     if noncontiguous and x.numel() > 1:
         # Every other element of a twice-as-wide buffer (torch's recipe).
-        wide = ag.rand(shape[:-1] + (2 * shape[-1],), dtype=dtype, device=x.device) * 2 - 1
+        wide = _creation.rand(shape[:-1] + (2 * shape[-1],), dtype=dtype, device=x.device) * 2 - 1
         t = wide[..., ::2]
     else:
-        t = ag.rand(shape, dtype=dtype, device=x.device) * 2 - 1
+        t = _creation.rand(shape, dtype=dtype, device=x.device) * 2 - 1
     return t.detach().requires_grad_(True)
 
 
@@ -576,7 +579,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         grad_outputs = tuple(x.requires_grad_() if i in diff_grad_output_indices else x
                              for i, x in enumerate(args[-num_outputs:]))
         diff_input_args = tuple(x for i, x in enumerate(input_args) if i in diff_input_args_indices)
-        grad_inputs = ag.autograd.grad(outputs, diff_input_args, grad_outputs, create_graph=True,
+        grad_inputs = _backward.grad(outputs, diff_input_args, grad_outputs, create_graph=True,
                                        allow_unused=True)
         return tuple(g for g in grad_inputs if g is not None)
 

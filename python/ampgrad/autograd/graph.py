@@ -8,6 +8,7 @@ from collections import defaultdict
 from typing import NamedTuple, Optional
 
 from .. import _C
+from .._creation import empty
 from .grad_mode import enable_grad
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
@@ -75,12 +76,10 @@ class save_on_cpu(saved_tensors_hooks):
     tensors already on CPU). pin_memory=True pins the CPU copy when CUDA is available."""
 
     def __init__(self, pin_memory=False, device_type="cuda"):
-        from .. import cuda, empty
-
         def pack_to_cpu(tensor):
             if not pin_memory:
                 return (tensor.device, tensor.cpu())
-            packed = empty(tensor.size(), dtype=tensor.dtype, pin_memory=cuda.is_available())
+            packed = empty(tensor.size(), dtype=tensor.dtype, pin_memory=_C._cuda_is_available())
             packed.copy_(tensor)
             return (tensor.device, packed)
 

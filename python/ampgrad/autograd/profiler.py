@@ -31,7 +31,6 @@ import warnings
 from collections import defaultdict
 
 from .. import _C
-from .. import cuda as _cuda
 
 __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList", "FunctionEvent", "FunctionEventAvg",
            "Interval", "DeviceType"]
@@ -555,8 +554,8 @@ class emit_nvtx:
             return None
         if self.entered:
             raise RuntimeError("NVTX annotation context manager is not reentrant")
-        if not _C._cuda_is_available():
-            _cuda._no_cuda()
+        if not _C._cuda_is_available():  # as ampgrad.cuda's calls without a device
+            raise AssertionError("Torch not compiled with CUDA enabled")
         _C._cuda_synchronize()
         _C._profiler_start_nvtx(bool(self.record_shapes))
         self.entered = True

@@ -2,6 +2,7 @@
 import warnings
 
 from .. import _C
+from .._creation import empty
 
 __all__ = ["Variable", "variable"]
 
@@ -16,7 +17,6 @@ class Variable(metaclass=VariableMeta):
     graph (torch's legacy constructor)."""
 
     def __new__(cls, data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None):
-        from .. import empty
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
                           stacklevel=2)

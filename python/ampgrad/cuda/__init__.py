@@ -4,8 +4,12 @@ device_count() is 0 and the calls that need a device raise as torch's do.
 
 The CUDA backend under this is compile-checked; see kernels/cuda for what has run on a GPU."""
 import contextlib as _contextlib
+import random as _random
+import struct as _struct
 
 from .. import _C
+from .. import _creation
+from . import amp
 
 OutOfMemoryError = _C.OutOfMemoryError
 
@@ -248,12 +252,10 @@ def manual_seed_all(seed):
 
 def seed():
     """Seeds the current device with a non-deterministic number."""
-    import random as _random
     manual_seed(_random.SystemRandom().getrandbits(64))
 
 
 def seed_all():
-    import random as _random
     manual_seed_all(_random.SystemRandom().getrandbits(64))
 
 
@@ -264,15 +266,12 @@ def initial_seed():
 
 def get_rng_state(device="cuda"):
     """The device's generator state as a uint8 CPU tensor: seed and offset, 8 little-endian bytes each."""
-    import struct as _struct
-    from .. import tensor, uint8
     _lazy_init()
     seed_, offset = _C._cuda_get_rng_state(_index(device))
-    return tensor(list(_struct.pack("<QQ", seed_, offset)), dtype=uint8)
+    return _creation.tensor(list(_struct.pack("<QQ", seed_, offset)), dtype=_C.uint8)
 
 
 def set_rng_state(new_state, device="cuda"):
-    import struct as _struct
     _lazy_init()
     data = bytes(int(b) for b in new_state.tolist())
     if len(data) != 16:
@@ -294,6 +293,3 @@ def is_bf16_supported(including_emulation=True):
     if not is_available():
         return False
     return including_emulation or get_device_capability()[0] >= 8
-
-
-from . import amp  # noqa: E402

@@ -10,6 +10,11 @@ import warnings
 import numpy as np
 
 from .. import _C
+# Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
+from .._creation import arange as _arange, rand as _rand
+from .._dtype_info import finfo as _finfo
+from .._functions import broadcast_tensors as _broadcast_tensors
+from ..autograd import no_grad as _no_grad
 from . import _reduction as _Reduction
 
 _autocast = _C._autocast
@@ -210,8 +215,7 @@ def _check_p(p):
 def _dropout_mask(input, shape, p):
     # Keep where U[0,1) >= p, scaled by 1 / (1 - p) (p == 1 zeroes all). The masks follow torch's
     # distribution, not its draws: torch's CPU bernoulli_ uses a vectorised sampler of its own.
-    from .._functions import rand
-    keep = rand(*shape, dtype=input.dtype if input.is_floating_point() else None, device=input.device) >= p
+    keep = _rand(*shape, dtype=input.dtype if input.is_floating_point() else None, device=input.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     return keep.to(input.dtype) * scale
 
@@ -635,8 +639,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                            f"{list(input.shape)}")
     x = input.float() if input.dtype in (_C.float16, _C.bfloat16) else input  # torch computes in opmath
     if eps is None:
-        from .._functions import finfo
-        eps = finfo(x.dtype).eps
+        eps = _finfo(x.dtype).eps
     dims = list(range(input.dim() - k, input.dim()))
     out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
     return _norm_out(_affine(out, weight, None, normalized_shape), input)
@@ -702,8 +705,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 
 def _embedding_renorm_(weight, indices, max_norm, norm_type):
-    from ..autograd import no_grad
-    with no_grad():
+    with _no_grad():
         rows = _C.from_numpy(np.unique(indices.numpy()).astype(np.int64))
         sel = weight.index_select(0, rows)
         norms = sel.norm(norm_type, 1, keepdim=True)
@@ -722,8 +724,7 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(tensor.max().item()) + 1
     elif tensor.numel() and builtins.bool((tensor >= num_classes).any()):
         raise RuntimeError("Class values must be smaller than num_classes.")
-    from .._functions import arange
-    return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
+    return (tensor.unsqueeze(-1) == _arange(num_classes, device=tensor.device)).long()
 
 
 def _pad_index(n, before, after, mode):
@@ -1028,8 +1029,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 # ---------------------------------------------------------------- distances
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     x1, x2 = _autocast("cosine_similarity", [x1, x2])
-    from .._functions import broadcast_tensors
-    x1, x2 = broadcast_tensors(x1, x2)
+    x1, x2 = _broadcast_tensors(x1, x2)
     n1 = x1.norm(2, dim, keepdim=True)
     n2 = x2.norm(2, dim, keepdim=True)
     # torch clamps the norms at eps outside autograd: the value changes, the gradient does not.

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from .. import _C
+from .. import _creation
 from ..autograd import no_grad
 
 
@@ -70,7 +71,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
-    from .._functions import empty_like
     with no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
         if p > 0.3:
@@ -82,14 +82,14 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 mask = (result < lo) | (result > hi)
                 if not bool(mask.any()):
                     break
-                result = _C.where(mask, empty_like(result).normal_(mean, std), result)
+                result = _C.where(mask, _creation.empty_like(result).normal_(mean, std), result)
             if tensor is not result:
                 tensor.copy_(result)
         else:
             mode = max(a, min(mean, b))
             log_peak = -0.5 * ((mode - mean) / std) ** 2
-            candidates = empty_like(tensor)
-            accept_buf = empty_like(tensor)
+            candidates = _creation.empty_like(tensor)
+            accept_buf = _creation.empty_like(tensor)
             tensor.uniform_(a, b)
             candidates.copy_(tensor)
             candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)

@@ -9,6 +9,7 @@ from itertools import chain
 
 from .. import _C
 from .._C import Tensor
+from .._tensor import _zero_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -161,7 +162,6 @@ class Optimizer:
 
     # ------------------------------------------------------------ grads
     def zero_grad(self, set_to_none=True):
-        from .._tensor import _zero_grad
         _zero_grad((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure=None):

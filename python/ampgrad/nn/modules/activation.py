@@ -1,5 +1,5 @@
 """Activation modules: thin wrappers over nn.functional with torch's constructor arguments and reprs."""
-from ..._functions import empty
+from ..._creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -1,7 +1,7 @@
 """Conv1d/2d/3d and ConvTranspose1d/2d/3d (torch's arguments, checks and init)."""
 import math
 
-from ..._functions import empty
+from ..._creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

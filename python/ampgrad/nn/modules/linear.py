@@ -1,7 +1,7 @@
 """Identity, Linear, Bilinear with torch's default initialisation."""
 import math
 
-from ..._functions import empty
+from ..._creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -4,7 +4,12 @@ import itertools
 import weakref
 from collections import OrderedDict, namedtuple
 
+import numpy as np
+
+from ... import _creation
 from ..._C import Tensor
+from ..._tensor import _parse_to, _zero_grad
+from ...autograd import no_grad
 from ..parameter import Parameter, Buffer
 
 __all__ = ["Module", "RemovableHandle"]
@@ -67,13 +72,11 @@ def _to_tensor(value):
     weights can be copied from torch with model.load_state_dict(torch_model.state_dict())."""
     if isinstance(value, Tensor) or not hasattr(value, "__array__"):
         return value
-    import numpy as np
     if hasattr(value, "detach"):
         value = value.detach()
     if hasattr(value, "cpu"):
         value = value.cpu()
-    from ..._functions import tensor
-    return tensor(np.asarray(value))
+    return _creation.tensor(np.asarray(value))
 
 
 class Module:
@@ -360,7 +363,6 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        from ..._tensor import _zero_grad
         _zero_grad(self.parameters(), set_to_none)
 
     def share_memory(self):
@@ -374,7 +376,6 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        from ...autograd import no_grad
         for key, param in self._parameters.items():
             if param is None:
                 continue
@@ -399,7 +400,6 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ..._tensor import _parse_to
         device, dtype, non_blocking, _ = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
@@ -465,7 +465,6 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
-        from ...autograd import no_grad
         persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
                        if v is not None}

@@ -1,7 +1,7 @@
 """LayerNorm, GroupNorm, RMSNorm (affine parameters initialised to ones and zeros)."""
 import numbers
 
-from ..._functions import empty
+from ..._creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -3,7 +3,7 @@ r|z|n for GRU), U(-1/sqrt(H), 1/sqrt(H)) init, and the autocast hook of their op
 import math
 
 from ... import _C
-from ..._functions import empty, zeros
+from ..._creation import empty, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

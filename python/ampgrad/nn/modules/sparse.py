@@ -1,5 +1,5 @@
 """Embedding (lookup table) with torch's padding_idx / max_norm semantics and N(0, 1) init."""
-from ..._functions import empty
+from ..._creation import empty
 from ...autograd import no_grad
 from .. import functional as F
 from .. import init

@@ -1,0 +1,405 @@
+"""Creation and random functions: tensor(), as_tensor(), full / zeros / ones / empty and their
+*_like forms, arange, linspace, eye, the seeds and the random factories.
+
+A leaf of the package's import layering (tests/test_import_layers.py): it imports only _C, so every
+other module can import it at module level. At call time these functions use Tensor methods that
+ampgrad._tensor installs (tolist, all); the package imports _tensor before any of them can run."""
+import builtins
+import math
+import numbers
+import random as _random
+
+import numpy as np
+
+from . import _C
+
+Tensor = _C.Tensor
+
+_NP_TO_DT = {np.dtype(np.bool_): _C.bool, np.dtype(np.uint8): _C.uint8, np.dtype(np.int8): _C.int8,
+             np.dtype(np.int16): _C.int16, np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64,
+             np.dtype(np.float16): _C.float16, np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64}
+
+
+def _contig(a):
+    # np.ascontiguousarray would turn a 0-d array into 1-d.
+    return np.asarray(a, order="C")
+
+
+def _device(device):
+    if device is None:
+        return _C.device("cpu")
+    if isinstance(device, _C.device):
+        return device
+    if isinstance(device, numbers.Integral):
+        return _C.device("cuda", device)
+    return _C.device(device)
+
+
+def _check_device(dev):
+    if dev.type == "cuda" and not _C._cuda_is_available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    return dev
+
+
+def _size(size):
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = size[0]
+        if isinstance(size, Tensor):
+            size = size.tolist()
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, numbers.Integral) or isinstance(s, builtins.bool):
+            raise TypeError(f"expected a sequence of integers or a single integer, got '{s!r}'")
+        out.append(int(s))
+    return out
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        if not t.is_floating_point():
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t.requires_grad_(True)
+    return t
+
+
+# ---- tensor(), as_tensor(), from data
+def _infer_dtype(data):
+    """torch's inference for Python data: the promotion of every leaf's type, where a Python float
+    is the default dtype, an int int64, a bool bool, and a tensor or NumPy scalar its own dtype."""
+    out = None
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            t = x.dtype
+        elif isinstance(x, (builtins.bool, np.bool_)):
+            t = _C.bool
+        elif isinstance(x, np.generic):
+            t = _NP_TO_DT.get(np.dtype(type(x)), _C.float64)
+        elif isinstance(x, numbers.Integral):
+            t = _C.int64
+        elif isinstance(x, numbers.Real):
+            t = _C.get_default_dtype()
+        elif isinstance(x, numbers.Complex):
+            raise TypeError("ampgrad does not support complex numbers")
+        elif isinstance(x, str):
+            if x is data:
+                raise TypeError("new(): invalid data type 'str'")
+            raise ValueError("too many dimensions 'str'")
+        elif isinstance(x, np.ndarray):
+            t = _NP_TO_DT.get(x.dtype, _C.float64)
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+            continue
+        else:
+            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+        out = t if out is None else _C.promote_types(out, t)
+    return out or _C.get_default_dtype()
+
+
+def _to_nested(data):
+    if isinstance(data, Tensor):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_to_nested(x) for x in data]
+    return data
+
+
+def _check_ragged(data, dim=0):
+    """Raises torch's error for the first ragged level of nested sequences."""
+    if not isinstance(data, (list, tuple)) or not data or not isinstance(data[0], (list, tuple)):
+        return
+    n = len(data[0])
+    for x in data:
+        if not isinstance(x, (list, tuple)) or len(x) != n:
+            got = len(x) if isinstance(x, (list, tuple)) else 0
+            raise ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {got})")
+    for x in data:
+        _check_ragged(x, dim + 1)
+def _contiguous(arr):
+    # not np.ascontiguousarray: it turns a 0-d array into shape (1,)
+    return arr if arr.flags.c_contiguous else np.array(arr, order="C")
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Copies `data` (nested sequences, NumPy arrays, numbers, tensors) into a new tensor."""
+    dev = _check_device(_device(device))
+    if isinstance(data, Tensor):
+        t = data.detach().clone()
+    elif isinstance(data, np.ndarray) or (hasattr(data, "__array__") and not isinstance(data, (list, tuple))):
+        arr = np.array(data, copy=True)
+        if arr.dtype not in _NP_TO_DT:
+            if arr.dtype.kind not in "biuf":
+                raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype}. The only supported types are: "
+                                "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+            arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
+        t = _C.from_numpy(_contiguous(arr))
+    else:
+        inferred = _infer_dtype(data)
+        nested = _to_nested(data)
+        try:
+            arr = np.array(nested)
+        except ValueError:
+            _check_ragged(nested)
+            raise
+        if arr.dtype == object:
+            _check_ragged(nested)
+            raise ValueError("expected sequence of equal-length sequences (ragged nested sequence)")
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
+        # straight to the requested dtype: going through the inferred one first would round
+        # tensor(0.3, dtype=float64) to float32
+        t = _C.from_numpy(_contiguous(arr)).to(dtype if dtype is not None else inferred)
+    if dtype is not None:
+        t = t.to(dtype)
+    return _finish(_C._to(t, dev, None, False), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Shares memory with `data` when possible (a tensor or a NumPy array of a matching dtype)."""
+    if isinstance(data, Tensor):
+        return data.to(device=_device(device) if device is not None else data.device, dtype=dtype or data.dtype)
+    if isinstance(data, np.ndarray) and data.dtype in _NP_TO_DT and (device is None or _device(device).type == "cpu"):
+        t = _C.from_numpy(data)
+        return t if dtype is None else t.to(dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
+    return full((), s, dtype=dtype or _C.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+# ---- factories
+def _fill_dtype(value, dtype):
+    if dtype is not None:
+        return dtype
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return _C.bool
+    if isinstance(value, numbers.Integral):
+        return _C.int64
+    return _C.get_default_dtype()
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    t = _C._full(_size((size,) if isinstance(size, numbers.Integral) else (size,)), fill_value,
+                 _fill_dtype(fill_value, dtype), _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    return _finish(_C._full(_size(size), 0, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    return _finish(_C._full(_size(size), 1, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None):
+    return _finish(_C._empty(_size(size), dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
+
+
+def _check_tensor_arg(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def _like(fn):
+    def like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+        _check_tensor_arg(like.__name__, input)
+        return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    _check_tensor_arg("full_like", input)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    for v in vals:  # torch converts integer bounds to int64 first
+        if isinstance(v, numbers.Integral) and not isinstance(v, builtins.bool) and not -2**63 <= v < 2**63:
+            if not -2**64 < v < 2**64:
+                raise OverflowError("int too big to convert")
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if dtype is None:
+        dtype = _C.get_default_dtype() if builtins.any(isinstance(v, builtins.float) for v in vals) else _C.int64
+    if vals[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    t = _C._arange(builtins.float(vals[0]), builtins.float(vals[1]), builtins.float(vals[2]), dtype, _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Deprecated torch.range: like arange but includes `end`."""
+    if end is None:
+        start, end = 0, start
+    n = int(math.floor((end - start) / step)) + 1
+    t = arange(0, builtins.max(n, 0), dtype=_C.float64, device=device) * step + start
+    return _finish(t.to(dtype or _C.get_default_dtype()), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if not isinstance(steps, numbers.Integral):
+        raise TypeError("linspace(): argument 'steps' must be int")
+    t = _C._linspace(builtins.float(start), builtins.float(end), int(steps), dtype or _C.get_default_dtype(), _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    t = _C.pow(base, linspace(start, end, steps, dtype=_C.float64, device=device)).to(dtype or _C.get_default_dtype())
+    return _finish(t, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    t = _C._eye(int(n), int(n if m is None else m), dtype or _C.get_default_dtype(), _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+# ---- random
+class Generator:
+    """The default CPU generator (a handle; ampgrad keeps one global CPU stream like torch)."""
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+
+    def manual_seed(self, seed):
+        manual_seed(seed)
+        return self
+
+    def initial_seed(self):
+        return _C.initial_seed()
+
+    def seed(self):
+        return seed()
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seeds the CPU generator (and CUDA's, when present); returns the default generator."""
+    seed = int(seed)
+    if seed < -0x8000_0000_0000_0000 or seed > 0xFFFF_FFFF_FFFF_FFFF:
+        raise ValueError(f"Overflow when unpacking long long, seed value {seed} is out of range")
+    if seed < 0:
+        seed = 0xFFFF_FFFF_FFFF_FFFF + seed + 1
+    _C.manual_seed_cpu(seed)
+    if _C._cuda_is_available():  # ampgrad.cuda.manual_seed_all(seed); seed is already in [0, 2**64)
+        _C._cuda_manual_seed_all(seed)
+    return default_generator
+
+
+def seed():
+    s = _random.getrandbits(63)
+    manual_seed(s)
+    return s
+
+
+initial_seed = _C.initial_seed
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    t = empty(*size, dtype=dtype, device=device)
+    t.uniform_(0, 1)
+    return _finish(t, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    t = empty(*size, dtype=dtype, device=device)
+    t.normal_(0, 1)
+    return _finish(t, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    _check_tensor_arg("rand_like", input)
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    _check_tensor_arg("randn_like", input)
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    args = list(args)
+    # a trailing tuple or list (an ampgrad.Size is a tuple) is the size
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+    elif len(args) == 2:
+        low, high = args
+    else:
+        raise TypeError("randint() received an invalid combination of arguments")
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    t = _C._randint(int(low), int(high), _size((size,)), dtype or _C.int64, _check_device(_device(device)))
+    return _finish(t, requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                   requires_grad=requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = _C.broadcast_shapes_(tuple(mean.shape) if isinstance(mean, Tensor) else (),
+                                     tuple(std.shape) if isinstance(std, Tensor) else ())
+        if isinstance(std, Tensor):
+            if std.numel() and not builtins.bool((std >= 0).all()):
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+        elif not std >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        z = randn(*shape, dtype=ref.dtype, device=ref.device)
+        return z * std + mean
+    if size is None:
+        raise TypeError("normal() missing required argument 'size'")
+    t = empty(*_size((size,)), dtype=dtype, device=device)
+    t.normal_(mean, std)
+    return _finish(t, requires_grad)
+
+
+def _check_bernoulli_p(p):
+    if isinstance(p, Tensor):
+        if p.numel() and not builtins.bool(((p >= 0) & (p <= 1)).all()):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+
+
+def bernoulli(input, p=None, *, generator=None):
+    _check_bernoulli_p(input if p is None else p)
+    u = rand_like(input, dtype=_C.float64 if input.dtype == _C.float64 else _C.float32)
+    out = (u < (input if p is None else p)).to(input.dtype)
+    if p is None and input.requires_grad and _C.is_grad_enabled():
+        out = out + input * 0  # torch's BernoulliBackward0: the sample is differentiable with a zero gradient
+    return out
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    raise NotImplementedError("multinomial is not implemented in ampgrad yet")
