@@ -25,7 +25,7 @@ _PKG = "ampgrad"
 # its own layer and the layers below. A new module must be placed here.
 _LAYERS = [
     ["ampgrad._C"],
-    ["ampgrad._creation", "ampgrad._dtype_info", "ampgrad._tensor_str", "ampgrad._indexing"],  # leaves
+    ["ampgrad._creation", "ampgrad._dtype_info", "ampgrad._tensor_str", "ampgrad._indexing", "ampgrad._op_gate"],  # leaves
     ["ampgrad._tensor"],
     ["ampgrad._functions", "ampgrad._linalg_extra"],
     ["ampgrad.autograd"],

@@ -47,7 +47,7 @@ Tensor cached_cast(const Tensor& t, ScalarType dtype) {
 void apply(Op op, Tensor* const* args, size_t n) {
   auto& s = state();
   for (int d = 0; d < kNumDeviceTypes; ++d) {
-    if (!s.enabled[d]) continue;
+    if (!s.enabled[d] || s.excluded[d]) continue;
     DeviceType dev = static_cast<DeviceType>(d);
     AmpPolicy p = op_policy(op, d);
     switch (p) {
@@ -86,7 +86,7 @@ std::optional<ScalarType> set_opt_dtype(Op op, const Tensor& a, std::optional<Sc
   if (dtype || !any_enabled()) return dtype;
   auto& s = state();
   int d = static_cast<int>(a.device().type);
-  AmpPolicy p = s.enabled[d] ? op_policy(op, d) : AmpPolicy::NONE;
+  AmpPolicy p = s.enabled[d] && !s.excluded[d] ? op_policy(op, d) : AmpPolicy::NONE;
   if ((p == AmpPolicy::FP32_SET_OPT || p == AmpPolicy::FP32_APPEND) && is_eligible(a, a.device().type))
     return ScalarType::Float32;
   return dtype;

@@ -20,16 +20,28 @@ struct State {
   ScalarType dtype[kNumDeviceTypes] = {ScalarType::BFloat16, ScalarType::Float16};
   bool cache_enabled = true;
   int nesting = 0;
-  bool excluded = false;  // inside a gated op (Note [Autocast gate])
+  // Per device type: inside a gated op whose row has a policy for that device (Note [Autocast gate]).
+  bool excluded[kNumDeviceTypes] = {false, false};
 };
 State& state();
 inline bool any_enabled() { auto& s = state(); return s.enabled[0] || s.enabled[1]; }
 // The gate casts only when some device's autocast is on and no gated op is running.
-inline bool gate_open() { auto& s = state(); return (s.enabled[0] || s.enabled[1]) && !s.excluded; }
+// As torch's per-device Autocast keys: a gated op excludes only the device types its row has a
+// policy for; on the others its inner ops are still autocast (RNNCell on CPU runs linear, LOW there).
+inline bool gate_open() {
+  auto& s = state();
+  return (s.enabled[0] && !s.excluded[0]) || (s.enabled[1] && !s.excluded[1]);
+}
 struct ExcludeGuard {
-  bool prev;
-  ExcludeGuard() : prev(state().excluded) { state().excluded = true; }
-  ~ExcludeGuard() { state().excluded = prev; }
+  bool prev[kNumDeviceTypes];
+  explicit ExcludeGuard(Op op) {
+    auto& s = state();
+    for (int d = 0; d < kNumDeviceTypes; ++d) {
+      prev[d] = s.excluded[d];
+      if (op_policy(op, d) != AmpPolicy::NONE) s.excluded[d] = true;
+    }
+  }
+  ~ExcludeGuard() { for (int d = 0; d < kNumDeviceTypes; ++d) state().excluded[d] = prev[d]; }
   ExcludeGuard(const ExcludeGuard&) = delete;
   ExcludeGuard& operator=(const ExcludeGuard&) = delete;
 };

@@ -40,7 +40,7 @@ auto wrap(F f, R (C::*)(A...) const) {
     Walk w;
     std::apply([&](auto&... x) { (w.add(x), ...); }, args);
     w.cast(op);
-    ExcludeGuard excluded;
+    ExcludeGuard excluded(op);
     return std::apply(f, args);
   };
 }

@@ -400,9 +400,12 @@ void init_ops(py::module_& m) {
     for (py::handle v : args) take(py::none(), v);
     for (auto kv : kwargs) take(py::reinterpret_borrow<py::object>(kv.first), kv.second);
     PyGateArgs walk;
-    for (auto& a : all)
+    for (auto& a : all) {
+      if (!a.key.is_none() && std::string(py::str(a.key)) == "out") continue;  // out= is written, not cast
       for (auto& x : a.items) walk.add(x);
-    walk.cast(static_cast<Op>(op_id));
+    }
+    const Op op = static_cast<Op>(op_id);
+    walk.cast(op);
     auto value = [](Arg& a) -> py::object {
       if (!a.seq) return a.items[0];
       py::list l;
@@ -415,7 +418,7 @@ void init_ops(py::module_& m) {
       if (a.key.is_none()) new_args.append(value(a));
       else new_kwargs[a.key] = value(a);
     }
-    amp::ExcludeGuard excluded;
+    amp::ExcludeGuard excluded(op);
     return fn(*py::tuple(new_args), **new_kwargs);
   });
   m.def("_op_id", [](const std::string& name) {

@@ -11,9 +11,9 @@ from ._C import Tensor, dtype, device  # noqa: E402
 from ._C import (promote_types, can_cast, get_default_dtype, set_default_dtype, from_numpy, is_grad_enabled,
                  is_inference_mode_enabled)
 # Elementwise, linear-algebra and shape functions bound directly in C++.
-from ._C import (neg, negative, exp, exp2, expm1, log, log2, log10, log1p, sqrt, rsqrt, reciprocal, abs, absolute,
-                 sign, sin, cos, tan, asin, acos, atan, arcsin, arccos, arctan, sinh, cosh, tanh, sigmoid, relu, silu,
-                 erf, erfinv, floor, ceil, trunc, fix, frac, round, isnan, isinf, isfinite, nan_to_num, clamp, clip,
+# The plain unary ops come from the op table (Note [Op table]): one name per GEN row.
+globals().update({_name: getattr(_C, _name) for _name in _C._unary_ops()})
+from ._C import (negative, absolute, arcsin, arccos, arctan, fix, round, isnan, isinf, isfinite, nan_to_num, clamp, clip,
                  logical_not, bitwise_not, add, sub, subtract, mul, multiply, div, divide, true_divide, floor_divide,
                  pow, atan2, arctan2, maximum, minimum, fmod, remainder, eq, ne, lt, le, gt, ge, greater, less,
                  greater_equal, less_equal, not_equal, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or,

@@ -11,8 +11,8 @@ import numpy as np
 from . import _C
 from ._C import Tensor
 from ._functions import broadcast_shapes, broadcast_tensors
+from ._op_gate import engine_op
 
-_autocast = _C._autocast
 
 
 # ---------------------------------------------------------------- norms
@@ -84,13 +84,13 @@ def linalg_norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=Non
     return vector_norm(input, ord, dim, keepdim, dtype=dtype)
 
 
+@engine_op("linalg_vecdot")
 def vecdot(x, y, *, dim=-1, out=None):
-    x, y = _autocast("linalg_vecdot", [x, y])
     return (x * y).sum(dim)
 
 
+@engine_op("trace")
 def trace(input):
-    (input,) = _autocast("trace", [input])
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     n = builtins.min(input.shape)
@@ -98,13 +98,16 @@ def trace(input):
     return diag.sum()
 
 
+@engine_op("dist")
 def dist(input, other, p=2):
-    input, other = _autocast("dist", [input, other])
+    for pos, (name, t) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"dist(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
     return vector_norm(input - other, p)
 
 
+@engine_op("renorm")
 def renorm(input, p, dim, maxnorm, *, out=None):
-    (input,) = _autocast("renorm", [input])
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
@@ -127,14 +130,14 @@ def _cross_impl(a, b, dim):
     return a.index_select(dim, i1) * b.index_select(dim, i2) - a.index_select(dim, i2) * b.index_select(dim, i1)
 
 
+@engine_op("cross")
 def cross(input, other, dim=None, *, out=None):
-    input, other = _autocast("cross", [input, other])
     if input.dim() != other.dim():
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", stacklevel=2)
+                      "with that of linalg.cross in a future release.", stacklevel=3)  # the caller of the gated cross
         shape = broadcast_shapes(input.shape, other.shape)
         dim = next((d for d, s in enumerate(shape) if s == 3), None)
         if dim is None:
@@ -142,8 +145,8 @@ def cross(input, other, dim=None, *, out=None):
     return linalg_cross(input, other, dim=dim)
 
 
+@engine_op("cross")
 def linalg_cross(input, other, *, dim=-1, out=None):
-    input, other = _autocast("cross", [input, other])
     if input.dim() != other.dim():
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = dim % builtins.max(input.dim(), 1)
@@ -153,8 +156,8 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     return _cross_impl(input, other, d)
 
 
+@engine_op("tensordot")
 def tensordot(a, b, dims=2, out=None):
-    a, b = _autocast("tensordot", [a, b])
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, numbers.Integral):
@@ -238,16 +241,16 @@ def _multi_dot(tensors, name):
     return out
 
 
+@engine_op("multi_dot")
 def multi_dot(tensors, *, out=None):
-    tensors = _autocast("multi_dot", list(tensors))
     return _multi_dot(tensors, "multi_dot")
 
 
+@engine_op("chain_matmul")
 def chain_matmul(*matrices, out=None):
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
-                  "parameters.", stacklevel=2)
-    matrices = _autocast("chain_matmul", list(matrices))
+                  "parameters.", stacklevel=3)  # the caller of the gated chain_matmul
     if len(matrices) == 1:
         if matrices[0].dim() != 2:
             raise RuntimeError(f"chain_matmul(): Expected 2D tensors, but got {matrices[0].dim()}D")
@@ -430,8 +433,8 @@ def einsum(*args):
     return a.permute([sa.index(c) for c in out]) if sa != out else a
 
 
+@engine_op("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    x1, x2 = _autocast("cdist", [x1, x2])
     if x1.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x2.dim() < 2:

@@ -13,11 +13,11 @@ from .. import _C
 # Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
 from .._creation import arange as _arange, rand as _rand
 from .._dtype_info import finfo as _finfo
+from .._op_gate import engine_op
 from .._functions import broadcast_tensors as _broadcast_tensors
 from ..autograd import no_grad as _no_grad
 from . import _reduction as _Reduction
 
-_autocast = _C._autocast
 
 
 # ---------------------------------------------------------------- activations
@@ -134,8 +134,8 @@ def glu(input, dim=-1):
     return a * _C.sigmoid(b)
 
 
+@engine_op("prelu")
 def prelu(input, weight):
-    input, weight = _autocast("prelu", [input, weight])
     if weight.numel() != 1:
         channels = input.shape[1] if input.dim() >= 2 else input.shape[0] if input.dim() == 1 else 1
         if input.dim() == 0 or weight.numel() != channels:
@@ -162,8 +162,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _C._log_softmax(input, dim, dtype)
 
 
+@engine_op("softmin")
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    (input,) = _autocast("softmin", [input])
     if dim is None:
         dim = _softmax_dim(input.dim())
     if dtype is not None:
@@ -171,10 +171,10 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return _C._softmax(-input, dim, None)
 
 
+@engine_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(q k^T * scale + mask) v, torch's reference math (masks: bool = keep, float = added)."""
-    query, key, value, attn_mask = _autocast("scaled_dot_product_attention", [query, key, value, attn_mask])
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
@@ -410,13 +410,13 @@ def _conv3d_core(x, w, b, stride, pads, dilation, groups):
     return out if b is None else out + b.reshape(1, O, 1, 1, 1)
 
 
+@engine_op("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    input, weight, bias = _autocast("conv1d", [input, weight, bias])
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@engine_op("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    input, weight, bias = _autocast("conv2d", [input, weight, bias])
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
@@ -479,8 +479,8 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     return out if batched else out.squeeze(0)
 
 
+@engine_op("conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    input, weight, bias = _autocast("conv3d", [input, weight, bias])
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
@@ -509,20 +509,20 @@ def _conv_t3d_core(x, w, b, stride, padding, output_padding, dilation, groups):
     return out if b is None else out + b.reshape(1, Cout, 1, 1, 1)
 
 
+@engine_op("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    input, weight, bias = _autocast("conv_transpose1d", [input, weight, bias])
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
                              "conv_transpose1d")
 
 
+@engine_op("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    input, weight, bias = _autocast("conv_transpose2d", [input, weight, bias])
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                              "conv_transpose2d")
 
 
+@engine_op("conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    input, weight, bias = _autocast("conv_transpose3d", [input, weight, bias])
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
                              "conv_transpose3d")
 
@@ -548,8 +548,11 @@ def _grid_coord(g, size, padding_mode, align_corners):
     return x
 
 
+@engine_op("grid_sample")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    input, grid = _autocast("grid_sample", [input, grid])
+    for pos, (name, t) in enumerate((("input", input), ("grid", grid)), 1):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"grid_sampler(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
@@ -604,8 +607,8 @@ def _norm_out(out, input):
     return out.to(input.dtype) if input.dtype in (_C.float16, _C.bfloat16) else out
 
 
+@engine_op("layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    input, weight, bias = _autocast("layer_norm", [input, weight, bias])
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(int(s) for s in normalized_shape)
@@ -645,8 +648,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return _norm_out(_affine(out, weight, None, normalized_shape), input)
 
 
+@engine_op("group_norm")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    input, weight, bias = _autocast("group_norm", [input, weight, bias])
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     N, C = input.shape[0], input.shape[1]
@@ -665,8 +668,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _norm_out(_affine(out, weight, bias, [C] + [1] * (input.dim() - 2)), input)
 
 
+@engine_op("normalize")
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    (input,) = _autocast("normalize", [input])
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
 
@@ -800,7 +803,7 @@ def _warn_size(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. "
-                      "Please ensure they have the same size.", stacklevel=3)
+                      "Please ensure they have the same size.", stacklevel=4)  # caller -> gate -> loss -> here
 
 
 def _weighted(errors, weight, input, reduction):
@@ -816,8 +819,8 @@ def _weighted(errors, weight, input, reduction):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@engine_op("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    input, target, weight = _autocast("mse_loss", [input, target, weight])
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     d = input - target
@@ -826,8 +829,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(d * d, reduction)
 
 
+@engine_op("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    input, target, weight = _autocast("l1_loss", [input, target, weight])
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     d = (input - target).abs()
@@ -836,8 +839,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(d, reduction)
 
 
+@engine_op("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    input, target = _autocast("smooth_l1_loss", [input, target])
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     if beta < 0:
@@ -848,8 +851,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(_C.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
 
 
+@engine_op("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    input, target, weight = _autocast("huber_loss", [input, target, weight])
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
@@ -871,8 +874,8 @@ def _xlogy(x, y):
     return _C.where(x == 0, 0.0, x * safe.log())
 
 
+@engine_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    input, target = _autocast("kl_div", [input, target])
     if size_average is not None or reduce is not None:
         reduction = _Reduction.legacy_get_string(size_average, reduce)
     else:
@@ -880,7 +883,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
             warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                           "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                          stacklevel=2)
+                          stacklevel=3)  # the caller of the gated kl_div
         if reduction != "batchmean":
             _Reduction.get_enum(reduction)
     if log_target:
@@ -892,8 +895,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@engine_op("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    input, target, weight = _autocast("binary_cross_entropy", [input, target, weight])
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
     if target.shape != input.shape:
@@ -910,10 +913,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@engine_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
-    input, target, weight, pos_weight = _autocast("binary_cross_entropy_with_logits",
-                                                  [input, target, weight, pos_weight])
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
     if target.shape != input.shape:
@@ -973,15 +975,15 @@ def _nll(logp, target, weight, ignore_index, reduction):
     return loss.sum() / w.sum()
 
 
+@engine_op("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    input, weight = _autocast("nll_loss", [input, weight])
     reduction = _legacy(size_average, reduce, reduction)
     return _nll(input, target, weight, ignore_index, reduction)
 
 
+@engine_op("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
-    input, target, weight = _autocast("cross_entropy", [input, target, weight])
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -1027,8 +1029,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 # ---------------------------------------------------------------- distances
+@engine_op("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    x1, x2 = _autocast("cosine_similarity", [x1, x2])
     x1, x2 = _broadcast_tensors(x1, x2)
     n1 = x1.norm(2, dim, keepdim=True)
     n2 = x2.norm(2, dim, keepdim=True)
@@ -1046,8 +1048,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 # ---------------------------------------------------------------- margin and ranking losses
 # Formulas as ATen's (aten/src/ATen/native/Loss.cpp), composed from differentiable ops.
+@engine_op("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-    (input,) = _autocast("hinge_embedding_loss", [input])
     reduction = _legacy(size_average, reduce, reduction)
     zeros = input.new_zeros(())
     margin_clamp = (margin - input).clamp_min(0)
@@ -1055,8 +1057,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(output, reduction)
 
 
+@engine_op("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-    input1, input2 = _autocast("margin_ranking_loss", [input1, input2])
     reduction = _legacy(size_average, reduce, reduction)
     if not (input1.dim() == input2.dim() == target.dim()):
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -1064,14 +1066,14 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@engine_op("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    (input,) = _autocast("soft_margin_loss", [input])
     reduction = _legacy(size_average, reduce, reduction)
     return _reduce((-input * target).exp().log1p(), reduction)
 
 
+@engine_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-    input1, input2 = _autocast("cosine_embedding_loss", [input1, input2])
     reduction = _legacy(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() not in (1, 2) or target.dim() != input1.dim() - 1:
         raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of equal dimension and a target with one "
@@ -1087,9 +1089,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(output, reduction)
 
 
+@engine_op("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
-    (input,) = _autocast("poisson_nll_loss", [input])
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
@@ -1099,9 +1101,9 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _reduce(loss, reduction)
 
 
+@engine_op("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
-    anchor, positive, negative = _autocast("triplet_margin_loss", [anchor, positive, negative])
     reduction = _legacy(size_average, reduce, reduction)
     a, pd, n = anchor.dim(), positive.dim(), negative.dim()
     if not (a == pd == n):
@@ -1114,8 +1116,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
 
 
+@engine_op("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
-    input, weight = _autocast("multi_margin_loss", [input, weight])
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
     if p not in (1, 2):
@@ -1140,8 +1142,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@engine_op("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    (input,) = _autocast("multilabel_margin_loss", [input])
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
     if input.dim() not in (1, 2) or tuple(target.shape) != tuple(input.shape):
@@ -1166,8 +1168,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@engine_op("pdist")
 def pdist(input, p=2):
-    (input,) = _autocast("pdist", [input])
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     n = input.shape[0]
@@ -1188,8 +1190,8 @@ def _vector_norm(x, p, dim, keepdim=False):
     return x.norm(p, dim, keepdim)
 
 
+@engine_op("bilinear")
 def bilinear(input1, input2, weight, bias=None):
-    input1, input2, weight, bias = _autocast("bilinear", [input1, input2, weight, bias])
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
                            f"{list(input2.shape[:-1])}")

@@ -4,6 +4,7 @@ import math
 
 from ... import _C
 from ..._creation import empty, zeros
+from ..._op_gate import engine_op
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -58,8 +59,44 @@ class RNNCellBase(Module):
         shape = (input.size(0), self.hidden_size) if batched else (self.hidden_size,)
         return zeros(*shape, dtype=input.dtype, device=input.device)
 
-    def _gates(self, x, h, w_ih, w_hh, b_ih, b_hh):
-        return F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh)
+
+# The cells' math, one op each (torch's rnn_tanh_cell / rnn_relu_cell / lstm_cell / gru_cell), so that
+# autocast casts at the cell (its RNNCell / LSTMCell / GRUCell row, Note [Autocast gate]).
+def _gates(x, h, w_ih, w_hh, b_ih, b_hh):
+    return F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh)
+
+
+@engine_op("RNNCell")
+def _rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh):
+    gi, gh = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
+    return _C.tanh(gi + gh)
+
+
+@engine_op("RNNCell")
+def _rnn_relu_cell(x, h, w_ih, w_hh, b_ih, b_hh):
+    gi, gh = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
+    return _C.relu(gi + gh)
+
+
+@engine_op("LSTMCell")
+def _lstm_cell(x, hx, w_ih, w_hh, b_ih, b_hh):
+    h, c = hx
+    gi, gh = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
+    i, f, g, o = (gi + gh).chunk(4, 1)
+    c1 = _C.sigmoid(f) * c + _C.sigmoid(i) * _C.tanh(g)
+    h1 = _C.sigmoid(o) * _C.tanh(c1)
+    return h1, c1
+
+
+@engine_op("GRUCell")
+def _gru_cell(x, h, w_ih, w_hh, b_ih, b_hh):
+    gi, gh = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
+    i_r, i_z, i_n = gi.chunk(3, 1)
+    h_r, h_z, h_n = gh.chunk(3, 1)
+    r = _C.sigmoid(i_r + h_r)
+    z = _C.sigmoid(i_z + h_z)
+    n = _C.tanh(i_n + r * h_n)
+    return (1 - z) * n + z * h
 
 
 class RNNCell(RNNCellBase):
@@ -75,14 +112,11 @@ class RNNCell(RNNCellBase):
             hx = self._zeros(input, batched)
         if not batched:
             input, hx = input.unsqueeze(0), hx.unsqueeze(0)
-        x, h, w_ih, w_hh, b_ih, b_hh = _C._autocast(
-            "RNNCell", [input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh])
-        gi, gh = self._gates(x, h, w_ih, w_hh, b_ih, b_hh)
-        if self.nonlinearity == "tanh":
-            ret = _C.tanh(gi + gh)
-        elif self.nonlinearity == "relu":
-            ret = _C.relu(gi + gh)
-        else:
+        ret = _rnn_tanh_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh) \
+            if self.nonlinearity == "tanh" else \
+            _rnn_relu_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh) \
+            if self.nonlinearity == "relu" else None
+        if ret is None:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         return ret if batched else ret.squeeze(0)
 
@@ -99,12 +133,7 @@ class LSTMCell(RNNCellBase):
         h, c = hx
         if not batched:
             input, h, c = input.unsqueeze(0), h.unsqueeze(0), c.unsqueeze(0)
-        x, h, c, w_ih, w_hh, b_ih, b_hh = _C._autocast(
-            "LSTMCell", [input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh])
-        gi, gh = self._gates(x, h, w_ih, w_hh, b_ih, b_hh)
-        i, f, g, o = (gi + gh).chunk(4, 1)
-        c1 = _C.sigmoid(f) * c + _C.sigmoid(i) * _C.tanh(g)
-        h1 = _C.sigmoid(o) * _C.tanh(c1)
+        h1, c1 = _lstm_cell(input, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h1, c1) if batched else (h1.squeeze(0), c1.squeeze(0))
 
 
@@ -118,13 +147,5 @@ class GRUCell(RNNCellBase):
             hx = self._zeros(input, batched)
         if not batched:
             input, hx = input.unsqueeze(0), hx.unsqueeze(0)
-        x, h, w_ih, w_hh, b_ih, b_hh = _C._autocast(
-            "GRUCell", [input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh])
-        gi, gh = self._gates(x, h, w_ih, w_hh, b_ih, b_hh)
-        i_r, i_z, i_n = gi.chunk(3, 1)
-        h_r, h_z, h_n = gh.chunk(3, 1)
-        r = _C.sigmoid(i_r + h_r)
-        z = _C.sigmoid(i_z + h_z)
-        n = _C.tanh(i_n + r * h_n)
-        ret = (1 - z) * n + z * h
+        ret = _gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return ret if batched else ret.squeeze(0)
