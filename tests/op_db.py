@@ -8,6 +8,8 @@ TList) are realized with a seeded NumPy generator, so both libraries see bit-ide
 This module imports neither torch nor ampgrad; the tests pass the modules in.
 """
 import math
+import re
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -115,8 +117,12 @@ class OpInfo:
     np_ref: Optional[Callable] = None  # NumPy reference (float64), used when torch is absent
     noncontig: bool = True  # also run with non-contiguous (strided / transposed) inputs
     fd: bool = True          # finite-difference check in float64
-    # test kind ("forward", "grad", "gradgrad", "fd", "noncontig", or "<kind>-<dtype or layout>") -> reason
+    # Known failures: test kind ("forward", "grad", "gradgrad", "fd", "noncontig", "fwad", "autocast",
+    # or "<kind>-<dtype or layout>") -> reason. They become xfail(strict=True) on the CPU (a fix
+    # shows up as XPASS) and non-strict xfails on CUDA. `skip` (same keys): checks that do not
+    # apply to the op, with the reason.
     xfail: dict = field(default_factory=dict)
+    skip: dict = field(default_factory=dict)
 
     def call(self, m, is_torch, *args, **kwargs):
         f = (self.torch_fn if is_torch else self.ag_fn) or self.fn
@@ -211,15 +217,16 @@ def is_spec(x):
     return isinstance(x, (T, Idx, Perm, Mask, Const))
 
 
-def make_tensor(m, arr, dt, layout="contig"):
-    """A tensor of module `m` holding `arr` as `dt`, contiguous or as a strided/transposed view."""
+def make_tensor(m, arr, dt, layout="contig", device="cpu"):
+    """A tensor of module `m` holding `arr` as `dt`, contiguous or as a strided/transposed view,
+    on `device` (built on the CPU, then moved with its layout kept)."""
     dtype = getattr(m, dt)
     src_dt = m.float64 if arr.dtype == np.float64 else None
 
     def build(a):
         a = np.array(a, order="C")  # (np.ascontiguousarray turns 0-d into 1-d)
         t = m.tensor(a, dtype=src_dt) if src_dt is not None else m.tensor(a)
-        return t.to(dtype)
+        return t.to(dtype).to(device) if device != "cpu" else t.to(dtype)
 
     if layout == "contig" or arr.ndim == 0 or arr.size == 0:
         return build(arr)
@@ -229,6 +236,59 @@ def make_tensor(m, arr, dt, layout="contig"):
     buf = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],), dtype=arr.dtype)
     buf[..., ::2] = arr
     return build(buf)[..., ::2]
+
+
+def to_device_keep_strides(t, device):
+    """t's values on `device` with t's strides (a non-contiguous input exercises the strided path)."""
+    if t.is_contiguous():
+        return t.to(device)
+    if t.dim() >= 2 and t.stride(-2) == 1:  # transposed
+        return t.transpose(-1, -2).contiguous().to(device).transpose(-1, -2)
+    buf = t.new_zeros(tuple(t.shape[:-1]) + (2 * t.shape[-1],))
+    buf[..., ::2] = t
+    return buf.to(device)[..., ::2]
+
+
+def realize(op, si, sample, dtype):
+    """The sample's arguments as ("t", (array, dtype, differentiable)), ("list", [...]) or
+    ("const", value): seeded by (op, sample, dtype), so every library and device sees the same."""
+    rng = rng_for(op.name, si, dtype)
+    out = []
+    for a in sample.args:
+        if isinstance(a, TList):
+            out.append(("list", [realize_array(s, dtype, rng) for s in a.items]))
+        elif is_spec(a):
+            out.append(("t", realize_array(a, dtype, rng)))
+        else:
+            out.append(("const", a))
+    return out
+
+
+def instantiate(m, realized, layout="contig", requires_grad=False, override=None, device="cpu"):
+    """Module-m arguments (on `device`) for realized specs; returns (args, leaves). `override` maps
+    a leaf number to a replacement array (finite differences)."""
+    args, leaves = [], []
+    override = override or {}
+
+    def one(v):
+        arr, dt, diff = v
+        leaf_no = len(leaves) if (requires_grad and diff and dt.startswith(("float", "bfloat"))) else None
+        if leaf_no is not None and leaf_no in override:
+            arr = override[leaf_no]
+        t = make_tensor(m, arr, dt, layout, device)
+        if leaf_no is not None:
+            t = t.detach().requires_grad_(True)
+            leaves.append(t)
+        return t
+
+    for kind, v in realized:
+        if kind == "const":
+            args.append(v)
+        elif kind == "t":
+            args.append(one(v))
+        else:
+            args.append([one(x) for x in v])
+    return args, leaves
 
 
 # ---------------------------------------------------------------- helpers for entries
@@ -597,8 +657,8 @@ OPS = [
            [Sample((T((3, 4), -3, 3),), {"dim": 1}), Sample((T((3, 4), -3, 3),), {"dim": 0}),
             Sample((T((2, 3, 4), -3, 3),), {"dim": 1}), Sample((T((3, 4), -3, 3),), {"dim": -1, "dtype": "float64"}, "dtype")],
            dtypes=ALL, tol={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2)}),
-    OpInfo("nn.functional.softmax", lambda m, x, **k: (m.nn.functional.softmax(x, **k), m.nn.functional.log_softmax(x, **k)),
-           [Sample((T((2, 3, 4), -3, 3),), {"dim": -1})], dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2)}),
+    OpInfo("nn.functional.softmax", lambda m, x, **k: (m.nn.functional.softmax(x, **_dt(m, k)), m.nn.functional.log_softmax(x, **_dt(m, k))),
+           [Sample((T((2, 3, 4), -3, 3),), {"dim": -1}), Sample((T((3, 4), -3, 3),), {"dim": 1, "dtype": "float64"}, "dtype")], dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2)}),
 
     # ---- linear algebra
     OpInfo("matmul", lambda m, a, b: m.matmul(a, b),
@@ -1109,6 +1169,150 @@ for _op in list(OPS):
         OPS.append(OpInfo(f"inplace.{_op.name}_", lambda m, a, b, _n=_op.name, **k: getattr(a.clone(), _n + "_")(b, **k),
                           _op.samples, dtypes=_op.dtypes, tol=_op.tol, noncontig=False, fd=False,
                           grad=(_op.grad or _op.name in ("eq", "lt")) and not _op.name.startswith("logical")))
+
+# ---------------------------------------------------------------- nn.functional
+# The per-function cases that lived in test_nn.py (FCASES, float32 / CPU / first order only): the
+# same generic checks as every other entry (forward in each dtype, gradients vs torch, finite
+# differences, gradgrad, forward AD, non-contiguous inputs, autocast, devices). Targets and class
+# weights are non-differentiable specs; keyword tensors (mse_loss's weight, pos_weight) are passed
+# positionally and mapped by the entry's fn.
+NN_TOL = {"float32": (1e-5, 1e-5), "float16": (5e-3, 5e-3), "bfloat16": (5e-2, 5e-2)}
+NN_GRAD_TOL = {"float32": (1e-4, 1e-4), "float16": (2e-2, 2e-2), "bfloat16": (1e-1, 1e-1)}
+REDUCTIONS = ("mean", "sum", "none")
+# Known ampgrad bugs and gaps (reasons shown by pytest; strict on the CPU, so a fix shows up as XPASS).
+XF_ROOTS = ("autograd.grad with several roots where one root feeds another (gy = -gx from a subtraction) drops the "
+            "later root's gradient when the earlier one is listed first: torch.autograd.grad([z, -z], [x], [u, v]) "
+            "gives 3u instead of 3(u - v) (test_ops.test_grad_roots_that_feed_each_other)")
+XF_LOWP = ("torch's CPU has no float16/bfloat16 kernel here and raises NotImplementedError; ampgrad computes one instead "
+           "of refusing the same way")
+_CE_T = [1, 4, 0, -100, 2, 3]
+_CE_T2 = [[1, 0, 2], [4, -100, 1], [0, 0, 3], [2, 1, 1]]
+_SGN = [[1.0, -1, 1, -1], [-1, 1, 1, -1], [1, 1, -1, -1]]
+_MT = [[3, 0, -1, 1], [0, 1, 2, -1], [2, 2, -1, 0]]
+
+
+def Lbl(data):
+    """Class labels (int64, never differentiable)."""
+    return Const(data, "int64")
+
+
+def Pos(*shape, grad=True):
+    """Positive values in (0.05, 1): probabilities, weights, targets of kl_div / bce."""
+    return T(shape, 0.05, 1.0, grad=grad)
+
+
+def NN(name, samples, fn=None, tol=None, grad_tol=None, **kw):
+    """An nn.functional entry called as m.nn.functional.<name>(*args, **kwargs) unless fn is given."""
+    f = fn or (lambda m, *a, _n=name, **k: getattr(m.nn.functional, _n)(*a, **k))
+    return OpInfo(f"nn.functional.{name}", f, samples, dtypes=kw.pop("dtypes", FLOATS), tol=dict(NN_TOL, **(tol or {})),
+                  grad_tol=dict(NN_GRAD_TOL, **(grad_tol or {})), **kw)
+
+
+def _kl_div_warns(m, *a, **k):
+    """kl_div with reduction="mean" warns (in torch and ampgrad): ampgrad's warning is expected
+    (warnings from ampgrad are errors in the test suite otherwise), and must come."""
+    if k.get("reduction", "mean") != "mean":
+        return m.nn.functional.kl_div(*a, **k)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = m.nn.functional.kl_div(*a, **k)
+    assert any(re.match("reduction: 'mean' divides the total loss", str(w.message)) for w in got), "kl_div: no 'mean' warning"
+    return out
+
+
+def _red(*args, desc="", **kw):
+    return [Sample(args, dict(kw, reduction=r), f"{desc}{' ' if desc else ''}{r}".strip()) for r in REDUCTIONS]
+
+
+NN_OPS = [
+    NN("pad", [Sample((T((2, 3, 4, 5)),), {"pad": (1, 2, 2, 0), "mode": md}, md) for md in ("constant", "reflect", "replicate", "circular")]
+       + [Sample((T((3, 4)),), {"pad": (-1, 2), "value": 2.5}, "negative pad, value")]),
+    NN("cross_entropy",
+       [s for ls in (0.0, 0.15) for s in
+        _red(T((6, 5)), Lbl(_CE_T), label_smoothing=ls, desc=f"ls={ls}")
+        + _red(T((4, 5, 3)), Lbl(_CE_T2), Pos(5, grad=False), label_smoothing=ls, desc=f"weight 3-d ls={ls}")
+        + _red(T((4, 5)), Pos(4, 5), label_smoothing=ls, desc=f"probabilities ls={ls}")]
+       + [Sample((T((5,)), Lbl(2)), {}, "unbatched")]),
+    NN("nll_loss", _red(T((6, 5)), Lbl(_CE_T), Pos(5, grad=False), desc="weight")
+       + _red(T((6, 5)), Lbl([abs(v) % 5 for v in _CE_T]), ignore_index=4, desc="ignore_index")),
+    NN("mse_loss", _red(T((3, 4)), T((3, 4))) + _red(T((3, 4)), T((3, 4)), Pos(3, 4), desc="weight"),
+       fn=lambda m, a, b, *w, **k: m.nn.functional.mse_loss(a, b, **k, **({"weight": w[0]} if w else {})),
+       xfail={"gradgrad": XF_ROOTS}),
+    NN("l1_loss", _red(T((3, 4)), T((3, 4)))),
+    NN("smooth_l1_loss", _red(T((3, 4)), T((3, 4)), beta=0.6), xfail={"gradgrad": XF_ROOTS}),
+    NN("huber_loss", _red(T((3, 4)), T((3, 4)), delta=0.8), xfail={"gradgrad": XF_ROOTS}),
+    NN("kl_div", [s for lt in (False, True) for s in _red(T((3, 4)), Pos(3, 4), log_target=lt, desc=f"log_target={lt}")]
+       + [Sample((T((3, 4)), Pos(3, 4)), {"reduction": "batchmean"}, "batchmean")], ag_fn=_kl_div_warns),
+    NN("binary_cross_entropy", _red(T((3, 4), 0.02, 0.98), Pos(3, 4), Pos(4, grad=False), desc="weight")),
+    NN("binary_cross_entropy_with_logits", _red(T((3, 4)), Pos(3, 4), Pos(4, grad=False), Pos(4, grad=False), desc="weight pos_weight"),
+       fn=lambda m, a, b, w, pw, **k: m.nn.functional.binary_cross_entropy_with_logits(a, b, w, pos_weight=pw, **k)),
+    NN("hinge_embedding_loss", _red(T((3, 4)), Const(_SGN, grad=False), 0.7)),
+    NN("margin_ranking_loss", _red(T((3, 4)), T((3, 4)), Const(_SGN, grad=False), 0.3)),
+    NN("soft_margin_loss", _red(T((3, 4)), Const(_SGN, grad=False))),
+    NN("cosine_embedding_loss", _red(T((4, 5)), T((4, 5)), Const(_SGN[0], grad=False), 0.2)),
+    NN("poisson_nll_loss", [s for li, full in ((True, False), (False, True)) for s in
+                            _red(Pos(3, 4), T((3, 4), 0.15, 3.0, grad=False), log_input=li, full=full,
+                                 desc=f"log_input={li} full={full}")]),
+    NN("triplet_margin_loss", [s for swap, pn in ((False, 2), (True, 1)) for s in
+                               _red(T((3, 4)), T((3, 4)), T((3, 4)), 0.5, pn, swap=swap, desc=f"swap={swap} p={pn}")]),
+    NN("multi_margin_loss", [s for pm in (1, 2) for s in _red(T((3, 4)), Lbl([1, 0, 3]), pm, 0.8, Pos(4, grad=False), desc=f"p={pm}")]
+       + [Sample((T((5,)), Lbl(2)), {}, "unbatched")], xfail={"forward-float16": XF_LOWP, "forward-bfloat16": XF_LOWP}),
+    NN("multilabel_margin_loss", _red(T((3, 4)), Lbl(_MT)) + [Sample((T((3,)), Lbl([1, -1, 0])), {}, "unbatched")],
+       xfail={"forward-float16": XF_LOWP, "forward-bfloat16": XF_LOWP}),
+    OpInfo("trace", lambda m, x: m.trace(x), [Sample((T((3, 5)),)), Sample((T((4, 4)),), desc="square")], dtypes=FLOATS,
+           tol=NN_TOL, grad_tol=NN_GRAD_TOL),
+    NN("layer_norm", [Sample((T((3, 4)), (4,), T((4,)), T((4,)))), Sample((T((2, 3, 4)), (3, 4)), {}, "no affine"),
+                      Sample((T((2, 3, 4)), (3, 4), T((3, 4))), {"eps": 1e-3}, "weight only, eps")]),
+    NN("group_norm", [Sample((T((2, 6, 5)), 3, T((6,)), T((6,)), 1e-3)), Sample((T((2, 4, 3, 2)), 2), {}, "4-d no affine")]),
+    NN("prelu", [Sample((T((2, 3, 4)), T((3,)))), Sample((T((2, 3, 4)), T((1,))), desc="shared weight")]),
+    # (a wide sample reaches every piece: hardtanh's +-1, hardsigmoid / hardswish's +-3, relu6's 6)
+    *[NN(n, [Sample((T((4, 6)),), dict(kw)), Sample((T((4, 6), -8, 8),), dict(kw), "wide")]) for n, kw in [
+        ("leaky_relu", {}), ("elu", {}), ("celu", {}), ("selu", {}), ("hardtanh", {}), ("relu6", {}), ("hardsigmoid", {}),
+        ("hardswish", {}), ("mish", {}), ("logsigmoid", {}), ("softsign", {}), ("tanhshrink", {}), ("glu", {}),
+        ("softmin", {"dim": 1}), ("sigmoid", {}), ("tanh", {})]],
+    NN("cosine_similarity", [Sample((T((4, 6)), T((1, 6)), 0), desc="broadcast"), Sample((T((4, 6)), T((4, 6))), desc="dim=1")],
+       # the broadcast operand's gradient is a sum of nearly cancelling terms: float32 noise ~1e-5
+       grad_tol={"float32": (2e-4, 2e-4)}),
+    NN("normalize", [Sample((T((4, 6)), 1.5, 0)), Sample((T((4, 6)),), {}, "defaults")]),
+    NN("pairwise_distance", [Sample((T((4, 6)), T((4, 6))), {"keepdim": True})], xfail={"gradgrad": XF_ROOTS}),
+    NN("pdist", [Sample((T((5, 3)),)), Sample((T((5, 3)), 1), desc="p=1")],
+       xfail={"forward-float16": XF_LOWP, "forward-bfloat16": XF_LOWP}),
+    NN("bilinear", [Sample((T((2, 3, 4)), T((2, 3, 5)), T((6, 4, 5)), T((6,))))], tol={"bfloat16": (1e-1, 5e-2)}),
+    NN("conv1d", [Sample((T((2, 3, 11)), T((2, 3, 4))), {"padding": "same", "dilation": 3}, "same dilation")],
+       tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("conv2d", [Sample((T((2, 3, 9, 8)), T((4, 3, 3, 3))), {"stride": 2, "padding": 2, "dilation": 2}, "stride dilation"),
+                  Sample((T((2, 4, 5, 5)), T((6, 2, 2, 3)), T((6,))), {"padding": "valid", "groups": 2}, "valid groups")],
+       tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("conv3d", [Sample((T((2, 2, 7, 6, 5)), T((6, 2, 3, 2, 2)), T((6,))), {"stride": (2, 1, 2), "padding": (1, 2, 0),
+                                                                            "dilation": (2, 1, 1)}),
+                  Sample((T((4, 5, 4, 5)), T((6, 2, 3, 3, 2))), {"groups": 2, "padding": 1}, "groups unbatched")],
+       tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("conv_transpose1d", [Sample((T((2, 6, 4)), T((6, 1, 3))), {"groups": 3, "dilation": 2})],
+       tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("conv_transpose2d", [Sample((T((2, 3, 4, 3)), T((3, 2, 3, 3)), T((2,))), {"stride": (2, 3), "padding": 1, "output_padding": (1, 2)})],
+       tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("conv_transpose3d", [Sample((T((2, 4, 3, 4, 3)), T((4, 3, 3, 2, 3)), T((3,)), (2, 1, 2), (1, 0, 1), (1, 0, 1), 1, (1, 2, 1))),
+                            Sample((T((1, 4, 3, 3, 3)), T((4, 2, 2, 2, 2))), {"groups": 2, "stride": 3, "padding": 2}, "groups")],
+       tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("rms_norm", [Sample((T((4, 5)), (5,), T((5,)))), Sample((T((2, 3, 4)), (3, 4)), {"eps": 1e-3}, "no weight, eps")]),
+    NN("scaled_dot_product_attention", [Sample((T((2, 3, 4)), T((2, 3, 4)), T((2, 3, 4))), {"is_causal": True}, "causal"),
+                                        Sample((T((2, 3, 4)), T((2, 5, 4)), T((2, 5, 6)), Mask((3, 5))), {}, "bool mask")],
+       tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("embedding", [Sample((Const([[0, 2], [3, 0]], "int64"), T((4, 3)))),
+                     # (padding_idx's row gets no gradient by design: special, so no finite differences)
+                     Sample((Const([1, 2, 1], "int64"), T((4, 3))), {"padding_idx": 1}, "padding_idx", special=True)]),
+    OpInfo("cdist", lambda m, a, b, **k: m.cdist(a, b, **k), [Sample((T((3, 4)), T((2, 4)))), Sample((T((2, 3, 4)), T((2, 5, 4))), {"p": 1.0}, "p=1")],
+           dtypes=FLOATS, tol=NN_TOL, grad_tol=NN_GRAD_TOL, xfail={"forward-float16": XF_LOWP, "forward-bfloat16": XF_LOWP}),
+    NN("grid_sample", [Sample((T((2, 3, 5, 4)), T((2, 3, 6, 2), -1.3, 1.3), md, pm, ac), {}, f"{md} {pm} align_corners={ac}")
+                       for md in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (False, True)]),
+]
+OPS += NN_OPS
+_NN_EXTRA = {
+    "nn.functional.relu": [Sample((T((4, 6)),), desc="normal")],
+    "nn.functional.linear": [Sample((T((2, 3, 4)), T((5, 4))), desc="3-d no bias")],
+}
+for _name, _smp in _NN_EXTRA.items():
+    next(op for op in OPS if op.name == _name).samples.extend(_smp)
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 assert len(OPS_BY_NAME) == len(OPS), "duplicate op names in the op database"

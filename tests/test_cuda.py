@@ -1,35 +1,24 @@
-"""CUDA backend tests: every op of the op database on CUDA against ampgrad's CPU kernels (forward
-and backward, float32 / float16 / bfloat16, per-dtype tolerances), plus the runtime (allocator
-statistics, OOM error type, events, device errors). Device tests carry @pytest.mark.cuda and skip
-without a device; the no-device behaviour of ampgrad.cuda is checked everywhere.
+"""CUDA backend tests beyond the op database: kernels at sizes the op db misses, matmul layouts,
+the runtime (allocator statistics, OOM error type, events, device errors, RNG), multi-tensor
+kernels and training steps. Device tests carry @pytest.mark.cuda and skip without a device; the
+no-device behaviour of ampgrad.cuda is checked everywhere.
+
+Every op of the op database runs on CUDA through the device axis of tests/test_ops.py and
+tests/test_forward_ad.py (same samples, argument building from tests/op_db.py, torch as the oracle).
 
 Written without a GPU: until they have run on one, treat failures here as bugs in either the
 tests or the backend."""
-import copy
-
 import numpy as np
 import pytest
 
 import ampgrad
-from op_db import OPS, TList, is_spec, make_tensor, realize_array, rng_for, round_to
+from op_db import to_device_keep_strides
+from test_ops import CUDA_TOL, HAS_CUDA, builtin_exc
 
-HAS_CUDA = ampgrad.cuda.is_available()
 cuda = pytest.mark.cuda
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
 
 CUDA_DTYPES = ("float32", "float16", "bfloat16")
-# CUDA vs CPU: different summation orders (fp32 accumulators on CUDA, fp64 on CPU for reductions),
-# so the floor is looser than the op database's torch tolerances.
-CUDA_TOL = {"float32": (1e-4, 1e-4), "float16": (2e-3, 2e-3), "bfloat16": (1e-2, 2e-2), "float64": (1e-7, 1e-7)}
-CUDA_GRAD_TOL = {"float32": (2e-4, 2e-4), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float64": (1e-7, 1e-6)}
-_EXC_ORDER = (NotImplementedError, IndexError, TypeError, ValueError, RuntimeError)
-
-
-def _builtin_exc(e):
-    for cls in _EXC_ORDER:
-        if isinstance(e, cls):
-            return cls
-    return type(e)
 
 
 def _dt(t):
@@ -51,12 +40,6 @@ def _flat(o):
     return [o]
 
 
-def _tol(table, op_tol, dtype):
-    a, r = table.get(dtype, (0, 0))
-    oa, orr = op_tol
-    return max(a, oa), max(r, orr)
-
-
 def assert_close_cpu(actual, expected, tol, what):
     acts, exps = _flat(actual), _flat(expected)
     assert len(acts) == len(exps), f"{what}: {len(acts)} outputs on CUDA, {len(exps)} on CPU"
@@ -71,134 +54,6 @@ def assert_close_cpu(actual, expected, tol, what):
         assert tuple(a.shape) == tuple(e.shape), f"{where}: shape {tuple(a.shape)} != CPU's {tuple(e.shape)}"
         atol, rtol = tol(_dt(e)) if e.dtype.is_floating_point else (0, 0)
         np.testing.assert_allclose(_np(a), _np(e), atol=atol, rtol=rtol, equal_nan=True, err_msg=where)
-
-
-def _realize(op, si, sample, dtype):
-    rng = rng_for(op.name, si, dtype)
-    out = []
-    for a in sample.args:
-        if isinstance(a, TList):
-            out.append(("list", [realize_array(s, dtype, rng) for s in a.items]))
-        elif is_spec(a):
-            out.append(("t", realize_array(a, dtype, rng)))
-        else:
-            out.append(("const", a))
-    return out
-
-
-def _instantiate(realized, device, requires_grad, layout="contig"):
-    args, leaves = [], []
-
-    def one(v):
-        arr, dt, diff = v
-        t = make_tensor(ampgrad, arr, dt, layout)
-        if device == "cuda":
-            # Keep the layout: move the base buffer and re-apply the view's geometry.
-            t = t.to("cuda") if t.is_contiguous() else _to_cuda_keep_strides(t)
-        if requires_grad and diff and dt.startswith(("float", "bfloat")):
-            t = t.detach().requires_grad_(True)
-            leaves.append(t)
-        return t
-
-    for kind, v in realized:
-        if kind == "const":
-            args.append(v)
-        elif kind == "t":
-            args.append(one(v))
-        else:
-            args.append([one(x) for x in v])
-    return args, leaves
-
-
-def _to_cuda_keep_strides(t):
-    """A CUDA tensor with t's values and strides (non-contiguous inputs exercise the strided path)."""
-    if t.dim() >= 2 and t.stride(-2) == 1:  # transposed
-        return t.transpose(-1, -2).contiguous().to("cuda").transpose(-1, -2)
-    buf = ampgrad.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype)
-    buf[..., ::2] = t
-    return buf.to("cuda")[..., ::2]
-
-
-def _run(op, sample, realized, device, requires_grad, dtype, si, layout="contig"):
-    args, leaves = _instantiate(realized, device, requires_grad, layout)
-    out = op.call(ampgrad, False, *args, **copy.deepcopy(sample.kwargs))
-    if not requires_grad:
-        return out, None
-    outs = [o for o in _flat(out) if isinstance(o, ampgrad.Tensor) and o.dtype.is_floating_point and o.requires_grad]
-    if not outs or not leaves:
-        return out, None
-    rng = rng_for(op.name, si, dtype, "grad_outputs")
-    gouts = []
-    for o in outs:
-        g = round_to(rng.uniform(-1, 1, size=tuple(o.shape)), _dt(o))
-        gt = make_tensor(ampgrad, np.asarray(g), _dt(o))
-        gouts.append(gt.to("cuda") if device == "cuda" else gt)
-    grads = ampgrad.autograd.grad(outs, leaves, gouts, allow_unused=True)
-    return out, grads
-
-
-def _no_kernel(e):
-    return isinstance(e, NotImplementedError) and "'CUDA' backend" in str(e)
-
-
-def _check(op, dtype, requires_grad, layout="contig"):
-    for si, sample in enumerate(op.samples):
-        if sample.special or (requires_grad and not sample.grad):
-            continue
-        realized = _realize(op, si, sample, dtype)
-        what = f"{op.name} [{sample.desc or si}] {dtype} {layout}{' grad' if requires_grad else ''}"
-        try:
-            ref = _run(op, sample, realized, "cpu", requires_grad, dtype, si, layout)
-        except Exception as e:  # the CPU refuses: CUDA must refuse with the same exception class
-            try:
-                _run(op, sample, realized, "cuda", requires_grad, dtype, si, layout)
-            except Exception as e2:
-                if _no_kernel(e2):
-                    pytest.xfail(f"no CUDA kernel: {e2}")
-                assert _builtin_exc(e2) is _builtin_exc(e), f"{what}: CUDA raised {e2!r}, CPU {e!r}"
-                continue
-            pytest.fail(f"{what}: CPU raised {e!r}, CUDA did not")
-        try:
-            got = _run(op, sample, realized, "cuda", requires_grad, dtype, si, layout)
-        except Exception as e:
-            if _no_kernel(e):
-                pytest.xfail(f"no CUDA kernel: {e}")
-            raise
-        assert_close_cpu(got[0], ref[0], lambda d: _tol(CUDA_TOL, op.tolerance(d) if d in CUDA_TOL else (0, 0), d), what)
-        if requires_grad and ref[1] is not None:
-            for k, (gc, gr) in enumerate(zip(got[1], ref[1])):
-                if gr is None:
-                    assert gc is None or float(gc.abs().sum()) == 0, f"{what}: grad {k} defined on CUDA only"
-                    continue
-                assert_close_cpu(gc, gr, lambda d: _tol(CUDA_GRAD_TOL, op.grad_tolerance(d) if d in CUDA_GRAD_TOL else (0, 0), d),
-                                 f"{what} input {k}")
-
-
-def _params(grad):
-    return [pytest.param(op, dt, id=f"{op.name}-{dt}") for op in OPS for dt in CUDA_DTYPES
-            if dt in op.dtypes and (not grad or op.grad)]
-
-
-# ---------------------------------------------------------------- op database on CUDA
-@cuda
-@needs_cuda
-@pytest.mark.parametrize("op,dtype", _params(False))
-def test_cuda_forward(op, dtype):
-    _check(op, dtype, requires_grad=False)
-
-
-@cuda
-@needs_cuda
-@pytest.mark.parametrize("op,dtype", [p for p in _params(False) if p.values[0].noncontig])
-def test_cuda_forward_noncontiguous(op, dtype):
-    _check(op, dtype, requires_grad=False, layout="strided")
-
-
-@cuda
-@needs_cuda
-@pytest.mark.parametrize("op,dtype", _params(True))
-def test_cuda_backward(op, dtype):
-    _check(op, dtype, requires_grad=True)
 
 
 # ---------------------------------------------------------------- kernels at sizes the op db misses
@@ -249,7 +104,7 @@ def test_cuda_reductions(shape, dim, dtype):
         try:
             c = fn(ampgrad.tensor(a).to(getattr(ampgrad, dtype)))
         except Exception as e:
-            with pytest.raises(_builtin_exc(e)):
+            with pytest.raises(builtin_exc(e)):
                 fn(ampgrad.tensor(a).to(getattr(ampgrad, dtype)).cuda())
             continue
         g = fn(ampgrad.tensor(a).to(getattr(ampgrad, dtype)).cuda())
@@ -293,7 +148,7 @@ def test_cuda_matmul(m, k, n, layout, dtype):
     if layout == "strided":
         A = ampgrad.tensor(np.repeat(a, 2, axis=1)).to(dt)[:, ::2]
     c = A @ B
-    g = A.cuda() @ B.cuda() if layout != "strided" else _to_cuda_keep_strides(A) @ B.cuda()
+    g = A.cuda() @ B.cuda() if layout != "strided" else to_device_keep_strides(A, "cuda") @ B.cuda()
     tol = {"float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}
     assert_close_cpu(g, c, lambda d: tol[d], f"mm {m}x{k}x{n} {layout} {dtype}")
     # batched, with a broadcast operand

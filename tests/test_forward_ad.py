@@ -10,7 +10,7 @@ import pytest
 import ampgrad
 import ampgrad.autograd.forward_ad as fwAD
 from op_db import OPS, rng_for
-from test_ops import _xfail, assert_same, flat_outputs, instantiate, realize
+from test_ops import _on_device, assert_same, builtin_exc, flat_outputs, instantiate, op_params, realize, torch_lacks
 
 EPS = 1e-6
 
@@ -28,13 +28,13 @@ def _swap(args, mapping):
     return [[one(x) for x in a] if isinstance(a, list) else one(a) for a in args]
 
 
-def _run_forward_ad(m, fw, op, sample, realized, tangents):
+def _run_forward_ad(m, fw, op, sample, realized, tangents, device="cpu"):
     """(primal outputs, their tangents or None) with the differentiable inputs made dual."""
-    args, leaves = instantiate(m, realized, requires_grad=True)
+    args, leaves = instantiate(m, realized, requires_grad=True, device=device)
     if not leaves:
         return None
     with fw.dual_level():
-        duals = {id(leaf): fw.make_dual(leaf.detach(), m.tensor(t, dtype=leaf.dtype)) for leaf, t in zip(leaves, tangents)}
+        duals = {id(leaf): fw.make_dual(leaf.detach(), m.tensor(t, dtype=leaf.dtype).to(device)) for leaf, t in zip(leaves, tangents)}
         outs = flat_outputs(op.call(m, m is not ampgrad, *_swap(args, duals), **copy.deepcopy(sample.kwargs)))
         res = [fw.unpack_dual(o) for o in outs]
         return [r.primal.detach() for r in res], [None if r.tangent is None else r.tangent.detach().clone() for r in res]
@@ -66,9 +66,8 @@ FWD_OPS = [op for op in OPS if op.grad and "float64" in op.dtypes]
 FD_OPS = [op for op in FWD_OPS if op.fd or (op.name.startswith("inplace.") and "not_" not in op.name)]
 
 
-@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in FD_OPS])
-def test_forward_ad_finite_differences(op):
-    _xfail(op, "fd")
+@pytest.mark.parametrize("op,device", op_params(FD_OPS, "fwad", devices=("cpu",)))
+def test_forward_ad_finite_differences(op, device):
     checked = 0
     for si, sample, realized in _samples(op):
         _, leaves = instantiate(ampgrad, realized, requires_grad=True)
@@ -96,8 +95,8 @@ def test_forward_ad_finite_differences(op):
     assert checked or not any(True for _ in _samples(op)), f"{op.name}: no output checked"
 
 
-@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in FWD_OPS])
-def test_forward_ad_vs_torch(op):
+@pytest.mark.parametrize("op,device", op_params(FWD_OPS, "fwad"))
+def test_forward_ad_vs_torch(op, device):
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as tfw
     for si, sample, realized in _samples(op):
@@ -105,16 +104,16 @@ def test_forward_ad_vs_torch(op):
         if not leaves:
             continue
         tangents = _tangents(op, si, leaves)
+        run_ag = lambda: _on_device(lambda: _run_forward_ad(ampgrad, fwAD, op, sample, realized, tangents, device), device)  # noqa: E731
         try:
             th = _run_forward_ad(torch, tfw, op, sample, realized, tangents)
-        except NotImplementedError:  # torch has no forward AD formula for it: nothing to compare
+        except Exception as e:
+            if torch_lacks(e):  # torch has no forward AD formula for it (finite differences check it)
+                continue
+            with pytest.raises(builtin_exc(e)):  # e.g. an in-place op torch refuses: ampgrad must refuse as well
+                run_ag()
             continue
-        except Exception as e:  # e.g. an in-place op torch refuses: ampgrad must refuse as well
-            from test_ops import builtin_exc
-            with pytest.raises(builtin_exc(e)):
-                _run_forward_ad(ampgrad, fwAD, op, sample, realized, tangents)
-            continue
-        ag = _run_forward_ad(ampgrad, fwAD, op, sample, realized, tangents)
+        ag = run_ag()
         what = f"{op.name} [{sample.desc or si}]"
         assert len(ag[0]) == len(th[0]), f"{what}: {len(ag[0])} outputs, torch gives {len(th[0])}"
         for k, ((pa, ta), (pt, tt)) in enumerate(zip(zip(*ag), zip(*th))):
@@ -122,8 +121,8 @@ def test_forward_ad_vs_torch(op):
                 continue
             # a missing tangent is a zero one (torch materializes zeros for some ops)
             tt = torch.zeros_like(pt) if tt is None else tt
-            ta = ampgrad.zeros(*pa.shape, dtype=pa.dtype) if ta is None else ta
-            assert_same(ta, tt, lambda dt: (1e-7, 1e-6), f"{what} tangent {k}", torch)
+            ta = ampgrad.zeros(*pa.shape, dtype=pa.dtype, device=device) if ta is None else ta
+            assert_same(ta, tt, lambda dt: (1e-7, 1e-6), f"{what} {device} tangent {k}", torch, device=device)
 
 
 # ---------------------------------------------------------------- the dual-level API and its errors
