@@ -8,6 +8,7 @@ TList) are realized with a seeded NumPy generator, so both libraries see bit-ide
 This module imports neither torch nor ampgrad; the tests pass the modules in.
 """
 import math
+import os
 import re
 import warnings
 import zlib
@@ -1155,8 +1156,13 @@ for _name, _smp in [
 
 # In-place variants of the elementwise ops (x.clone().exp_(), a.clone().add_(b)): torch's cast rule
 # (the result must fit self's dtype), broadcasting into self, and autograd through the rebase.
-_UNARY_INPLACE = ("neg exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal abs sign sin cos tan asin acos atan sinh "
-                  "cosh tanh sigmoid relu erf erfinv floor ceil trunc frac logical_not bitwise_not").split()
+# The unary ones are the op table's plain unary rows (the GEN rows of csrc/ops/op_list.def, Note [Op
+# table]; read from the table's text, as this module imports no ampgrad) that torch also has as a
+# Tensor method (torch has no Tensor.silu_), plus the two written by hand.
+_OP_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "ops", "op_list.def")
+_UNARY_INPLACE = [n for n in re.findall(r"^AG_UNARY\((\w+),.*, GEN\)", open(_OP_TABLE).read(), re.M)
+                  if n != "silu"] + ["logical_not", "bitwise_not"]
+assert len(_UNARY_INPLACE) >= 30, _UNARY_INPLACE
 _BINARY_INPLACE = "add sub mul div fmod remainder atan2 eq lt bitwise_and logical_or pow".split()
 for _op in list(OPS):
     if _op.name in _UNARY_INPLACE:

@@ -1,0 +1,239 @@
+"""The op table (csrc/ops/op_list.def, Note [Op table]) drives the engine: every kernel row has a
+kernel, no row is dead, the plain unary ops are bound from it, and its policy column is what
+autocast applies (Note [Autocast gate]): every row with a policy is exercised here, through each of
+its entry points, against torch under autocast."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import ampgrad as ag
+from ampgrad import _C
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROWS = _C._op_table()  # (name, kernel family, cpu policy, cuda policy, has a CPU kernel)
+POLICY_ROWS = [r[0] for r in ROWS if r[2] != "none" or r[3] != "none"]
+
+
+def test_every_kernel_row_has_its_cpu_kernel():
+    # CUDA-only kernels: the fused GEMM epilogue (Note [GEMM epilogues]).
+    missing = [n for n, fam, _, _, has in ROWS if fam not in ("none", "gemm_bias") and not has]
+    assert not missing, f"rows with a kernel family but no CPU kernel: {missing}"
+
+
+def test_no_dead_rows():
+    # A row without a kernel of its own exists for its autocast policy (an op composed of others).
+    dead = [n for n, fam, cpu, cuda, _ in ROWS if fam == "none" and cpu == "none" and cuda == "none"]
+    assert not dead, f"rows with neither a kernel nor a policy: {dead}"
+
+
+def test_plain_unary_ops_are_bound_from_the_table():
+    names = _C._unary_ops()
+    assert len(names) >= 30
+    for n in names:
+        assert getattr(ag, n) is getattr(_C, n)
+        assert callable(getattr(ag.Tensor, n)) and callable(getattr(ag.Tensor, n + "_"))
+        x = ag.tensor([0.25, 0.5])
+        np.testing.assert_array_equal(getattr(x, n)().numpy(), getattr(ag, n)(x).numpy())
+
+
+def _sources(top, exts):
+    for d, _, files in os.walk(os.path.join(ROOT, top)):
+        for f in files:
+            if f.endswith(exts):
+                p = os.path.join(d, f)
+                yield os.path.relpath(p, ROOT), open(p, encoding="utf-8").read()
+
+
+def test_no_op_casts_by_hand():
+    """Autocast is applied at the gate only: no _autocast(...) call in the Python package, no cast
+    call in an op front end or binding (amp/ holds the gate and the policy code)."""
+    hand = []
+    for path, text in _sources("python/ampgrad", (".py",)):
+        hand += [f"{path}: {m.group(0)}" for m in re.finditer(r"\b_autocast\(", text)]
+    for path, text in _sources("csrc", (".cpp", ".h")):
+        if path.startswith(os.path.join("csrc", "amp")):
+            continue
+        hand += [f"{path}: {m.group(0)}" for m in re.finditer(r"AG_AUTOCAST|amp::apply\(|amp::set_opt_dtype\(", text)]
+    assert not hand, hand
+
+
+# ---------------------------------------------------------------- the policy column, row by row
+def _arr(shape, seed, lo=-1.0, hi=1.0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(np.float32)
+
+
+class _In:
+    """Float32 inputs built the same way for torch and ampgrad."""
+
+    def __init__(self, m):
+        self.m = m
+
+    def __call__(self, *shape, seed=0, lo=-1.0, hi=1.0):
+        return self.m.tensor(_arr(shape, seed, lo, hi))
+
+    def pos(self, *shape, seed=0):
+        return self(*shape, seed=seed, lo=0.1, hi=0.9)
+
+    def long(self, *vals):
+        return self.m.tensor(list(vals))
+
+
+F = lambda m: m.nn.functional  # noqa: E731
+# Row -> its entry points: function / method / operator / nn.functional forms, each (m, inputs) -> result.
+CALLS = {
+    "exp": [lambda m, t: m.exp(t(4)), lambda m, t: t(4).exp()],
+    "expm1": [lambda m, t: m.expm1(t(4)), lambda m, t: t(4).expm1()],
+    "log": [lambda m, t: m.log(t.pos(4)), lambda m, t: t.pos(4).log()],
+    "log2": [lambda m, t: m.log2(t.pos(4)), lambda m, t: t.pos(4).log2()],
+    "log10": [lambda m, t: m.log10(t.pos(4)), lambda m, t: t.pos(4).log10()],
+    "log1p": [lambda m, t: m.log1p(t.pos(4)), lambda m, t: t.pos(4).log1p()],
+    "rsqrt": [lambda m, t: m.rsqrt(t.pos(4)), lambda m, t: t.pos(4).rsqrt()],
+    "reciprocal": [lambda m, t: m.reciprocal(t.pos(4)), lambda m, t: t.pos(4).reciprocal()],
+    "tan": [lambda m, t: m.tan(t(4)), lambda m, t: t(4).tan()],
+    "asin": [lambda m, t: m.asin(t(4)), lambda m, t: t(4).asin()],
+    "acos": [lambda m, t: m.acos(t(4)), lambda m, t: t(4).acos()],
+    "sinh": [lambda m, t: m.sinh(t(4)), lambda m, t: t(4).sinh()],
+    "cosh": [lambda m, t: m.cosh(t(4)), lambda m, t: t(4).cosh()],
+    "softplus": [lambda m, t: F(m).softplus(t(4))],
+    "erfinv": [lambda m, t: m.erfinv(t(4)), lambda m, t: t(4).erfinv()],
+    "pow": [lambda m, t: m.pow(t.pos(4), t(4, seed=1)), lambda m, t: t.pos(4).pow(2.5), lambda m, t: t.pos(4) ** t(4, seed=1)],
+    "atan2": [lambda m, t: m.atan2(t(4), t(4, seed=1).bfloat16()), lambda m, t: t(4).atan2(t(4, seed=1))],
+    "rtruediv": [lambda m, t: 2.0 / t.pos(4)],
+    "rpow": [lambda m, t: 2.0 ** t(4)],
+    "addcmul": [lambda m, t: m.addcmul(t(4), t(4, seed=1).bfloat16(), t(4, seed=2)), lambda m, t: t(4).addcmul(t(4, seed=1), t(4, seed=2))],
+    "addcdiv": [lambda m, t: m.addcdiv(t(4), t(4, seed=1), t.pos(4, seed=2).bfloat16()), lambda m, t: t(4).addcdiv(t(4, seed=1), t.pos(4, seed=2))],
+    "sum": [lambda m, t: m.sum(t(4, 3).bfloat16()), lambda m, t: t(4, 3).bfloat16().sum(1)],
+    "prod": [lambda m, t: m.prod(t.pos(4, 3).bfloat16()), lambda m, t: t.pos(4, 3).bfloat16().prod(1)],
+    "norm": [lambda m, t: m.norm(t(4, 3).bfloat16()), lambda m, t: t(4, 3).bfloat16().norm(dim=1)],
+    "cumsum": [lambda m, t: m.cumsum(t(4, 3).bfloat16(), 1), lambda m, t: t(4, 3).bfloat16().cumsum(0)],
+    "cumprod": [lambda m, t: m.cumprod(t.pos(4, 3).bfloat16(), 1), lambda m, t: t.pos(4, 3).bfloat16().cumprod(0)],
+    "softmax": [lambda m, t: m.softmax(t(4, 3).bfloat16(), 1), lambda m, t: F(m).softmax(t(4, 3).bfloat16(), dim=0)],
+    "log_softmax": [lambda m, t: m.log_softmax(t(4, 3).bfloat16(), 1), lambda m, t: F(m).log_softmax(t(4, 3).bfloat16(), dim=0)],
+    "matmul": [lambda m, t: m.matmul(t(3, 4), t(4, 2)), lambda m, t: t(3, 4) @ t(4, 2), lambda m, t: t(3, 4).matmul(t(4, 2))],
+    "mm": [lambda m, t: m.mm(t(3, 4), t(4, 2)), lambda m, t: t(3, 4).mm(t(4, 2))],
+    "bmm": [lambda m, t: m.bmm(t(2, 3, 4), t(2, 4, 2)), lambda m, t: t(2, 3, 4).bmm(t(2, 4, 2))],
+    "mv": [lambda m, t: m.mv(t(3, 4), t(4)), lambda m, t: t(3, 4).mv(t(4))],
+    "dot": [lambda m, t: m.dot(t(4), t(4, seed=1)), lambda m, t: t(4).dot(t(4, seed=1))],
+    "addmm": [lambda m, t: m.addmm(t(3, 2), t(3, 4), t(4, 2)), lambda m, t: t(3, 2).addmm(t(3, 4), t(4, 2))],
+    "addmv": [lambda m, t: m.addmv(t(3), t(3, 4), t(4)), lambda m, t: t(3).addmv(t(3, 4), t(4))],
+    "addr": [lambda m, t: m.addr(t(3, 4), t(3), t(4)), lambda m, t: t(3, 4).addr(t(3), t(4))],
+    "addbmm": [lambda m, t: m.addbmm(t(3, 2), t(2, 3, 4), t(2, 4, 2)), lambda m, t: t(3, 2).addbmm(t(2, 3, 4), t(2, 4, 2))],
+    "baddbmm": [lambda m, t: m.baddbmm(t(2, 3, 2), t(2, 3, 4), t(2, 4, 2)), lambda m, t: t(2, 3, 2).baddbmm(t(2, 3, 4), t(2, 4, 2))],
+    "linear": [lambda m, t: F(m).linear(t(3, 4), t(2, 4), t(2))],
+    "cat": [lambda m, t: m.cat([t(2, 3), t(2, 3, seed=1).bfloat16()]), lambda m, t: m.concat([t(2, 3).bfloat16(), t(1, 3)])],
+    "stack": [lambda m, t: m.stack([t(2, 3), t(2, 3, seed=1).bfloat16()])],
+    "scatter_add": [lambda m, t: m.scatter_add(t(3, 3), 0, t.long([[0, 1, 2]]), t(1, 3).bfloat16()),
+                    lambda m, t: t(3, 3).scatter_add(0, t.long([[2, 1, 0]]), t(1, 3))],
+    "index_copy": [lambda m, t: m.index_copy(t(3, 3), 0, t.long(2, 0), t(2, 3).bfloat16()),
+                   lambda m, t: t(3, 3).bfloat16().index_copy(0, t.long(1), t(1, 3))],
+    "index_put": [lambda m, t: t(3, 3).index_put((t.long(0, 2),), t(2, 3).bfloat16())],
+    "conv1d": [lambda m, t: F(m).conv1d(t(1, 2, 6), t(3, 2, 3), t(3))],
+    "conv2d": [lambda m, t: F(m).conv2d(t(1, 2, 5, 5), t(3, 2, 3, 3), t(3))],
+    "conv3d": [lambda m, t: F(m).conv3d(t(1, 2, 4, 4, 4), t(3, 2, 2, 2, 2))],
+    "conv_transpose1d": [lambda m, t: F(m).conv_transpose1d(t(1, 2, 5), t(2, 3, 3), t(3))],
+    "conv_transpose2d": [lambda m, t: F(m).conv_transpose2d(t(1, 2, 4, 4), t(2, 3, 3, 3))],
+    "conv_transpose3d": [lambda m, t: F(m).conv_transpose3d(t(1, 2, 3, 3, 3), t(2, 3, 2, 2, 2))],
+    "prelu": [lambda m, t: F(m).prelu(t(2, 3), t.pos(1))],
+    "RNNCell": [lambda m, t: _cell(m, "RNNCell", t)],
+    "LSTMCell": [lambda m, t: _cell(m, "LSTMCell", t)[0]],
+    "GRUCell": [lambda m, t: _cell(m, "GRUCell", t)],
+    "chain_matmul": [lambda m, t: m.chain_matmul(t(3, 4), t(4, 2), t(2, 2))],
+    "multi_dot": [lambda m, t: m.linalg.multi_dot([t(3, 4), t(4, 2), t(2, 2)])],
+    "linalg_vecdot": [lambda m, t: m.linalg.vecdot(t(3, 4), t(3, 4, seed=1))],
+    "scaled_dot_product_attention": [lambda m, t: F(m).scaled_dot_product_attention(t(1, 3, 4), t(1, 3, 4, seed=1), t(1, 3, 4, seed=2))],
+    "layer_norm": [lambda m, t: F(m).layer_norm(t(2, 4).bfloat16(), (4,))],
+    "group_norm": [lambda m, t: F(m).group_norm(t(2, 4, 3).bfloat16(), 2)],
+    "softmin": [lambda m, t: F(m).softmin(t(2, 4).bfloat16(), 1)],
+    "normalize": [lambda m, t: F(m).normalize(t(2, 4).bfloat16())],
+    "cosine_similarity": [lambda m, t: F(m).cosine_similarity(t(2, 4).bfloat16(), t(2, 4, seed=1))],
+    "cdist": [lambda m, t: m.cdist(t(3, 4).bfloat16(), t(2, 4, seed=1).bfloat16())],
+    "dist": [lambda m, t: m.dist(t(4).bfloat16(), t(4, seed=1).bfloat16())],
+    "pdist": [lambda m, t: F(m).pdist(t(3, 4))],  # torch has no bf16/fp16 pdist on the CPU
+    "renorm": [lambda m, t: m.renorm(t(3, 4).bfloat16(), 2, 0, 1.0)],
+    "trace": [lambda m, t: m.trace(t(3, 3).bfloat16())],
+    "cross_entropy": [lambda m, t: F(m).cross_entropy(t(3, 4).bfloat16(), t.long(0, 3, 1))],
+    "nll_loss": [lambda m, t: F(m).nll_loss(t(3, 4).bfloat16(), t.long(0, 3, 1))],
+    "mse_loss": [lambda m, t: F(m).mse_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16())],
+    "l1_loss": [lambda m, t: F(m).l1_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16())],
+    "smooth_l1_loss": [lambda m, t: F(m).smooth_l1_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16())],
+    "huber_loss": [lambda m, t: F(m).huber_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16())],
+    "kl_div": [lambda m, t: F(m).kl_div(t(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16(), reduction="batchmean")],
+    "binary_cross_entropy": [lambda m, t: F(m).binary_cross_entropy(t.pos(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16())],
+    "binary_cross_entropy_with_logits": [lambda m, t: F(m).binary_cross_entropy_with_logits(t(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16())],
+    "cosine_embedding_loss": [lambda m, t: F(m).cosine_embedding_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16(), m.tensor([1.0, -1.0, 1.0]))],
+    "hinge_embedding_loss": [lambda m, t: F(m).hinge_embedding_loss(t(3, 4).bfloat16(), m.tensor([1.0, -1.0, 1.0, 1.0]))],
+    "margin_ranking_loss": [lambda m, t: F(m).margin_ranking_loss(t(3).bfloat16(), t(3, seed=1).bfloat16(), m.tensor([1.0, -1.0, 1.0]))],
+    "multilabel_margin_loss": [lambda m, t: F(m).multilabel_margin_loss(t(2, 4).bfloat16(), m.tensor([[3, 0, -1, 1], [1, -1, 0, 0]]))],
+    "multi_margin_loss": [lambda m, t: F(m).multi_margin_loss(t(3, 4).bfloat16(), t.long(0, 3, 1))],
+    "poisson_nll_loss": [lambda m, t: F(m).poisson_nll_loss(t(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16())],
+    "soft_margin_loss": [lambda m, t: F(m).soft_margin_loss(t(3, 4).bfloat16(), m.tensor([[1.0, -1.0, 1.0, 1.0]] * 3))],
+    "triplet_margin_loss": [lambda m, t: F(m).triplet_margin_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16(), t(3, 4, seed=2).bfloat16())],
+    "bilinear": [lambda m, t: F(m).bilinear(t(2, 3), t(2, 4), t(5, 3, 4), t(5))],
+    "cross": [lambda m, t: m.cross(t(2, 3), t(2, 3, seed=1), dim=1), lambda m, t: m.linalg.cross(t(2, 3), t(2, 3, seed=1))],
+    "tensordot": [lambda m, t: m.tensordot(t(3, 4), t(4, 2), dims=1)],
+    "grid_sample": [lambda m, t: F(m).grid_sample(t(1, 2, 4, 4), t(1, 3, 3, 2), align_corners=False)],
+}
+
+
+def _cell(m, kind, t):
+    m.manual_seed(0)
+    cell = getattr(m.nn, kind)(4, 3)
+    with m.no_grad():
+        for i, p in enumerate(cell.parameters()):
+            p.copy_(m.tensor(_arr(tuple(p.shape), 10 + i)))
+    return cell(t(2, 4), None)
+
+
+def test_every_policy_row_is_exercised():
+    assert sorted(set(POLICY_ROWS) - set(CALLS)) == [], "policy rows without entry points in CALLS"
+    assert sorted(set(CALLS) - set(POLICY_ROWS)) == [], "CALLS entries that are not policy rows"
+
+
+def _name(dt):
+    return str(dt).split(".")[-1]
+
+
+@pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("row,k", [(r, k) for r in POLICY_ROWS for k in range(len(CALLS.get(r, [])))])
+def test_policy_row_under_cpu_autocast_matches_torch(row, k, dtype):
+    """Each entry point of each policy row, under CPU autocast: dtype and values as torch's (rows
+    whose policy is CUDA-only must not cast on the CPU), or torch's exception type."""
+    torch = pytest.importorskip("torch")
+    fn = CALLS[row][k]
+    try:
+        with torch.autocast("cpu", dtype=getattr(torch, dtype)):
+            ref = fn(torch, _In(torch))
+    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+        with pytest.raises(type(e)):
+            with ag.autocast("cpu", dtype=getattr(ag, dtype)):
+                fn(ag, _In(ag))
+        return
+    with ag.autocast("cpu", dtype=getattr(ag, dtype)):
+        out = fn(ag, _In(ag))
+    assert _name(out.dtype) == _name(ref.dtype), f"{row}[{k}]: {out.dtype} vs torch {ref.dtype}"
+    # fp32 results compare tightly; the cells add fp32 state to bf16 linear outputs (rounded as torch's).
+    tol = 0 if _name(ref.dtype) in ("float32", "float64") and "Cell" not in row else 2e-2
+    np.testing.assert_allclose(out.detach().double().numpy(), ref.detach().double().numpy(), rtol=max(tol, 1e-5),
+                               atol=max(tol, 1e-6))
+
+
+def test_gate_excludes_inner_ops_only_on_the_rows_devices():
+    """A gated op runs its inner ops with autocast excluded on the device types its row has a policy
+    for (torch's ExcludeDispatchKeyGuard per Autocast key): mse_loss (fp32 on CPU) computes in fp32
+    from bf16 inputs; RNNCell (a CUDA-only row) still runs linear in bf16 on the CPU."""
+    x, y = ag.randn(3, 4).bfloat16(), ag.randn(3, 4).bfloat16()
+    with ag.autocast("cpu"):
+        assert ag.nn.functional.mse_loss(x, y).dtype == ag.float32
+        cell = ag.nn.RNNCell(4, 3)
+        assert cell(ag.randn(2, 4)).dtype == ag.bfloat16
+        assert ag.is_autocast_enabled("cpu")  # the gate leaves the state as it found it
+        assert (ag.randn(2, 2) @ ag.randn(2, 2)).dtype == ag.bfloat16
+
+
+def test_gate_rejects_unknown_rows():
+    from ampgrad._op_gate import engine_op
+    with pytest.raises(ValueError, match="no op 'not_an_op'"):
+        engine_op("not_an_op")
