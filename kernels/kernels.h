@@ -3,8 +3,8 @@
 #pragma once
 #include <array>
 #include <vector>
-#include "autograd/profiler.h"
 #include "core/tensor.h"
+#include "kernels/profiler_hooks.h"
 #include "ops/op_list.h"
 
 namespace ampgrad {
@@ -68,7 +68,7 @@ bool has_kernel(Op op, DeviceType dev);  // for optional fast paths (lookup_kern
 
 // Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
 namespace profiled {
-using autograd::profiler::Shapes;
+using profiler_hooks::Shapes;
 inline void note(Shapes& s, const Tensor& t) { s.push_back(t.sizes()); }
 inline void note(Shapes&, Tensor&) {}
 inline void note(Shapes& s, const std::vector<Tensor>& v) { for (auto& t : v) s.push_back(t.sizes()); }
@@ -81,13 +81,13 @@ template <typename T> void note(Shapes&, const T&) {}
 template <typename F> struct Kernel;
 template <typename R, typename... A> struct Kernel<R (*)(A...)> {
   static R call(A... a) {
-    namespace prof = autograd::profiler;
-    auto [op, fn] = prof::pop_kernel();
-    prof::RecordScope scope(std::string("aten::") + op_name(op), prof::Kind::Op, -1);
-    if (scope.handle >= 0 && (prof::config().record_shapes || prof::config().with_flops)) {
+    namespace hooks = profiler_hooks;
+    auto [op, fn] = hooks::pop_kernel();
+    hooks::KernelScope scope(op);
+    if (scope.handle >= 0 && hooks::wants_shapes()) {
       Shapes s;
       (note(s, a), ...);
-      prof::set_shapes(scope.handle, op, std::move(s));
+      hooks::set_shapes(scope.handle, op, std::move(s));
     }
     return reinterpret_cast<R (*)(A...)>(fn)(std::forward<A>(a)...);
   }

@@ -1,6 +1,7 @@
 // The kernel table and the elementwise iterator setup shared by every backend.
 #include <algorithm>
 #include "kernels/kernels.h"
+#include "kernels/profiler_hooks.h"
 
 namespace ampgrad {
 
@@ -23,8 +24,8 @@ bool has_kernel(Op op, DeviceType dev) { return slot(op, dev) != nullptr; }
 
 void* lookup_kernel(Op op, DeviceType dev, void* profiled) {
   void* fn = lookup_kernel(op, dev);
-  if (__builtin_expect(autograd::profiler::enabled(), 0)) {
-    autograd::profiler::push_kernel(op, fn);
+  if (__builtin_expect(profiler_hooks::enabled(), 0)) {
+    profiler_hooks::push_kernel(op, fn);
     return profiled;
   }
   return fn;

@@ -3,6 +3,7 @@
 #pragma once
 #include <optional>
 #include <vector>
+#include "autograd/autograd_meta.h"  // the inline Tensor::requires_grad() & co. (Note [Autograd meta])
 #include "autograd/inplace.h"
 #include "core/promotion.h"
 #include "core/tensor.h"
