@@ -1,6 +1,7 @@
 // Built when there is no CUDA compiler: cuda.is_available() is False and device calls raise.
 #include "core/storage.h"
 #include "kernels/kernels.h"
+#include "kernels/nvtx.h"
 
 namespace ampgrad::cuda {
 
@@ -9,6 +10,8 @@ namespace {
 }  // namespace
 
 bool is_available() { return false; }
+void nvtx_range_push(const char*) {}
+void nvtx_range_pop() {}
 void* device_alloc(size_t, int) { no_cuda(); }
 void device_free(void*, size_t, int) {}
 void memcpy_device(void*, Device, const void*, Device, size_t) { no_cuda(); }

@@ -6,8 +6,8 @@
 #pragma once
 #include <array>
 #include <vector>
-#include "autograd/profiler.h"
 #include "core/tensor.h"
+#include "kernels/profiler_hooks.h"
 #include "ops/op_list.h"
 
 namespace ampgrad {
@@ -136,7 +136,7 @@ bool has_kernel(Op op, DeviceType dev);  // for optional fast paths (kernel<F>()
 
 // Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
 namespace profiled {
-using autograd::profiler::Shapes;
+using profiler_hooks::Shapes;
 inline void note(Shapes& s, const Tensor& t) { s.push_back(t.sizes()); }
 inline void note(Shapes&, Tensor&) {}
 inline void note(Shapes& s, const std::vector<Tensor>& v) { for (auto& t : v) s.push_back(t.sizes()); }
@@ -151,15 +151,15 @@ template <typename F> struct Kernel;
 template <typename R, typename... A> struct Kernel<R (*)(A...)> {
   static inline thread_local std::vector<std::pair<Op, R (*)(A...)>> pending;
   static R call(A... a) {
-    namespace prof = autograd::profiler;
+    namespace hooks = profiler_hooks;
     AG_CHECK(!pending.empty(), "profiler: a profiled kernel was called without its lookup");
     auto [op, fn] = pending.back();
     pending.pop_back();
-    prof::RecordScope scope(std::string("aten::") + op_name(op), prof::Kind::Op, -1);
-    if (scope.handle >= 0 && (prof::config().record_shapes || prof::config().with_flops)) {
+    hooks::KernelScope scope(op);
+    if (scope.handle >= 0 && hooks::wants_shapes()) {
       Shapes s;
       (note(s, a), ...);
-      prof::set_shapes(scope.handle, op, std::move(s));
+      hooks::set_shapes(scope.handle, op, std::move(s));
     }
     return fn(std::forward<A>(a)...);
   }
@@ -171,7 +171,7 @@ template <typename Fn> Fn kernel(Op op, Device dev) {
   if (__builtin_expect(op_family(op) != FamilyOf<Fn>::value, 0)) throw_wrong_family(op, FamilyOf<Fn>::value);
   Fn fn = KernelTable<Fn>::slots[static_cast<int>(op)][static_cast<int>(dev.type)];
   if (__builtin_expect(!fn, 0)) throw_no_kernel(op, dev.type);
-  if (__builtin_expect(autograd::profiler::enabled(), 0)) {
+  if (__builtin_expect(profiler_hooks::enabled(), 0)) {
     profiled::Kernel<Fn>::pending.emplace_back(op, fn);
     return &profiled::Kernel<Fn>::call;
   }

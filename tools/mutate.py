@@ -36,7 +36,9 @@ from dataclasses import dataclass
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SM = "kernels/common/scalar_math.h"
-EW = "csrc/ops/elementwise.cpp"
+UNARY = "csrc/ops/unary.cpp"
+BINARY = "csrc/ops/binary.cpp"
+PROMOTION = "csrc/core/promotion.cpp"
 RD = "csrc/ops/reduce.cpp"
 KRD = "kernels/cpu/reduce.cpp"
 AC = "csrc/amp/autocast.cpp"
@@ -86,23 +88,23 @@ MUTANTS = [
            T_OPS),
     Mutant("cumsum_float_accumulator", KRD, "std::is_same_v<scalar_t, float>, double,", "std::is_same_v<scalar_t, float>, float,",
            "cumsum/cumprod of fp32 accumulate in fp32 instead of double", T_NUM + T_OPS),
-    # ---- backward formulas (csrc/ops/elementwise.cpp, csrc/ops/reduce.cpp)
-    Mutant("pow_grad_exponent0", EW, "      ga = where(compare(Op::eq, e, wrap_scalar(0.0)), zeros_like(ga), ga);\n", "",
+    # ---- backward formulas (csrc/ops/unary.cpp, binary.cpp, reduce.cpp)
+    Mutant("pow_grad_exponent0", BINARY, "      ga = where(compare(Op::eq, e, wrap_scalar(0.0)), zeros_like(ga), ga);\n", "",
            "pow backward at exponent 0 not masked: 0 * 0^-1 = nan at x == 0", T_NUM + T_OPS),
-    Mutant("pow_grad_zero_base", EW, "compare(Op::ge, e, wrap_scalar(0.0)));", "compare(Op::gt, e, wrap_scalar(0.0)));",
+    Mutant("pow_grad_zero_base", BINARY, "compare(Op::ge, e, wrap_scalar(0.0)));", "compare(Op::gt, e, wrap_scalar(0.0)));",
            "pow exponent-gradient at base 0 masked only for e > 0 (log(0) leaks at e == 0)", T_NUM + T_OPS),
-    Mutant("sqrt_grad_epsilon", EW, 'AG_UNARY(sqrt, true, "SqrtBackward0", OUT, g[0] / (x * 2.0))',
+    Mutant("sqrt_grad_epsilon", UNARY, 'AG_UNARY(sqrt, true, "SqrtBackward0", OUT, g[0] / (x * 2.0))',
            'AG_UNARY(sqrt, true, "SqrtBackward0", OUT, g[0] / (x * 2.0 + 1e-12))',
            "sqrt backward with a 'stabilizing' epsilon: finite instead of inf at 0", T_NUM + T_OPS),
-    Mutant("softplus_grad_threshold", EW, "return {where(compare(Op::gt, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};",
+    Mutant("softplus_grad_threshold", UNARY, "return {where(compare(Op::gt, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};",
            "return {where(compare(Op::ge, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};",
            "softplus backward switches to the linear branch at beta * x == threshold (torch: only above)", T_NUM + T_OPS),
-    Mutant("abs_grad_at_zero", EW, 'AG_UNARY(abs, false, "AbsBackward0", IN, g[0] * sign(x))',
+    Mutant("abs_grad_at_zero", UNARY, 'AG_UNARY(abs, false, "AbsBackward0", IN, g[0] * sign(x))',
            'AG_UNARY(abs, false, "AbsBackward0", IN, g[0] * x / abs(x))',
            "abs backward as x/|x|: nan at 0 (torch gives 0)", T_NUM + T_OPS),
-    Mutant("clamp_grad_boundary", EW, "compare(Op::ge, v, wrap_scalar(s[0]))", "compare(Op::gt, v, wrap_scalar(s[0]))",
+    Mutant("clamp_grad_boundary", UNARY, "compare(Op::ge, v, wrap_scalar(s[0]))", "compare(Op::gt, v, wrap_scalar(s[0]))",
            "clamp backward drops the gradient at x == min (torch passes it)", T_NUM + T_OPS),
-    Mutant("atan2_grad_sign", EW, "c.needs_input_grad(1) ? g[0] * -x * rr", "c.needs_input_grad(1) ? g[0] * x * rr",
+    Mutant("atan2_grad_sign", BINARY, "c.needs_input_grad(1) ? g[0] * -x * rr", "c.needs_input_grad(1) ? g[0] * x * rr",
            "atan2 backward wrt the second argument has the wrong sign", T_OPS),
     Mutant("norm_grad_zero_unmasked", RD, "if (p == 2) return {gg * where(y0, z, x / y)};",
            "if (p == 2) return {gg * (x / y)};", "p-norm backward of a zero vector: 0/0 = nan (torch gives 0)", T_NUM + T_OPS),
@@ -113,8 +115,8 @@ MUTANTS = [
     Mutant("amax_grad_ties_not_split", RD, "return {unsqueeze_dims(g[0], dims, nd, keepdim) * mask / cnt};",
            "return {unsqueeze_dims(g[0], dims, nd, keepdim) * mask};",
            "amax/amin backward gives every tied element the full gradient", T_OPS),
-    # ---- promotion (csrc/ops/elementwise.cpp)
-    Mutant("promote_int_tensor_float_scalar", EW, "if (higher == ScalarType::Bool || is_floating(lower)) return promote_types(higher, lower);",
+    # ---- promotion (csrc/core/promotion.cpp)
+    Mutant("promote_int_tensor_float_scalar", PROMOTION, "if (higher == ScalarType::Bool || is_floating(lower)) return promote_types(higher, lower);",
            "if (higher == ScalarType::Bool) return promote_types(higher, lower);",
            "int tensor + float scalar stays integer", ("tests/test_promotion.py",) + T_OPS),
     # ---- the engine's gradient accumulation (csrc/autograd)

@@ -1,5 +1,6 @@
 // The dual level, tangent storage and the in-place tangent update (Note [Forward AD]).
 #include "autograd/forward_ad.h"
+#include "autograd/autograd_meta.h"
 #include <algorithm>
 #include <mutex>
 #include "autograd/grad_mode.h"
@@ -60,7 +61,7 @@ void exit_level(int64_t level) {
   }
   for (auto& w : duals)  // released outside the lock: a tangent's destructor may free other tensors
     if (auto impl = w.lock())
-      if (impl->autograd) { impl->autograd->fw_grad = Tensor(); impl->autograd->fw_gen = 0; }
+      if (auto* m = static_cast<AutogradMeta*>(impl->autograd.get())) { m->fw_grad = Tensor(); m->fw_gen = 0; }
 }
 
 Tensor tangent(const Tensor& t) {

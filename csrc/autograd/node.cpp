@@ -232,11 +232,11 @@ Tensor clone_obey_contract(const Tensor& g, const Tensor& var) {
 // which may share one control block (Note [Fresh tensor block]).
 static bool sole_owner(const Tensor& g) {
   if (g.impl_ptr().use_count() != 1) return false;
-  const AutogradMeta* m = g.impl()->autograd.get();
+  const AutogradMeta* m = g.autograd_meta();
   if (!m) return true;
   if (!m->is_view || m->requires_grad || m->grad_fn || !m->base.defined()) return false;
   const Tensor& b = m->base;
-  const AutogradMeta* bm = b.impl()->autograd.get();
+  const AutogradMeta* bm = b.autograd_meta();
   if (b.impl_ptr().use_count() != 1 || (bm && (bm->requires_grad || bm->grad_fn || bm->is_view))) return false;
   const auto& st = g.storage();
   if (st != b.storage() || g.impl()->version != b.impl()->version) return false;

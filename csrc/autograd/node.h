@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "autograd/autograd_meta.h"
 #include "core/tensor.h"
 
 namespace ampgrad::autograd {

@@ -7,14 +7,11 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "core/check.h"
+#include "core/storage.h"
 
-#ifdef AMPGRAD_WITH_CUDA
-#include <nvtx3/nvToolsExt.h>  // header-only NVTX v3, shipped with the CUDA toolkit
-#endif
+#include "kernels/nvtx.h"
 
 namespace ampgrad::autograd::profiler {
-
-std::atomic<bool> g_enabled{false};
 
 namespace {
 
@@ -73,8 +70,6 @@ int64_t estimate_flops(Op op, const Shapes& s) {
   return 0;
 }
 
-thread_local std::vector<std::pair<Op, void*>> t_kernels;
-
 }  // namespace
 
 int64_t start(const Config& c) {
@@ -84,12 +79,14 @@ int64_t start(const Config& c) {
   g_session.fetch_add(1, std::memory_order_acq_rel);
   int64_t t0 = now_ns();
   g_enabled.store(true);
+  set_alloc_hook(&note_alloc);  // Note [Allocation hook]
   return t0;
 }
 
 std::vector<Event> stop() {
   int64_t t_end = now_ns();
   g_enabled.store(false);
+  set_alloc_hook(nullptr);
   std::lock_guard<std::mutex> g(g_mu);
   uint32_t s = g_session.load();
   std::vector<Event> out;
@@ -117,18 +114,11 @@ const Config& config() { return g_config; }
 namespace {
 // Note [NVTX ranges]: under emit_nvtx each profiler range is also pushed as an NVTX range, named as
 // torch names them ("MulBackward0, seq = 12"), so Nsight Systems lines them up with the kernels.
+// (kernels/nvtx.h: NVTX in CUDA builds, nothing in the stub.)
 void nvtx_push(const std::string& name, int64_t seq) {
-#ifdef AMPGRAD_WITH_CUDA
-  nvtxRangePushA((seq >= 0 ? name + ", seq = " + std::to_string(seq) : name).c_str());
-#else
-  (void)name, (void)seq;
-#endif
+  cuda::nvtx_range_push((seq >= 0 ? name + ", seq = " + std::to_string(seq) : name).c_str());
 }
-void nvtx_pop() {
-#ifdef AMPGRAD_WITH_CUDA
-  nvtxRangePop();
-#endif
-}
+void nvtx_pop() { cuda::nvtx_range_pop(); }
 }  // namespace
 
 int64_t open(std::string name, Kind kind, int64_t seq, std::string stack) {
@@ -188,5 +178,20 @@ void set_shapes(int64_t handle, Op op, Shapes&& shapes) {
   if (g_config.record_shapes) e.shapes = std::move(shapes);
 }
 
-
 }  // namespace ampgrad::autograd::profiler
+
+// The kernel table's side (kernels/profiler_hooks.h, Note [Profiled kernels]).
+namespace ampgrad::profiler_hooks {
+
+std::atomic<bool> g_enabled{false};
+
+
+int64_t open_kernel(Op op) {
+  namespace prof = autograd::profiler;
+  return enabled() ? prof::open(std::string("aten::") + op_name(op), prof::Kind::Op, -1) : -1;
+}
+void close_kernel(int64_t handle) { autograd::profiler::close(handle); }
+bool wants_shapes() { return autograd::profiler::config().record_shapes || autograd::profiler::config().with_flops; }
+void set_shapes(int64_t handle, Op op, Shapes&& shapes) { autograd::profiler::set_shapes(handle, op, std::move(shapes)); }
+
+}  // namespace ampgrad::profiler_hooks

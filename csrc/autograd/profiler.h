@@ -6,16 +6,19 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include "kernels/profiler_hooks.h"
 #include "ops/op_list.h"
 
 namespace ampgrad::autograd::profiler {
 
-extern std::atomic<bool> g_enabled;
-inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
+// The session flag, the kernel stack and the shapes of kernel events are the kernel table's side of the
+// profiler (kernels/profiler_hooks.h, Note [Profiled kernels]), implemented in profiler.cpp.
+using profiler_hooks::g_enabled;
+using profiler_hooks::enabled;
 
 enum class Kind : uint8_t { Op, Function, Backward };  // a kernel / record_function / autograd node
 
-using Shapes = std::vector<std::vector<int64_t>>;
+using profiler_hooks::Shapes;
 
 struct Event {
   std::string name;
@@ -48,11 +51,6 @@ void close(int64_t handle);
 void note_alloc(size_t nbytes);
 // Input shapes of the innermost open event; flops are estimated from them for `op`.
 void set_shapes(int64_t handle, Op op, Shapes&& shapes);
-
-// Note [Profiled kernels]: while enabled, kernel<F>(op, dev) pushes (op, fn) here and returns a
-// trampoline that pops it when called. Callers call the kernel right after the lookup; an
-// argument expression may itself run a kernel, and that nested lookup + call pops its own entry
-// first (a stack, not a slot).
 
 struct RecordScope {
   int64_t handle = -1;

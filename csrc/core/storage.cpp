@@ -18,6 +18,9 @@
 
 namespace ampgrad {
 
+std::atomic<AllocHook> g_alloc_hook{nullptr};
+void set_alloc_hook(AllocHook hook) { g_alloc_hook.store(hook, std::memory_order_relaxed); }
+
 namespace {
 constexpr int kMinShift = 6, kMaxShift = 20;    // 64 B .. 1 MiB
 constexpr size_t kMaxCachedBytes = 256u << 20;  // per process

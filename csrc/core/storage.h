@@ -1,6 +1,7 @@
 // A storage is bytes on a device plus whoever owns them: the device allocator (the common case,
 // no extra allocation) or an external owner such as a NumPy array (zero-copy from_numpy).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include "core/device.h"
@@ -27,6 +28,14 @@ void* cpu_alloc(size_t nbytes);
 void cpu_free(void* p, size_t nbytes);
 size_t cpu_cached_bytes();
 void cpu_empty_cache();
+
+// Note [Allocation hook]: a new tensor's storage is reported to the hook, when one is set (the
+// autograd profiler sets it for a session, for profile_memory); core knows no profiler. Unset it
+// costs one relaxed load, as the profiler's enabled() check did.
+using AllocHook = void (*)(size_t nbytes);
+extern std::atomic<AllocHook> g_alloc_hook;
+inline AllocHook alloc_hook() { return g_alloc_hook.load(std::memory_order_relaxed); }
+void set_alloc_hook(AllocHook hook);  // nullptr: none
 
 // Device allocators: the CUDA one lives in kernels/cuda (or the stub).
 namespace cuda {

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <sstream>
-#include "autograd/grad_mode.h"
-#include "autograd/profiler.h"
-#include "autograd/node.h"
+#include "core/autograd_state.h"
 
 namespace ampgrad {
 
@@ -26,36 +24,14 @@ void TensorImpl::refresh() {
 int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim())]; }
 int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim())]; }
 
-AutogradMeta& Tensor::ensure_autograd_meta() const {
-  if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
-  return *impl_->autograd;
-}
 // Note [Inference tensors]: tensors allocated in inference mode (and views of them) have no
 // autograd life: outside inference mode they cannot be written in place, require grad, or be
 // saved for backward (torch's rules; the checks sit at bump_version, here and SavedVariable).
 void Tensor::check_inference_inplace() const {
-  if (!autograd::InferenceMode::is_enabled())
+  if (!inference_mode_enabled())
     AG_THROW(RuntimeError, "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
              "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
 }
-
-void Tensor::set_requires_grad(bool r) {
-  if (r) AG_CHECK(is_floating(dtype()), "only Tensors of floating point and complex dtype can require gradients");
-  if (r && is_inference() && !autograd::InferenceMode::is_enabled())
-    AG_THROW(RuntimeError, "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
-  if (!r && !impl_->autograd) return;
-  ensure_autograd_meta().requires_grad = r;
-}
-const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
-  static const std::shared_ptr<autograd::Node> none;
-  AutogradMeta* m = impl_->autograd.get();
-  if (!m) return none;
-  if (m->is_view && m->attr_version != impl_->version->version) autograd::regenerate_view_grad_fn(*this);
-  return m->grad_fn;
-}
-bool Tensor::is_leaf() const { return !grad_fn(); }
-Tensor& Tensor::mutable_grad() const { return ensure_autograd_meta().grad; }
-Tensor Tensor::base() const { return impl_->autograd && impl_->autograd->is_view ? impl_->autograd->base : Tensor(); }
 
 Shape contiguous_strides(const Shape& sizes) {
   Shape st(sizes.size());
@@ -117,11 +93,11 @@ Tensor empty_strided(Shape sizes, Shape strides, ScalarType dtype, Device device
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);
   impl->dtype = dtype;
-  impl->inference = autograd::InferenceMode::is_enabled();
+  impl->inference = inference_mode_enabled();
   impl->refresh();
   auto block = std::make_shared<StorageAndVersion>();
   Storage::allocate_into(block->storage, nbytes, device);
-  if (autograd::profiler::enabled()) autograd::profiler::note_alloc(block->storage.nbytes);
+  if (AllocHook hook = alloc_hook()) hook(block->storage.nbytes);  // Note [Allocation hook]
   impl->storage = std::shared_ptr<Storage>(block, &block->storage);
   impl->version = std::shared_ptr<VersionCounter>(block, &block->version);
   return Tensor(std::move(impl));

@@ -20,7 +20,16 @@ struct VersionCounter { uint32_t version = 0; };
 
 using TensorHook = std::function<Tensor(const Tensor&)>;  // may return an undefined tensor: keep grad
 
-struct AutogradMeta;
+// Note [Autograd meta]: core holds a tensor's autograd state opaquely, as torch's TensorImpl holds
+// autograd_meta_: TensorImpl::autograd is an AutogradMetaInterface, which autograd/ implements
+// (AutogradMeta, autograd/autograd_meta.h). The Tensor accessors below that read it (autograd_meta,
+// requires_grad, grad_fn, is_leaf, output_nr, is_view, base, ...) are declared here and defined
+// with AutogradMeta in autograd/ (as torch defines TensorBase::grad_fn in autograd/variable.cpp);
+// the inline ones need autograd/autograd_meta.h where they are used. Core never looks inside.
+struct AutogradMetaInterface {
+  virtual ~AutogradMetaInterface() = default;
+};
+struct AutogradMeta;  // autograd/autograd_meta.h
 
 class Tensor {
  public:
@@ -47,42 +56,23 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const;
 
   // autograd
-  bool requires_grad() const;
+  inline bool requires_grad() const;
   void set_requires_grad(bool r);
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   bool is_leaf() const;
   Tensor& mutable_grad() const;
-  uint32_t output_nr() const;
-  AutogradMeta* autograd_meta() const;
+  inline uint32_t output_nr() const;
+  inline AutogradMeta* autograd_meta() const;
   AutogradMeta& ensure_autograd_meta() const;
   uint32_t version() const;
   void bump_version() const;
   bool is_inference() const;
   void check_inference_inplace() const;  // raises outside inference mode
-  bool is_view() const;
+  inline bool is_view() const;
   Tensor base() const;
 
  private:
   std::shared_ptr<TensorImpl> impl_;
-};
-
-struct AutogradMeta {
-  bool requires_grad = false;
-  Tensor grad;
-  std::shared_ptr<autograd::Node> grad_fn;
-  std::weak_ptr<autograd::Node> grad_accumulator;
-  uint32_t output_nr = 0;
-  bool retains_grad = false;
-  bool is_view = false;
-  Tensor base;                        // views: the tensor that owns the memory
-  uint32_t attr_version = 0;          // views: the version grad_fn was made for (Note [View history])
-  enum class Creation : uint8_t { Default, NoGrad, Inference };
-  Creation creation = Creation::Default;  // views: the mode the view was made in (Note [View history])
-  std::vector<std::pair<int, TensorHook>> leaf_hooks;  // hooks of a leaf (run before accumulation)
-  int next_hook_id = 0;
-  std::vector<std::pair<int, TensorHook>> post_accumulate_hooks;
-  Tensor fw_grad;       // forward AD tangent, valid while fw_gen is the open level's (Note [Forward AD])
-  uint64_t fw_gen = 0;
 };
 
 struct TensorImpl {
@@ -95,7 +85,7 @@ struct TensorImpl {
   bool wrapped_number = false;  // a Python scalar promoted to a 0-dim tensor (weak dtype)
   bool inference = false;       // made in inference mode (Note [Inference tensors])
   std::shared_ptr<VersionCounter> version;
-  std::unique_ptr<AutogradMeta> autograd;
+  std::unique_ptr<AutogradMetaInterface> autograd;  // Note [Autograd meta]
   void refresh();  // recompute numel / contiguity after a metadata change
   ~TensorImpl();
 };
@@ -112,31 +102,12 @@ inline const std::shared_ptr<Storage>& Tensor::storage() const { return impl_->s
 inline void* Tensor::data_ptr() const {
   return static_cast<char*>(impl_->storage->data) + impl_->offset * itemsize(impl_->dtype);
 }
-inline AutogradMeta* Tensor::autograd_meta() const { return impl_->autograd.get(); }
-inline bool Tensor::requires_grad() const {
-  AutogradMeta* m = impl_->autograd.get();
-  if (!m) return false;
-  // A view requires grad when its base does, even if made in no_grad (torch's rule).
-  return m->requires_grad || (m->is_view && (m->grad_fn || m->base.requires_grad()));
-}
 inline uint32_t Tensor::version() const { return impl_->version->version; }
 inline void Tensor::bump_version() const {
   if (impl_->inference) check_inference_inplace();
   ++impl_->version->version;
 }
 inline bool Tensor::is_inference() const { return impl_->inference; }
-inline uint32_t Tensor::output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
-inline bool Tensor::is_view() const { return impl_->autograd && impl_->autograd->is_view; }
-
-namespace autograd {
-// Note [View history]: an in-place op on a base (or on a sibling view) leaves a view's grad_fn
-// stale. Reading grad_fn of a view whose version moved since its grad_fn was set rebuilds it as
-// an as_strided of the base's current history, as torch does (defined with the view ops).
-void regenerate_view_grad_fn(const Tensor& view);
-// An in-place op is about to be recorded on `view` (directly or, `indirect`, through its base or a
-// sibling): raises torch's error when the view was made in no_grad or inference mode.
-void check_view_rebase(const Tensor& view, bool indirect);
-}  // namespace autograd
 
 // Construction
 Shape contiguous_strides(const Shape& sizes);

@@ -3,6 +3,9 @@
 #pragma once
 #include <optional>
 #include <vector>
+#include "autograd/autograd_meta.h"  // the inline Tensor::requires_grad() & co. (Note [Autograd meta])
+#include "autograd/inplace.h"
+#include "core/promotion.h"
 #include "core/tensor.h"
 #include "ops/op_list.h"
 
@@ -25,18 +28,12 @@ struct Scalar {
 using IntList = std::vector<int64_t>;
 using OptDims = std::optional<IntList>;  // nullopt: all dims
 
-ScalarType default_dtype();
-void set_default_dtype(ScalarType t);
-
-// ---- type promotion (Note [Type promotion])
+// ---- scalars and broadcasting (promotion itself: core/promotion.h, Note [Type promotion])
 Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device = Device());
 // torch's checked Scalar conversion: a number an op stores in a tensor of `dtype` (fill value,
 // clamp bound, alpha) must fit it; inf/nan are fine for floating types, negatives wrap for uint8.
 void check_scalar_fits(Scalar s, ScalarType dtype);
 Tensor wrap_scalar(Scalar s);  // 0-dim, wrapped_number=true, dtype float64/int64/bool
-ScalarType result_type(const std::vector<const Tensor*>& ts);
-ScalarType result_type(const Tensor* const* ts, size_t n);
-Shape broadcast_shapes(const Shape& a, const Shape& b);
 Tensor expand(const Tensor& t, const Shape& sizes);
 Tensor sum_to(const Tensor& t, const Shape& shape);  // reduce a broadcast gradient
 
@@ -173,27 +170,6 @@ Tensor triu(const Tensor& a, int64_t k);
 Tensor flip(const Tensor& a, IntList dims);
 Tensor roll(const Tensor& a, IntList shifts, IntList dims);
 Tensor repeat(const Tensor& a, IntList repeats);
-
-// ---- in place with autograd (Note [In-place ops]): computes `fn(self)` out of place, writes it
-// into self and rebases self's history onto the result.
-// Note [In-place checks]: the in-place entry points check, before anything is computed or written
-// (check_inplace_operands, torch's TensorIterator rules): self has no internal overlap (an expanded
-// tensor), no tensor operand partially overlaps self, and the result's dtype can be cast to self's.
-// A failed in-place call leaves every tensor as it was.
-using Operands = std::initializer_list<const Tensor*>;
-void check_inplace_operands(const Tensor& self, Operands operands);
-Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op);
-// The same, computing the result inside: saved aliases of self are protected from the write-back
-// (Note [Saved self in in-place ops]). Use this form whenever the result is computed from self.
-// `operands`: the op's other tensor inputs, for the overlap checks.
-Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op, Operands operands = {});
-// Rebases self's history onto `result` (a CopySlices on the base for views); no data is written.
-void rebase_history(Tensor& self, const Tensor& result);
-// After an in-place write of a value independent of self's old value: zeros to the old history.
-void rebase_constant(Tensor& self, const char* node_name);
-// Raises torch's errors for an in-place op about to be recorded on self (leaf, view of a leaf,
-// view made in no_grad / inference mode); `any_requires_grad`: some operand requires grad.
-void check_inplace(const Tensor& self, const char* op, bool any_requires_grad = false);
 
 // ---- creation and random
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device = Device());

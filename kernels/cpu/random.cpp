@@ -5,7 +5,6 @@
 #include <mutex>
 #include <random>
 #include "kernels/cpu/loops.h"
-#include "ops/ops.h"
 
 namespace ampgrad {
 

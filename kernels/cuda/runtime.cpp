@@ -2,6 +2,8 @@
 // current stream, events, the per-device cuBLAS handle. Every call is checked (Note [CUDA errors]).
 // Compile-checked only so far: written without a GPU, not yet run on one.
 #include "kernels/cuda/runtime.h"
+#include "kernels/nvtx.h"
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX v3, shipped with the CUDA toolkit
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -43,6 +45,9 @@ int check_index(int device) {
 }  // namespace
 
 bool is_available() { return raw_device_count() > 0; }
+// Note [NVTX ranges] (kernels/nvtx.h).
+void nvtx_range_push(const char* name) { nvtxRangePushA(name); }
+void nvtx_range_pop() { nvtxRangePop(); }
 int device_count() { return raw_device_count(); }
 
 int current_device() {

@@ -1,0 +1,188 @@
+// Elementwise unary front ends (AG_UNARY and unary_impl) with their backward formulas, and clamp.
+#include "core/overlap.h"
+#include <cmath>
+#include "ops/internal.h"
+
+namespace ampgrad {
+
+// ---------------------------------------------------------------- unary
+namespace {
+enum Save { IN, OUT, NONE_ };
+
+// torch's dtype refusals that are not just a missing kernel.
+void check_unary_dtype(Op op, ScalarType t) {
+  if (t != ScalarType::Bool) return;
+  AG_CHECK(op != Op::neg, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead.");
+  AG_CHECK(op != Op::relu, "Boolean inputs not supported for relu");
+}
+
+Tensor unary_impl(Op op, const Tensor& a0, bool to_float, const char* bw_name, Save save,
+                  std::function<variable_list(FunctionNode&, const variable_list&)> bw, const double* s = nullptr) {
+  Tensor a = a0;
+  check_unary_dtype(op, a.dtype());
+  if (to_float && !is_floating(a.dtype())) a = to_dtype(a, default_dtype());
+  Tensor out = elementwise(op, a.sizes(), a.dtype(), {&a}, s);
+  if (bw) fw_rule(out, {&a}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {save == OUT ? out : a}); });
+  if (bw && is_floating(out.dtype()))
+    if (auto node = autograd::make_node(bw_name, {&a}, std::move(bw))) {
+      autograd::set_history(node, {&out});
+      if (save == IN) node->save(a);
+      if (save == OUT) node->save(out, true);
+    }
+  return out;
+}
+constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622692545275801365;
+}  // namespace
+
+// torch's threshold_backward(grad, result, 0) in one pass: grad where result > 0, else 0 (a NaN
+// grad is dropped where the result is <= 0, as torch does; `grad * (result > 0)` would keep it).
+Tensor relu_backward(const Tensor& g, const Tensor& out);
+
+#define AG_UNARY_GRAD(name, to_float, bw_name, save, formula)                                              \
+  Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
+  Tensor& name##_(Tensor& a) {                                                                        \
+    check_unary_dtype(Op::name, a.dtype());                                                           \
+    if ((!autograd::GradMode::is_enabled() || !a.requires_grad()) && !fw_has(a)) {                   \
+      AG_CHECK(!(to_float) || is_floating(a.dtype()), "result type ", scalar_type_name(default_dtype()), " can't be cast to the desired output type ", scalar_type_name(a.dtype())); \
+      assert_no_internal_overlap(a);                                                                   \
+      autograd::before_mutation(a);                                                                   \
+      run_elementwise(Op::name, a, {&a}); a.bump_version(); return a;                                 \
+    }                                                                                                 \
+    return apply_inplace(a, [&] { return name(a); }, #name "_");                                      \
+  }
+#define AG_UNARY_NOGRAD(name, bw_name) AG_UNARY_GRAD(name, false, bw_name, NONE_, zeros_like(g[0]))
+
+AG_UNARY_GRAD(neg, false, "NegBackward0", NONE_, -g[0])
+AG_UNARY_GRAD(exp, true, "ExpBackward0", OUT, g[0] * x)
+AG_UNARY_GRAD(exp2, true, "Exp2Backward0", OUT, g[0] * x * kLn2)
+AG_UNARY_GRAD(expm1, true, "Expm1Backward0", OUT, g[0] * (x + 1.0))
+AG_UNARY_GRAD(log, true, "LogBackward0", IN, g[0] / x)
+AG_UNARY_GRAD(log2, true, "Log2Backward0", IN, g[0] / (x * kLn2))
+AG_UNARY_GRAD(log10, true, "Log10Backward0", IN, g[0] / (x * kLn10))
+AG_UNARY_GRAD(log1p, true, "Log1PBackward0", IN, g[0] / (x + 1.0))
+AG_UNARY_GRAD(sqrt, true, "SqrtBackward0", OUT, g[0] / (x * 2.0))
+AG_UNARY_GRAD(rsqrt, true, "RsqrtBackward0", OUT, g[0] * x * x * x * -0.5)
+AG_UNARY_GRAD(reciprocal, true, "ReciprocalBackward0", OUT, -g[0] * x * x)
+AG_UNARY_GRAD(abs, false, "AbsBackward0", IN, g[0] * sign(x))
+AG_UNARY_GRAD(sign, false, "SignBackward0", NONE_, zeros_like(g[0]))
+AG_UNARY_GRAD(sin, true, "SinBackward0", IN, g[0] * cos(x))
+AG_UNARY_GRAD(cos, true, "CosBackward0", IN, -g[0] * sin(x))
+AG_UNARY_GRAD(tan, true, "TanBackward0", OUT, g[0] * (x * x + 1.0))
+AG_UNARY_GRAD(asin, true, "AsinBackward0", IN, g[0] * rsqrt(1.0 - x * x))
+AG_UNARY_GRAD(acos, true, "AcosBackward0", IN, -g[0] * rsqrt(1.0 - x * x))
+AG_UNARY_GRAD(atan, true, "AtanBackward0", IN, g[0] / (x * x + 1.0))
+AG_UNARY_GRAD(sinh, true, "SinhBackward0", IN, g[0] * cosh(x))
+AG_UNARY_GRAD(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
+AG_UNARY_GRAD(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
+AG_UNARY_GRAD(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
+AG_UNARY_GRAD(relu, false, "ReluBackward0", OUT, relu_backward(g[0], x))
+AG_UNARY_GRAD(silu, false, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
+AG_UNARY_GRAD(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
+AG_UNARY_GRAD(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
+AG_UNARY_NOGRAD(floor, "FloorBackward0")
+AG_UNARY_NOGRAD(ceil, "CeilBackward0")
+AG_UNARY_NOGRAD(trunc, "TruncBackward0")
+AG_UNARY_GRAD(frac, false, "FracBackward0", NONE_, g[0])
+AG_UNARY_GRAD(bitwise_not, false, "", NONE_, g[0])
+
+// logical_not returns bool; in place it writes 0/1 in self's dtype.
+Tensor logical_not(const Tensor& a) { return elementwise(Op::logical_not, a.sizes(), ScalarType::Bool, {&a}); }
+Tensor& logical_not_(Tensor& a) {
+  assert_no_internal_overlap(a);
+  Tensor r = logical_not(a);
+  autograd::before_mutation(a);
+  run_elementwise(Op::copy, a, {&r});
+  a.bump_version();
+  return a;
+}
+
+Tensor round(const Tensor& a, int64_t decimals) {
+  AG_CHECK_NOT_IMPL(decimals == 0 || is_floating(a.dtype()), "\"round_cpu\" not implemented for '", scalar_type_name(a.dtype()), "'");
+  double s[1] = {static_cast<double>(decimals)};
+  return unary_impl(Op::round, a, false, "RoundBackward0", NONE_, AG_BW { return {zeros_like(g[0])}; }, s);
+}
+
+Tensor gelu(const Tensor& a, const std::string& approximate) {
+  AG_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
+  AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"GeluKernelImpl\" not implemented for '", scalar_type_name(a.dtype()), "'");
+  if (approximate == "none")
+    return unary_impl(Op::gelu, a, true, "GeluBackward0", IN, AG_BW {
+      Tensor x = c.get(0);
+      Tensor cdf = (erf(x * 0.70710678118654752440) + 1.0) * 0.5;
+      Tensor pdf = exp(x * x * -0.5) * 0.39894228040143267794;
+      return {g[0] * (cdf + x * pdf)};
+    });
+  return unary_impl(Op::gelu_tanh, a, true, "GeluBackward0", IN, AG_BW {
+    Tensor x = c.get(0);
+    const double k = 0.79788456080286535588, k1 = 0.044715;
+    Tensor inner = (x + x * x * x * k1) * k;
+    Tensor t = tanh(inner);
+    Tensor dinner = (x * x * (3.0 * k1) + 1.0) * k;
+    return {g[0] * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * dinner)};
+  });
+}
+
+Tensor softplus(const Tensor& a, double beta, double threshold) {
+  double s[2] = {beta, threshold};
+  return unary_impl(Op::softplus, a, false, "SoftplusBackward0", IN, AG_BW {
+    Tensor x = c.get(0);
+    Tensor z = x * beta;
+    return {where(compare(Op::gt, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};
+  }, s);
+}
+
+Tensor isnan(const Tensor& a) { return elementwise(Op::isnan, a.sizes(), ScalarType::Bool, {&a}); }
+Tensor isinf(const Tensor& a) { return elementwise(Op::isinf, a.sizes(), ScalarType::Bool, {&a}); }
+Tensor isfinite(const Tensor& a) { return elementwise(Op::isfinite, a.sizes(), ScalarType::Bool, {&a}); }
+
+Tensor nan_to_num(const Tensor& a, std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
+  double big = 0;
+  AG_DISPATCH_ALL(a.dtype(), "nan_to_num", [&] {
+    if constexpr (std::is_same_v<scalar_t, Half>) big = 65504.0;
+    else if constexpr (std::is_same_v<scalar_t, BFloat16>) big = 3.3895313892515355e38;
+    else if constexpr (std::is_same_v<scalar_t, bool>) big = 1;
+    else big = static_cast<double>(std::numeric_limits<scalar_t>::max());
+  });
+  double s[3] = {nan.value_or(0.0), posinf.value_or(big), neginf.value_or(-big)};
+  if (!is_floating(a.dtype())) return clone(a);
+  return unary_impl(Op::nan_to_num, a, false, "NanToNumBackward0", IN, AG_BW {
+    return {g[0] * isfinite(c.get(0))};
+  }, s);
+}
+
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  AG_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  // The bounds take part in promotion as numbers: bool with int bounds -> int64, int with float -> float.
+  Tensor wl = lo ? wrap_scalar(*lo) : Tensor(), wh = hi ? wrap_scalar(*hi) : Tensor();
+  ScalarType dt = result_type({&a, &wl, &wh});
+  if (lo) check_scalar_fits(*lo, dt);
+  if (hi) check_scalar_fits(*hi, dt);
+  Tensor x = to_dtype(a, dt);
+  double inf = std::numeric_limits<double>::infinity();
+  double s[2] = {lo ? lo->to_double() : -inf, hi ? hi->to_double() : inf};
+  Tensor out = elementwise(Op::clamp, x.sizes(), dt, {&x}, s);
+  autograd::BackwardFn bw = AG_BW {
+    Tensor v = c.get(0);
+    Tensor keep = logical(Op::logical_and, compare(Op::ge, v, wrap_scalar(s[0])), compare(Op::le, v, wrap_scalar(s[1])));
+    return {where(keep, g[0], zeros_like(g[0]))};  // torch's where: a NaN grad of a clamped element gives 0
+  };
+  fw_rule(out, {&x}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {x}); });
+  if (is_floating(dt))
+    if (auto node = autograd::make_node("ClampBackward1", {&x}, std::move(bw))) {
+      autograd::set_history(node, {&out});
+      node->save(x);
+    }
+  return out;
+}
+
+Tensor clamp(const Tensor& a, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
+  AG_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  Tensor r = a;
+  if (lo) r = maximum(r, *lo);
+  if (hi) r = minimum(r, *hi);
+  return r;
+}
+
+}  // namespace ampgrad
