@@ -403,6 +403,7 @@ OPS = [
     U("atan", np_ref=np.arctan),
     U("sinh", np_ref=np.sinh),
     U("cosh", np_ref=np.cosh),
+    U("asinh", np_ref=np.arcsinh, inplace_grad=False),  # torch: no derivative for asinh_
     U("tanh", np_ref=np.tanh),
     U("sigmoid", np_ref=lambda x: 1 / (1 + np.exp(-x))),
     OpInfo("relu", lambda m, x: m.relu(x), [Sample((T((3, 4), 0.05, 2.0, sign=True),)), Sample((T((), 0.05, 2.0, sign=True),))],

@@ -28,7 +28,7 @@ inline namespace AG_MATH_ABI_NS {
 
 // Unqualified calls after these resolve to the float / double overloads on the host (<cmath>'s
 // std:: overloads) and to CUDA's math library on the device (nvcc maps std:: math to it).
-using std::abs; using std::acos; using std::asin; using std::atan; using std::atan2; using std::ceil;
+using std::abs; using std::acos; using std::asin; using std::asinh; using std::atan; using std::atan2; using std::ceil;
 using std::copysign; using std::cos; using std::cosh; using std::erf; using std::exp; using std::exp2;
 using std::expm1; using std::floor; using std::fmod; using std::isfinite; using std::isinf; using std::isnan;
 using std::log; using std::log10; using std::log1p; using std::log2; using std::nearbyint; using std::pow;
@@ -206,6 +206,7 @@ AG_MATH_UNARY(Acos, acos(x))
 AG_MATH_UNARY(Atan, atan(x))
 AG_MATH_UNARY(Sinh, sinh(x))
 AG_MATH_UNARY(Cosh, cosh(x))
+AG_MATH_UNARY(Asinh, asinh(x))
 AG_MATH_UNARY(Tanh, tanh(x))
 AG_MATH_UNARY(Sigmoid, T(1) / (T(1) + exp(-x)))
 AG_MATH_UNARY(Relu, x < T(0) ? T(0) : x)
