@@ -1190,9 +1190,6 @@ NN_TOL = {"float32": (1e-5, 1e-5), "float16": (5e-3, 5e-3), "bfloat16": (5e-2, 5
 NN_GRAD_TOL = {"float32": (1e-4, 1e-4), "float16": (2e-2, 2e-2), "bfloat16": (1e-1, 1e-1)}
 REDUCTIONS = ("mean", "sum", "none")
 # Known ampgrad bugs and gaps (reasons shown by pytest; strict on the CPU, so a fix shows up as XPASS).
-XF_ROOTS = ("autograd.grad with several roots where one root feeds another (gy = -gx from a subtraction) drops the "
-            "later root's gradient when the earlier one is listed first: torch.autograd.grad([z, -z], [x], [u, v]) "
-            "gives 3u instead of 3(u - v) (test_ops.test_grad_roots_that_feed_each_other)")
 XF_LOWP = ("torch's CPU has no float16/bfloat16 kernel here and raises NotImplementedError; ampgrad computes one instead "
            "of refusing the same way")
 _CE_T = [1, 4, 0, -100, 2, 3]
@@ -1246,11 +1243,10 @@ NN_OPS = [
     NN("nll_loss", _red(T((6, 5)), Lbl(_CE_T), Pos(5, grad=False), desc="weight")
        + _red(T((6, 5)), Lbl([abs(v) % 5 for v in _CE_T]), ignore_index=4, desc="ignore_index")),
     NN("mse_loss", _red(T((3, 4)), T((3, 4))) + _red(T((3, 4)), T((3, 4)), Pos(3, 4), desc="weight"),
-       fn=lambda m, a, b, *w, **k: m.nn.functional.mse_loss(a, b, **k, **({"weight": w[0]} if w else {})),
-       xfail={"gradgrad": XF_ROOTS}),
+       fn=lambda m, a, b, *w, **k: m.nn.functional.mse_loss(a, b, **k, **({"weight": w[0]} if w else {}))),
     NN("l1_loss", _red(T((3, 4)), T((3, 4)))),
-    NN("smooth_l1_loss", _red(T((3, 4)), T((3, 4)), beta=0.6), xfail={"gradgrad": XF_ROOTS}),
-    NN("huber_loss", _red(T((3, 4)), T((3, 4)), delta=0.8), xfail={"gradgrad": XF_ROOTS}),
+    NN("smooth_l1_loss", _red(T((3, 4)), T((3, 4)), beta=0.6)),
+    NN("huber_loss", _red(T((3, 4)), T((3, 4)), delta=0.8)),
     NN("kl_div", [s for lt in (False, True) for s in _red(T((3, 4)), Pos(3, 4), log_target=lt, desc=f"log_target={lt}")]
        + [Sample((T((3, 4)), Pos(3, 4)), {"reduction": "batchmean"}, "batchmean")], ag_fn=_kl_div_warns),
     NN("binary_cross_entropy", _red(T((3, 4), 0.02, 0.98), Pos(3, 4), Pos(4, grad=False), desc="weight")),
@@ -1284,7 +1280,7 @@ NN_OPS = [
        # the broadcast operand's gradient is a sum of nearly cancelling terms: float32 noise ~1e-5
        grad_tol={"float32": (2e-4, 2e-4)}),
     NN("normalize", [Sample((T((4, 6)), 1.5, 0)), Sample((T((4, 6)),), {}, "defaults")]),
-    NN("pairwise_distance", [Sample((T((4, 6)), T((4, 6))), {"keepdim": True})], xfail={"gradgrad": XF_ROOTS}),
+    NN("pairwise_distance", [Sample((T((4, 6)), T((4, 6))), {"keepdim": True})]),
     NN("pdist", [Sample((T((5, 3)),)), Sample((T((5, 3)), 1), desc="p=1")],
        xfail={"forward-float16": XF_LOWP, "forward-bfloat16": XF_LOWP}),
     NN("bilinear", [Sample((T((2, 3, 4)), T((2, 3, 5)), T((6, 4, 5)), T((6,))))], tol={"bfloat16": (1e-1, 5e-2)}),

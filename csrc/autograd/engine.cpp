@@ -192,19 +192,24 @@ variable_list run_backward(const std::vector<Edge>& root_edges, const variable_l
   std::unordered_set<Node*> seen;
   std::vector<Node*> order;  // DFS post-order
   {
+    // One root at a time: a root reachable from another root must be finished (its subgraph in
+    // `order`) before the root above it, or `order` is no post-order (autograd.grad([z, -z], ...) ran
+    // -z's node as "not needed" and lost its gradient).
     std::vector<std::pair<Node*, size_t>> stack;
-    for (auto& e : root_edges)
-      if (e.fn && seen.insert(e.fn.get()).second) stack.push_back({e.fn.get(), 0});
-    while (!stack.empty()) {
-      auto& [n, i] = stack.back();
-      if (i < n->next_edges.size()) {
-        Node* c = n->next_edges[i++].fn.get();
-        if (!c) continue;
-        deps[c]++;
-        if (seen.insert(c).second) stack.push_back({c, 0});
-      } else {
-        order.push_back(n);
-        stack.pop_back();
+    for (auto& root : root_edges) {
+      if (!root.fn || !seen.insert(root.fn.get()).second) continue;
+      stack.push_back({root.fn.get(), 0});
+      while (!stack.empty()) {
+        auto& [n, i] = stack.back();
+        if (i < n->next_edges.size()) {
+          Node* c = n->next_edges[i++].fn.get();
+          if (!c) continue;
+          deps[c]++;
+          if (seen.insert(c).second) stack.push_back({c, 0});
+        } else {
+          order.push_back(n);
+          stack.pop_back();
+        }
       }
     }
   }
