@@ -38,6 +38,22 @@ def test_plain_unary_ops_are_bound_from_the_table():
         np.testing.assert_array_equal(getattr(x, n)().numpy(), getattr(ag, n)(x).numpy())
 
 
+def test_plain_binary_ops_are_bound_from_the_table(torch):
+    names = _C._binary_ops()
+    assert {"mul", "maximum", "eq", "logical_xor", "atan2"} <= set(names)
+    a, b = np.array([0.5, -1.5, 2.0], np.float32), np.array([1.5, -1.5, 0.25], np.float32)
+    for n in names:
+        assert getattr(ag, n) is getattr(_C, n)
+        ref = getattr(torch, n)(torch.tensor(a), torch.tensor(b)).numpy()
+        np.testing.assert_array_equal(getattr(ag, n)(ag.tensor(a), ag.tensor(b)).numpy(), ref)
+        np.testing.assert_array_equal(getattr(ag.tensor(a), n)(ag.tensor(b)).numpy(), ref)
+        x, tx = ag.tensor(a), torch.tensor(a)
+        getattr(x, n + "_")(ag.tensor(b))
+        # torch has no maximum_ / minimum_ (ampgrad's write the out-of-place result, cast to self's dtype)
+        want = getattr(tx, n + "_")(torch.tensor(b)) if hasattr(tx, n + "_") else torch.tensor(ref).to(tx.dtype)
+        np.testing.assert_array_equal(x.numpy(), want.numpy())
+
+
 def _sources(top, exts):
     for d, _, files in os.walk(os.path.join(ROOT, top)):
         for f in files:

@@ -129,14 +129,17 @@ void init_ops(py::module_& m) {
   cls.def(#name, gated<Op::name>([](py::handle a, py::handle b) {                                                   \
     Tensor x = binary_arg(a, #name, "input", 1, true), y = binary_arg(b, #name, "other", 1, scalars != NONE);          \
     return expr; }), py::arg("other"));
-  AG_B(mul, NUMS, mul(x, y)) AG_B(maximum, NONE, maximum(x, y)) AG_B(minimum, NONE, minimum(x, y))
-  AG_B(fmod, OTHER, fmod(x, y)) AG_B(remainder, NUMS, remainder(x, y)) AG_B(eq, OTHER, compare(Op::eq, x, y))
-  AG_B(ne, OTHER, compare(Op::ne, x, y)) AG_B(lt, OTHER, compare(Op::lt, x, y)) AG_B(le, OTHER, compare(Op::le, x, y))
-  AG_B(gt, OTHER, compare(Op::gt, x, y)) AG_B(ge, OTHER, compare(Op::ge, x, y))
-  AG_B(logical_and, NONE, logical(Op::logical_and, x, y)) AG_B(logical_or, NONE, logical(Op::logical_or, x, y))
-  AG_B(logical_xor, NONE, logical(Op::logical_xor, x, y)) AG_B(bitwise_and, NUMS, bitwise(Op::bitwise_and, x, y))
-  AG_B(bitwise_or, NUMS, bitwise(Op::bitwise_or, x, y)) AG_B(bitwise_xor, NUMS, bitwise(Op::bitwise_xor, x, y))
-  AG_B(atan2, NONE, atan2(x, y))
+  // The plain binary ops, one per generated row of the op table (Note [Op table]).
+#define AG_API_NUMS(name) AG_B(name, NUMS, binary_op(Op::name, x, y))
+#define AG_API_OTHER(name) AG_B(name, OTHER, binary_op(Op::name, x, y))
+#define AG_API_TENSORS(name) AG_B(name, NONE, binary_op(Op::name, x, y))
+#define AG_API_CUSTOM(name)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(name)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+  // The bitwise ops have kernels of their own (integer and bool only), not a functor row.
+  AG_B(bitwise_and, NUMS, bitwise(Op::bitwise_and, x, y)) AG_B(bitwise_or, NUMS, bitwise(Op::bitwise_or, x, y))
+  AG_B(bitwise_xor, NUMS, bitwise(Op::bitwise_xor, x, y))
 #undef AG_B
   auto pow_fn = gated<Op::pow>([](py::handle a, py::handle b) { return pow(tensor_or_scalar(a), tensor_or_scalar(b)); });
   m.def("pow", pow_fn, py::arg("input"), py::arg("exponent"));
@@ -153,10 +156,21 @@ void init_ops(py::module_& m) {
     binary_(Op::OP, t, tensor_or_scalar(other), alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha)); \
     return self;                                                                                                    \
   }, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
-  AG_BI(add, add) AG_BI(sub, sub) AG_BI(mul, mul) AG_BI(pow, pow) AG_BI(maximum, maximum) AG_BI(minimum, minimum)
-  AG_BI(fmod, fmod) AG_BI(remainder, remainder) AG_BI(atan2, atan2) AG_BI(eq, eq) AG_BI(ne, ne) AG_BI(lt, lt)
-  AG_BI(le, le) AG_BI(gt, gt) AG_BI(ge, ge) AG_BI(logical_and, logical_and) AG_BI(logical_or, logical_or)
-  AG_BI(logical_xor, logical_xor) AG_BI(bitwise_and, bitwise_and) AG_BI(bitwise_or, bitwise_or) AG_BI(bitwise_xor, bitwise_xor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(name)
+#define AG_OP(name, cuda, cpu, family)
+#undef AG_API_NUMS
+#undef AG_API_OTHER
+#undef AG_API_TENSORS
+#define AG_API_NUMS(name) AG_BI(name, name)
+#define AG_API_OTHER(name) AG_BI(name, name)
+#define AG_API_TENSORS(name) AG_BI(name, name)
+#include "ops/op_list.def"
+#undef AG_API_NUMS
+#undef AG_API_OTHER
+#undef AG_API_TENSORS
+#undef AG_API_CUSTOM
+  AG_BI(add, add) AG_BI(sub, sub) AG_BI(pow, pow) AG_BI(bitwise_and, bitwise_and) AG_BI(bitwise_or, bitwise_or)
+  AG_BI(bitwise_xor, bitwise_xor)
 #undef AG_BI
   cls.attr("subtract_") = cls.attr("sub_"); cls.attr("multiply_") = cls.attr("mul_");
   cls.def("div_", [](py::object self, py::handle other, std::optional<std::string> mode) {
@@ -442,6 +456,22 @@ void init_ops(py::module_& m) {
                                  has_kernel(op, DeviceType::CPU)));
     }
     return rows;
+  });
+  // The names of the generated plain binary ops (Note [Op table]), for ampgrad's namespace.
+  m.def("_binary_ops", [] {
+    py::list names;
+#define AG_API_NUMS(x) x
+#define AG_API_OTHER(x) x
+#define AG_API_TENSORS(x) x
+#define AG_API_CUSTOM(x)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(names.append(#name);)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+#undef AG_API_NUMS
+#undef AG_API_OTHER
+#undef AG_API_TENSORS
+#undef AG_API_CUSTOM
+    return names;
   });
   // The names of the generated plain unary ops (Note [Op table]), for ampgrad's namespace.
   m.def("_unary_ops", [] {

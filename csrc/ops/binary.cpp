@@ -288,6 +288,8 @@ static Tensor binary_dispatch(Op op, const Tensor& a, const Tensor& b, Scalar al
   }
 }
 
+Tensor binary_op(Op op, const Tensor& a, const Tensor& b) { return binary_dispatch(op, a, b, Scalar(int64_t(1)), ""); }
+
 Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const std::string& mode) {
   ScalarType rt = result_type({&self, &other});
   if (((op == Op::div && mode.empty()) || op == Op::atan2) && !is_floating(rt)) rt = default_dtype();  // float-valued ops

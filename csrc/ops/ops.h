@@ -79,6 +79,8 @@ Tensor remainder(const Tensor& a, const Tensor& b);
 Tensor compare(Op op, const Tensor& a, const Tensor& b);  // eq ne lt le gt ge
 Tensor logical(Op op, const Tensor& a, const Tensor& b);  // logical_and/or/xor
 Tensor bitwise(Op op, const Tensor& a, const Tensor& b);  // bitwise_and/or/xor
+// The binary op of a row (Note [Op table]): the front end above that computes it (add/sub: alpha 1).
+Tensor binary_op(Op op, const Tensor& a, const Tensor& b);
 // In place: self op= other, with torch's cast rule (result must be castable to self's dtype).
 Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha = Scalar(int64_t(1)), const std::string& rounding_mode = "");
 

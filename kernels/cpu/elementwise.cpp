@@ -144,7 +144,7 @@ AG_REGISTER_KERNEL(where, CPU, k_where);
 // One kernel per elementwise row of the op table (Note [Op table]).
 #define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_UNARY_K(name, AG_DISPATCH_##dispatch, functor)
 #define AG_PRED(name, cuda, cpu, functor) AG_PRED_K(name, functor)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor) AG_BINARY_K(name, AG_DISPATCH_##dispatch, out, functor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_BINARY_K(name, AG_DISPATCH_##dispatch, out, functor)
 #define AG_TERNARY(name, cuda, cpu, dispatch, functor) AG_TERNARY_K(name, AG_DISPATCH_##dispatch, functor)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"

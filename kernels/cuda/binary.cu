@@ -42,7 +42,7 @@ void binary_launch(TensorIter& it, const double* s, const F& f) {
 // One kernel per binary row of the op table (Note [Op table]).
 #define AG_UNARY(name, cuda, cpu, dispatch, functor, api)
 #define AG_PRED(name, cuda, cpu, functor)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor) AG_CUDA_BINARY(name, AG_DISPATCH_##dispatch, out, functor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_CUDA_BINARY(name, AG_DISPATCH_##dispatch, out, functor)
 #define AG_TERNARY(name, cuda, cpu, dispatch, functor)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"

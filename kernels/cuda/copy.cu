@@ -101,7 +101,7 @@ AG_REGISTER_KERNEL(where, CUDA, k_where);
 // One kernel per ternary row of the op table (Note [Op table]).
 #define AG_UNARY(name, cuda, cpu, dispatch, functor, api)
 #define AG_PRED(name, cuda, cpu, functor)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api)
 #define AG_TERNARY(name, cuda, cpu, dispatch, functor) AG_CUDA_TERNARY(name, AG_DISPATCH_##dispatch, functor)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"

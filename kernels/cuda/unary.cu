@@ -26,7 +26,7 @@ namespace {
 // One kernel per unary and predicate row of the op table (Note [Op table]).
 #define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_CUDA_UNARY(name, AG_DISPATCH_##dispatch, functor)
 #define AG_PRED(name, cuda, cpu, functor) AG_CUDA_PRED(name, functor)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api)
 #define AG_TERNARY(name, cuda, cpu, dispatch, functor)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"

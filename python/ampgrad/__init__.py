@@ -11,17 +11,17 @@ from ._C import Tensor, dtype, device  # noqa: E402
 from ._C import (promote_types, can_cast, get_default_dtype, set_default_dtype, from_numpy, is_grad_enabled,
                  is_inference_mode_enabled)
 # Elementwise, linear-algebra and shape functions bound directly in C++.
-# The plain unary ops come from the op table (Note [Op table]): one name per GEN row.
-globals().update({_name: getattr(_C, _name) for _name in _C._unary_ops()})
-from ._C import (negative, absolute, arcsin, arccos, arctan, fix, round, isnan, isinf, isfinite, nan_to_num, clamp, clip,
-                 logical_not, bitwise_not, add, sub, subtract, mul, multiply, div, divide, true_divide, floor_divide,
-                 pow, atan2, arctan2, maximum, minimum, fmod, remainder, eq, ne, lt, le, gt, ge, greater, less,
-                 greater_equal, less_equal, not_equal, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or,
-                 bitwise_xor, lerp, addcmul, addcdiv, matmul, mm, bmm, mv, dot, inner, outer, ger, addmm, addmv, addr,
-                 addbmm, baddbmm, transpose, swapaxes, swapdims, permute, reshape, t, as_strided, squeeze, unsqueeze,
-                 unflatten, narrow, select, diagonal, split, unbind, chunk, cat, concat, concatenate, stack, gather,
-                 scatter, scatter_add, index_select, index_add, index_copy, masked_fill, masked_select, tril, triu,
-                 flip, roll)
+# The plain unary and binary ops come from the op table (Note [Op table]): one name per generated row.
+globals().update({_name: getattr(_C, _name) for _name in _C._unary_ops() + _C._binary_ops()})
+from ._C import (negative, absolute, arcsin, arccos, arctan, fix, round, isnan, isinf, isfinite,
+                 nan_to_num, clamp, clip, logical_not, bitwise_not, add, sub, subtract, multiply,
+                 div, divide, true_divide, floor_divide, pow, arctan2, greater, less, greater_equal,
+                 less_equal, not_equal, bitwise_and, bitwise_or, bitwise_xor, lerp, addcmul, addcdiv,
+                 matmul, mm, bmm, mv, dot, inner, outer, ger, addmm, addmv, addr, addbmm, baddbmm,
+                 transpose, swapaxes, swapdims, permute, reshape, t, as_strided, squeeze, unsqueeze,
+                 unflatten, narrow, select, diagonal, split, unbind, chunk, cat, concat, concatenate,
+                 stack, gather, scatter, scatter_add, index_select, index_add, index_copy,
+                 masked_fill, masked_select, tril, triu, flip, roll)
 from ._C import _addmm_activation  # torch's private fused addmm + ReLU (Note [GEMM epilogues])
 # Imports follow the package's layering (tests/test_import_layers.py): _C, the leaf modules
 # (_creation, _dtype_info, _tensor_str, _indexing), _tensor, the functions, autograd, then the
