@@ -81,19 +81,22 @@ def _arr(shape, seed, lo=-1.0, hi=1.0):
 
 
 class _In:
-    """Float32 inputs built the same way for torch and ampgrad."""
+    """Float32 inputs built the same way for torch and ampgrad, on `device`."""
 
-    def __init__(self, m):
-        self.m = m
+    def __init__(self, m, device="cpu"):
+        self.m, self.device = m, device
 
     def __call__(self, *shape, seed=0, lo=-1.0, hi=1.0):
-        return self.m.tensor(_arr(shape, seed, lo, hi))
+        return self.m.tensor(_arr(shape, seed, lo, hi), device=self.device)
 
     def pos(self, *shape, seed=0):
         return self(*shape, seed=seed, lo=0.1, hi=0.9)
 
     def long(self, *vals):
-        return self.m.tensor(list(vals))
+        return self.m.tensor(list(vals), device=self.device)
+
+    def const(self, vals):
+        return self.m.tensor(vals, device=self.device)
 
 
 F = lambda m: m.nn.functional  # noqa: E731
@@ -178,13 +181,13 @@ CALLS = {
     "kl_div": [lambda m, t: F(m).kl_div(t(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16(), reduction="batchmean")],
     "binary_cross_entropy": [lambda m, t: F(m).binary_cross_entropy(t.pos(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16())],
     "binary_cross_entropy_with_logits": [lambda m, t: F(m).binary_cross_entropy_with_logits(t(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16())],
-    "cosine_embedding_loss": [lambda m, t: F(m).cosine_embedding_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16(), m.tensor([1.0, -1.0, 1.0]))],
-    "hinge_embedding_loss": [lambda m, t: F(m).hinge_embedding_loss(t(3, 4).bfloat16(), m.tensor([1.0, -1.0, 1.0, 1.0]))],
-    "margin_ranking_loss": [lambda m, t: F(m).margin_ranking_loss(t(3).bfloat16(), t(3, seed=1).bfloat16(), m.tensor([1.0, -1.0, 1.0]))],
-    "multilabel_margin_loss": [lambda m, t: F(m).multilabel_margin_loss(t(2, 4).bfloat16(), m.tensor([[3, 0, -1, 1], [1, -1, 0, 0]]))],
+    "cosine_embedding_loss": [lambda m, t: F(m).cosine_embedding_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16(), t.const([1.0, -1.0, 1.0]))],
+    "hinge_embedding_loss": [lambda m, t: F(m).hinge_embedding_loss(t(3, 4).bfloat16(), t.const([1.0, -1.0, 1.0, 1.0]))],
+    "margin_ranking_loss": [lambda m, t: F(m).margin_ranking_loss(t(3).bfloat16(), t(3, seed=1).bfloat16(), t.const([1.0, -1.0, 1.0]))],
+    "multilabel_margin_loss": [lambda m, t: F(m).multilabel_margin_loss(t(2, 4).bfloat16(), t.const([[3, 0, -1, 1], [1, -1, 0, 0]]))],
     "multi_margin_loss": [lambda m, t: F(m).multi_margin_loss(t(3, 4).bfloat16(), t.long(0, 3, 1))],
     "poisson_nll_loss": [lambda m, t: F(m).poisson_nll_loss(t(3, 4).bfloat16(), t.pos(3, 4, seed=1).bfloat16())],
-    "soft_margin_loss": [lambda m, t: F(m).soft_margin_loss(t(3, 4).bfloat16(), m.tensor([[1.0, -1.0, 1.0, 1.0]] * 3))],
+    "soft_margin_loss": [lambda m, t: F(m).soft_margin_loss(t(3, 4).bfloat16(), t.const([[1.0, -1.0, 1.0, 1.0]] * 3))],
     "triplet_margin_loss": [lambda m, t: F(m).triplet_margin_loss(t(3, 4).bfloat16(), t(3, 4, seed=1).bfloat16(), t(3, 4, seed=2).bfloat16())],
     "bilinear": [lambda m, t: F(m).bilinear(t(2, 3), t(2, 4), t(5, 3, 4), t(5))],
     "cross": [lambda m, t: m.cross(t(2, 3), t(2, 3, seed=1), dim=1), lambda m, t: m.linalg.cross(t(2, 3), t(2, 3, seed=1))],
@@ -195,10 +198,10 @@ CALLS = {
 
 def _cell(m, kind, t):
     m.manual_seed(0)
-    cell = getattr(m.nn, kind)(4, 3)
+    cell = getattr(m.nn, kind)(4, 3).to(t.device)
     with m.no_grad():
         for i, p in enumerate(cell.parameters()):
-            p.copy_(m.tensor(_arr(tuple(p.shape), 10 + i)))
+            p.copy_(m.tensor(_arr(tuple(p.shape), 10 + i), device=t.device))
     return cell(t(2, 4), None)
 
 
@@ -212,27 +215,31 @@ def _name(dt):
 
 
 @pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("row,k", [(r, k) for r in POLICY_ROWS for k in range(len(CALLS.get(r, [])))])
-def test_policy_row_under_cpu_autocast_matches_torch(row, k, dtype):
-    """Each entry point of each policy row, under CPU autocast: dtype and values as torch's (rows
-    whose policy is CUDA-only must not cast on the CPU), or torch's exception type."""
+def test_policy_row_under_autocast_matches_torch(row, k, dtype, device):
+    """Each entry point of each policy row, under autocast on `device`: dtype and values as torch's
+    (rows whose policy is for the other device type must not cast), or torch's exception type. The
+    CUDA axis runs where ampgrad and torch both have a GPU."""
     torch = pytest.importorskip("torch")
+    if device == "cuda" and not (ag.cuda.is_available() and torch.cuda.is_available()):
+        pytest.skip("needs CUDA in ampgrad and torch")
     fn = CALLS[row][k]
     try:
-        with torch.autocast("cpu", dtype=getattr(torch, dtype)):
-            ref = fn(torch, _In(torch))
+        with torch.autocast(device, dtype=getattr(torch, dtype)):
+            ref = fn(torch, _In(torch, device))
     except Exception as e:  # noqa: BLE001 - the exception type is what is compared
         with pytest.raises(type(e)):
-            with ag.autocast("cpu", dtype=getattr(ag, dtype)):
-                fn(ag, _In(ag))
+            with ag.autocast(device, dtype=getattr(ag, dtype)):
+                fn(ag, _In(ag, device))
         return
-    with ag.autocast("cpu", dtype=getattr(ag, dtype)):
-        out = fn(ag, _In(ag))
+    with ag.autocast(device, dtype=getattr(ag, dtype)):
+        out = fn(ag, _In(ag, device))
     assert _name(out.dtype) == _name(ref.dtype), f"{row}[{k}]: {out.dtype} vs torch {ref.dtype}"
     # fp32 results compare tightly; the cells add fp32 state to bf16 linear outputs (rounded as torch's).
     tol = 0 if _name(ref.dtype) in ("float32", "float64") and "Cell" not in row else 2e-2
-    np.testing.assert_allclose(out.detach().double().numpy(), ref.detach().double().numpy(), rtol=max(tol, 1e-5),
+    np.testing.assert_allclose(out.detach().double().cpu().numpy(), ref.detach().double().cpu().numpy(), rtol=max(tol, 1e-5),
                                atol=max(tol, 1e-6))
 
 
