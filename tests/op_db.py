@@ -404,6 +404,12 @@ OPS = [
     U("sinh", np_ref=np.sinh),
     U("cosh", np_ref=np.cosh),
     U("asinh", np_ref=np.arcsinh, inplace_grad=False),  # torch: no derivative for asinh_
+    U("acosh", low=1.1, high=4.0, np_ref=np.arccosh, inplace_grad=False),  # torch: no derivative for acosh_
+    U("atanh", low=-0.9, high=0.9, np_ref=np.arctanh, inplace_grad=False),  # torch: no derivative for atanh_
+    U("erfc"),
+    U("sinc", np_ref=np.sinc),
+    U("deg2rad", np_ref=np.deg2rad),
+    U("rad2deg", np_ref=np.rad2deg),
     U("tanh", np_ref=np.tanh),
     U("sigmoid", np_ref=lambda x: 1 / (1 + np.exp(-x))),
     OpInfo("relu", lambda m, x: m.relu(x), [Sample((T((3, 4), 0.05, 2.0, sign=True),)), Sample((T((), 0.05, 2.0, sign=True),))],

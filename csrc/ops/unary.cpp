@@ -34,6 +34,7 @@ Tensor unary_impl(Op op, const Tensor& a0, bool to_float, const char* bw_name, S
 }
 constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOver2 = 0.88622692545275801365;
+constexpr double kPi = 3.14159265358979323846, kPiOver180 = 0.017453292519943295, k180OverPi = 57.295779513082323;
 }  // namespace
 
 // torch's threshold_backward(grad, result, 0) in one pass: grad where result > 0, else 0 (a NaN
@@ -76,6 +77,14 @@ AG_UNARY_GRAD(atan, true, "AtanBackward0", IN, g[0] / (x * x + 1.0))
 AG_UNARY_GRAD(sinh, true, "SinhBackward0", IN, g[0] * cosh(x))
 AG_UNARY_GRAD(cosh, true, "CoshBackward0", IN, g[0] * sinh(x))
 AG_UNARY_GRAD(asinh, true, "AsinhBackward0", IN, g[0] * rsqrt(x * x + 1.0))
+AG_UNARY_GRAD(acosh, true, "AcoshBackward0", IN, g[0] * rsqrt(x * x - 1.0))
+AG_UNARY_GRAD(atanh, true, "AtanhBackward0", IN, g[0] / (1.0 - x * x))
+AG_UNARY_GRAD(erfc, true, "ErfcBackward0", IN, -g[0] * exp(-x * x) * kTwoOverSqrtPi)
+// torch's sinc_backward: zero (+0) where x * x * pi is 0 (x = 0, or x * x underflows)
+AG_UNARY_GRAD(sinc, true, "SincBackward0", IN, where(compare(Op::eq, x * x * kPi, wrap_scalar(0.0)), zeros_like(g[0]),
+                                                     g[0] * (x * kPi * cos(x * kPi) - sin(x * kPi)) / (x * x * kPi)))
+AG_UNARY_GRAD(deg2rad, true, "Deg2RadBackward0", NONE_, g[0] * kPiOver180)
+AG_UNARY_GRAD(rad2deg, true, "Rad2DegBackward0", NONE_, g[0] * k180OverPi)
 AG_UNARY_GRAD(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
 AG_UNARY_GRAD(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
 AG_UNARY_GRAD(relu, false, "ReluBackward0", OUT, relu_backward(g[0], x))

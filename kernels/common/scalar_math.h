@@ -28,7 +28,7 @@ inline namespace AG_MATH_ABI_NS {
 
 // Unqualified calls after these resolve to the float / double overloads on the host (<cmath>'s
 // std:: overloads) and to CUDA's math library on the device (nvcc maps std:: math to it).
-using std::abs; using std::acos; using std::asin; using std::asinh; using std::atan; using std::atan2; using std::ceil;
+using std::abs; using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atanh; using std::erfc; using std::atan; using std::atan2; using std::ceil;
 using std::copysign; using std::cos; using std::cosh; using std::erf; using std::exp; using std::exp2;
 using std::expm1; using std::floor; using std::fmod; using std::isfinite; using std::isinf; using std::isnan;
 using std::log; using std::log10; using std::log1p; using std::log2; using std::nearbyint; using std::pow;
@@ -207,6 +207,14 @@ AG_MATH_UNARY(Atan, atan(x))
 AG_MATH_UNARY(Sinh, sinh(x))
 AG_MATH_UNARY(Cosh, cosh(x))
 AG_MATH_UNARY(Asinh, asinh(x))
+AG_MATH_UNARY(Acosh, acosh(x))
+AG_MATH_UNARY(Atanh, atanh(x))
+AG_MATH_UNARY(Erfc, erfc(x))
+// torch's sinc: 1 at 0, else sin(pi x) / (pi x) in the compute type.
+AG_MATH_UNARY(Sinc, x == T(0) ? T(1) : sin(T(3.14159265358979323846) * x) / (T(3.14159265358979323846) * x))
+// torch multiplies by the constant rounded to the compute type (its scalar operand of mul).
+AG_MATH_UNARY(Deg2rad, x * T(0.017453292519943295))
+AG_MATH_UNARY(Rad2deg, x * T(57.295779513082323))
 AG_MATH_UNARY(Tanh, tanh(x))
 AG_MATH_UNARY(Sigmoid, T(1) / (T(1) + exp(-x)))
 AG_MATH_UNARY(Relu, x < T(0) ? T(0) : x)
