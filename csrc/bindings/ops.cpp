@@ -130,9 +130,9 @@ void init_ops(py::module_& m) {
     Tensor x = binary_arg(a, #name, "input", 1, true), y = binary_arg(b, #name, "other", 1, scalars != NONE);          \
     return expr; }), py::arg("other"));
   // The plain binary ops, one per generated row of the op table (Note [Op table]).
-#define AG_API_NUMS(name) AG_B(name, NUMS, binary_op(Op::name, x, y))
-#define AG_API_OTHER(name) AG_B(name, OTHER, binary_op(Op::name, x, y))
-#define AG_API_TENSORS(name) AG_B(name, NONE, binary_op(Op::name, x, y))
+#define AG_API_NUMS(name) AG_B(name, NUMS, name(x, y))
+#define AG_API_OTHER(name) AG_B(name, OTHER, name(x, y))
+#define AG_API_TENSORS(name) AG_B(name, NONE, name(x, y))
 #define AG_API_CUSTOM(name)
 #define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(name)
 #define AG_OP(name, cuda, cpu, family)

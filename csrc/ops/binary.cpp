@@ -198,6 +198,21 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// A binary op whose gradient is one formula per operand (Note [Op table]): x, y are the operands, out
+// the result, g the incoming gradient; the jvp is derived from the formulas. to_float: integer
+// operands compute in the default float dtype (torch's float ops).
+#define AG_BINARY_GRAD(name, to_float, bw_name, formula_x, formula_y)                                  \
+  Tensor name(const Tensor& a, const Tensor& b) {                                                     \
+    Binary p = prepare(Op::name, a, b, to_float);                                                     \
+    Tensor out = run_binary(Op::name, p, p.dt);                                                       \
+    record2(bw_name, a, b, out, true, true, AG_BW {                                                   \
+      Tensor x = c.get(0), y = c.get(1), out = c.get(2);                                              \
+      (void)x; (void)y; (void)out;                                                                    \
+      return {c.needs_input_grad(0) ? Tensor(formula_x) : Tensor(), c.needs_input_grad(1) ? Tensor(formula_y) : Tensor()}; \
+    }, true);                                                                                         \
+    return out;                                                                                       \
+  }
+
 Tensor atan2(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
   Binary p = prepare(Op::atan2, a, b, true);
@@ -269,26 +284,39 @@ Tensor bitwise(Op op, const Tensor& a, const Tensor& b) {
   return run_binary(op, p, p.dt);
 }
 
+// The comparison and logical rows' functions (their front ends take the op).
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(Op::eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(Op::ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(Op::lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(Op::le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(Op::gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(Op::ge, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return logical(Op::logical_and, a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return logical(Op::logical_or, a, b); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return logical(Op::logical_xor, a, b); }
+
 static Tensor binary_dispatch(Op op, const Tensor& a, const Tensor& b, Scalar alpha, const std::string& mode) {
   switch (op) {
     case Op::add: return add(a, b, alpha);
     case Op::sub: return sub(a, b, alpha);
-    case Op::mul: return mul(a, b);
     case Op::div: return div(a, b, mode);
     case Op::pow: return pow(a, b);
-    case Op::atan2: return atan2(a, b);
-    case Op::maximum: return maximum(a, b);
-    case Op::minimum: return minimum(a, b);
-    case Op::fmod: return fmod(a, b);
-    case Op::remainder: return remainder(a, b);
-    case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: return compare(op, a, b);
-    case Op::logical_and: case Op::logical_or: case Op::logical_xor: return logical(op, a, b);
     case Op::bitwise_and: case Op::bitwise_or: case Op::bitwise_xor: return bitwise(op, a, b);
+    // one case per generated binary row of the op table (Note [Op table])
+#define AG_API_NUMS(name) case Op::name: return name(a, b);
+#define AG_API_OTHER(name) case Op::name: return name(a, b);
+#define AG_API_TENSORS(name) case Op::name: return name(a, b);
+#define AG_API_CUSTOM(name)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(name)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+#undef AG_API_NUMS
+#undef AG_API_OTHER
+#undef AG_API_TENSORS
+#undef AG_API_CUSTOM
     default: AG_THROW(RuntimeError, "binary_: unsupported op ", op_name(op));
   }
 }
-
-Tensor binary_op(Op op, const Tensor& a, const Tensor& b) { return binary_dispatch(op, a, b, Scalar(int64_t(1)), ""); }
 
 Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const std::string& mode) {
   ScalarType rt = result_type({&self, &other});

@@ -68,19 +68,23 @@ Tensor isfinite(const Tensor& a);
 // ---- elementwise binary
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t(1)));
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t(1)));
-Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode = "");
 Tensor pow(const Tensor& a, const Tensor& b);
-Tensor atan2(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor fmod(const Tensor& a, const Tensor& b);
-Tensor remainder(const Tensor& a, const Tensor& b);
+// The plain binary ops: one declaration per generated row of the op table (Note [Op table]).
+#define AG_API_NUMS(decl) decl
+#define AG_API_OTHER(decl) decl
+#define AG_API_TENSORS(decl) decl
+#define AG_API_CUSTOM(decl)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(Tensor name(const Tensor& a, const Tensor& b);)
+#define AG_OP(name, cuda, cpu, family)
+#include "ops/op_list.def"
+#undef AG_API_NUMS
+#undef AG_API_OTHER
+#undef AG_API_TENSORS
+#undef AG_API_CUSTOM
 Tensor compare(Op op, const Tensor& a, const Tensor& b);  // eq ne lt le gt ge
 Tensor logical(Op op, const Tensor& a, const Tensor& b);  // logical_and/or/xor
 Tensor bitwise(Op op, const Tensor& a, const Tensor& b);  // bitwise_and/or/xor
-// The binary op of a row (Note [Op table]): the front end above that computes it (add/sub: alpha 1).
-Tensor binary_op(Op op, const Tensor& a, const Tensor& b);
 // In place: self op= other, with torch's cast rule (result must be castable to self's dtype).
 Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha = Scalar(int64_t(1)), const std::string& rounding_mode = "");
 
