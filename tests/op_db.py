@@ -513,6 +513,7 @@ OPS = [
            [Sample((T((2, 3), 0.5, 2.0), 2)), Sample((2.5, T((2, 3), -2.0, 2.0)), desc="rpow")],
            dtypes=FLOATS + ("int64",)),
     B("atan2", np_ref=np.arctan2, dtypes=ALL, scalars=()),  # torch has no Scalar overload
+    B("hypot", np_ref=np.hypot, dtypes=ALL, scalars=()),  # float kernels only, as torch's (ints raise)
     OpInfo("maximum", lambda m, a, b: m.maximum(a, b),
            [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))), desc="broadcast"),
             Sample((Const([1.0, 2.0, float("nan"), 3.0]), Const([1.0, 1.0, 0.0, float("nan")])), desc="ties and nan", grad=True)],

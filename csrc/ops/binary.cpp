@@ -213,6 +213,8 @@ Tensor pow(const Tensor& a, const Tensor& b) {
     return out;                                                                                       \
   }
 
+AG_BINARY_GRAD(hypot, false, "HypotBackward0", g[0] * x / out, g[0] * y / out)
+
 Tensor atan2(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
   Binary p = prepare(Op::atan2, a, b, true);

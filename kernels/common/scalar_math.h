@@ -30,7 +30,7 @@ inline namespace AG_MATH_ABI_NS {
 // std:: overloads) and to CUDA's math library on the device (nvcc maps std:: math to it).
 using std::abs; using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atanh; using std::erfc; using std::atan; using std::atan2; using std::ceil;
 using std::copysign; using std::cos; using std::cosh; using std::erf; using std::exp; using std::exp2;
-using std::expm1; using std::floor; using std::fmod; using std::isfinite; using std::isinf; using std::isnan;
+using std::expm1; using std::floor; using std::hypot; using std::fmod; using std::isfinite; using std::isinf; using std::isnan;
 using std::log; using std::log10; using std::log1p; using std::log2; using std::nearbyint; using std::pow;
 using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
 
@@ -335,6 +335,7 @@ AG_MATH_BINARY(DivTrunc, T, trunc_div<T>(a, b))
 AG_MATH_BINARY(DivFloor, T, floor_div<T>(a, b))
 AG_MATH_BINARY(Pow, T, pow_op<T>(a, b))
 AG_MATH_BINARY(Atan2, T, atan2(a, b))
+AG_MATH_BINARY(Hypot, T, hypot(a, b))
 AG_MATH_BINARY(Maximum, T, nan_max<T>(a, b))
 AG_MATH_BINARY(Minimum, T, nan_min<T>(a, b))
 AG_MATH_BINARY(Fmod, T, fmod_op<T>(a, b))
