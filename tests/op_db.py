@@ -514,6 +514,13 @@ OPS = [
            dtypes=FLOATS + ("int64",)),
     B("atan2", np_ref=np.arctan2, dtypes=ALL, scalars=()),  # torch has no Scalar overload
     B("hypot", np_ref=np.hypot, dtypes=ALL, scalars=()),  # float kernels only, as torch's (ints raise)
+    # NaN sign operands left out of the special values: torch's bfloat16 kernel gives copysign(x, +nan) a
+    # negative sign (its bf16 round trip sets NaN's sign bit); ampgrad keeps the NaN's sign, as both do in
+    # float16/32/64.
+    B("copysign", np_ref=np.copysign, dtypes=ALL, scalars=(2, -1.5, -0.0),
+      special=tuple(map(list, zip(*[(a, b) for a, b in zip(_SP_A, _SP_B) if b == b])))),
+    B("logaddexp", np_ref=np.logaddexp, dtypes=ALL, scalars=()),
+    B("logaddexp2", np_ref=np.logaddexp2, dtypes=ALL, scalars=()),
     OpInfo("maximum", lambda m, a, b: m.maximum(a, b),
            [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))), desc="broadcast"),
             Sample((Const([1.0, 2.0, float("nan"), 3.0]), Const([1.0, 1.0, 0.0, float("nan")])), desc="ties and nan", grad=True)],

@@ -214,6 +214,11 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   }
 
 AG_BINARY_GRAD(hypot, false, "HypotBackward0", g[0] * x / out, g[0] * y / out)
+// torch's copysign_tensor_self_backward: out / x, 0 where x is 0; the sign operand gets zeros.
+AG_BINARY_GRAD(copysign, true, "CopysignBackward0", g[0] * where(compare(Op::eq, x, wrap_scalar(0.0)), zeros_like(x), out / x),
+               zeros_like(g[0]))
+AG_BINARY_GRAD(logaddexp, false, "LogaddexpBackward0", g[0] / (exp(y - x) + 1.0), g[0] / (exp(x - y) + 1.0))
+AG_BINARY_GRAD(logaddexp2, false, "Logaddexp2Backward0", g[0] / (exp2(y - x) + 1.0), g[0] / (exp2(x - y) + 1.0))
 
 Tensor atan2(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0, b = b0;
