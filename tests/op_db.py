@@ -521,6 +521,8 @@ OPS = [
       special=tuple(map(list, zip(*[(a, b) for a, b in zip(_SP_A, _SP_B) if b == b])))),
     B("logaddexp", np_ref=np.logaddexp, dtypes=ALL, scalars=()),
     B("logaddexp2", np_ref=np.logaddexp2, dtypes=ALL, scalars=()),
+    B("fmax", np_ref=np.fmax, dtypes=ALL, scalars=()),
+    B("fmin", np_ref=np.fmin, dtypes=ALL, scalars=()),
     OpInfo("maximum", lambda m, a, b: m.maximum(a, b),
            [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))), desc="broadcast"),
             Sample((Const([1.0, 2.0, float("nan"), 3.0]), Const([1.0, 1.0, 0.0, float("nan")])), desc="ties and nan", grad=True)],

@@ -218,6 +218,11 @@ AG_BINARY_GRAD(hypot, false, "HypotBackward0", g[0] * x / out, g[0] * y / out)
 AG_BINARY_GRAD(copysign, true, "CopysignBackward0", g[0] * where(compare(Op::eq, x, wrap_scalar(0.0)), zeros_like(x), out / x),
                zeros_like(g[0]))
 AG_BINARY_GRAD(logaddexp, false, "LogaddexpBackward0", g[0] / (exp(y - x) + 1.0), g[0] / (exp(x - y) + 1.0))
+// torch's: x's side where x >= y (x <= y for fmin) or y is NaN, y's side elsewhere (ties go to x).
+AG_BINARY_GRAD(fmax, false, "FmaxBackward0", where(logical_or(ge(x, y), isnan(y)), g[0], zeros_like(g[0])),
+               where(logical_or(ge(x, y), isnan(y)), zeros_like(g[0]), g[0]))
+AG_BINARY_GRAD(fmin, false, "FminBackward0", where(logical_or(le(x, y), isnan(y)), g[0], zeros_like(g[0])),
+               where(logical_or(le(x, y), isnan(y)), zeros_like(g[0]), g[0]))
 AG_BINARY_GRAD(logaddexp2, false, "Logaddexp2Backward0", g[0] / (exp2(y - x) + 1.0), g[0] / (exp2(x - y) + 1.0))
 
 Tensor atan2(const Tensor& a0, const Tensor& b0) {

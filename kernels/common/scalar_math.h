@@ -337,6 +337,9 @@ AG_MATH_BINARY(Pow, T, pow_op<T>(a, b))
 AG_MATH_BINARY(Atan2, T, atan2(a, b))
 AG_MATH_BINARY(Hypot, T, hypot(a, b))
 AG_MATH_BINARY(Copysign, T, copysign(a, b))
+// NaN-ignoring max / min (torch.fmax / fmin): a NaN operand gives the other; ties (0, -0) give a.
+AG_MATH_BINARY(Fmax, T, a != a ? b : (b != b ? a : (a < b ? b : a)))
+AG_MATH_BINARY(Fmin, T, a != a ? b : (b != b ? a : (b < a ? b : a)))
 // torch's: equal infinities give themselves (not inf - inf); otherwise max + log1p(exp(-|a - b|)).
 AG_MATH_BINARY(Logaddexp, T, (isinf(a) && a == b) ? a : (a < b ? b : a) + log1p(exp(-abs(a - b))))
 AG_MATH_BINARY(Logaddexp2, T, (isinf(a) && a == b) ? a : (a < b ? b : a) + log1p(exp2(-abs(a - b))) * T(1.4426950408889634))
