@@ -523,6 +523,7 @@ OPS = [
     B("logaddexp2", np_ref=np.logaddexp2, dtypes=ALL, scalars=()),
     B("fmax", np_ref=np.fmax, dtypes=ALL, scalars=()),
     B("fmin", np_ref=np.fmin, dtypes=ALL, scalars=()),
+    B("xlogy", blow=0.1, bhigh=3.0),
     OpInfo("maximum", lambda m, a, b: m.maximum(a, b),
            [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 1)), T((4,))), desc="broadcast"),
             Sample((Const([1.0, 2.0, float("nan"), 3.0]), Const([1.0, 1.0, 0.0, float("nan")])), desc="ties and nan", grad=True)],

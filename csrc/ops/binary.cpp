@@ -223,6 +223,10 @@ AG_BINARY_GRAD(fmax, false, "FmaxBackward0", where(logical_or(ge(x, y), isnan(y)
                where(logical_or(ge(x, y), isnan(y)), zeros_like(g[0]), g[0]))
 AG_BINARY_GRAD(fmin, false, "FminBackward0", where(logical_or(le(x, y), isnan(y)), g[0], zeros_like(g[0])),
                where(logical_or(le(x, y), isnan(y)), zeros_like(g[0]), g[0]))
+// torch's: xlogy(g, y), 0 where x == 0 and y <= 0; g * x / y.
+AG_BINARY_GRAD(xlogy, true, "XlogyBackward0",
+               where(logical_and(eq(x, wrap_scalar(0.0)), le(y, wrap_scalar(0.0))), zeros_like(g[0]), xlogy(g[0], y)),
+               g[0] * x / y)
 AG_BINARY_GRAD(logaddexp2, false, "Logaddexp2Backward0", g[0] / (exp2(y - x) + 1.0), g[0] / (exp2(x - y) + 1.0))
 
 Tensor atan2(const Tensor& a0, const Tensor& b0) {

@@ -339,6 +339,8 @@ AG_MATH_BINARY(Hypot, T, hypot(a, b))
 AG_MATH_BINARY(Copysign, T, copysign(a, b))
 // NaN-ignoring max / min (torch.fmax / fmin): a NaN operand gives the other; ties (0, -0) give a.
 AG_MATH_BINARY(Fmax, T, a != a ? b : (b != b ? a : (a < b ? b : a)))
+// torch's: NaN where b is NaN, else 0 where a is 0, else a * log(b).
+AG_MATH_BINARY(Xlogy, T, b != b ? b : (a == T(0) ? T(0) : a * log(b)))
 AG_MATH_BINARY(Fmin, T, a != a ? b : (b != b ? a : (b < a ? b : a)))
 // torch's: equal infinities give themselves (not inf - inf); otherwise max + log1p(exp(-|a - b|)).
 AG_MATH_BINARY(Logaddexp, T, (isinf(a) && a == b) ? a : (a < b ? b : a) + log1p(exp(-abs(a - b))))
