@@ -350,7 +350,6 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
     if (grad) check_inplace(self, op_name(op), true);
     return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));
   }
-  autograd::before_mutation(self);
   const bool arith = op == Op::add || op == Op::sub || op == Op::mul || (op == Op::div && mode.empty()) ||
                      op == Op::maximum || op == Op::minimum;
   const bool overlaps = other.storage() == self.storage() &&
@@ -362,6 +361,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
              "For integral input tensors, argument alpha must not be a floating point number.");
     p.s[2] = alpha.to_double();
     if (op == Op::sub && self.dtype() == ScalarType::Bool) AG_THROW(RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported.");
+    autograd::before_mutation(self);
     if (p.s[1] == 1) run_elementwise(op, self, {&p.a}, p.s);
     else run_elementwise(op, self, {&p.a, &p.b}, p.s);
     self.bump_version();
@@ -373,6 +373,10 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
     autograd::AutoGradMode m(false);
     result = binary_dispatch(op, detach(self), other, alpha, mode);
   }
+  // Float-valued ops (xlogy, copysign, ...) on an integer self: torch's cast rule, before any write.
+  AG_CHECK(is_cmp || can_cast(result.dtype(), self.dtype()), "result type ", scalar_type_name(result.dtype()),
+           " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
+  autograd::before_mutation(self);
   Tensor src = result.dtype() == self.dtype() ? result : to_dtype(result, self.dtype());
   run_elementwise(Op::copy, self, {&src});
   self.bump_version();
