@@ -256,6 +256,19 @@ def test_gate_excludes_inner_ops_only_on_the_rows_devices():
         assert (ag.randn(2, 2) @ ag.randn(2, 2)).dtype == ag.bfloat16
 
 
+def test_gated_op_runs_its_inner_ops_without_autocast(torch):
+    """cdist (fp32 on CPU) computes large inputs through a matrix product (lower_precision_fp on CPU):
+    inside the gate that product must stay fp32, as in torch (its inner at::mm is not autocast)."""
+    a, b = _arr((40, 8), 1), _arr((30, 8), 2)
+    with torch.autocast("cpu"):
+        ref = torch.cdist(torch.tensor(a), torch.tensor(b))
+    with ag.autocast("cpu"):
+        out = ag.cdist(ag.tensor(a), ag.tensor(b))
+    assert out.dtype == ag.float32 and ref.dtype == torch.float32
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.numpy(), ag.cdist(ag.tensor(a), ag.tensor(b)).numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_gate_rejects_unknown_rows():
     from ampgrad._op_gate import engine_op
     with pytest.raises(ValueError, match="no op 'not_an_op'"):
