@@ -7,11 +7,6 @@
 
 namespace ampgrad::amp {
 
-State& state() {
-  static thread_local State s;
-  return s;
-}
-
 bool is_eligible(const Tensor& t, DeviceType dev) {
   return t.defined() && t.device().type == dev && is_floating(t.dtype()) && t.dtype() != ScalarType::Float64 &&
          !t.impl()->wrapped_number;

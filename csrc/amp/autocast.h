@@ -23,7 +23,11 @@ struct State {
   // Per device type: inside a gated op whose row has a policy for that device (Note [Autocast gate]).
   bool excluded[kNumDeviceTypes] = {false, false};
 };
-State& state();
+// Inline, so that the gate's check (gate_open) is one thread-local load at every gated call site.
+inline State& state() {
+  static thread_local State s;
+  return s;
+}
 inline bool any_enabled() { auto& s = state(); return s.enabled[0] || s.enabled[1]; }
 // The gate casts only when some device's autocast is on and no gated op is running.
 // As torch's per-device Autocast keys: a gated op excludes only the device types its row has a
