@@ -63,13 +63,9 @@ void install(py::handle cls, const char* name, PyCFunction fn, int flags) {
 
 void init_fast_methods(py::module_& m) {
   py::object cls = m.attr("Tensor");
-#define AG_API_GEN(x) x
-#define AG_API_CUSTOM(x)
-#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(install(cls, #name, unary<Op::name, &name>, METH_NOARGS);)
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_IF_GENERATED(api, install(cls, #name, unary<Op::name, &name>, METH_NOARGS);)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-#undef AG_API_GEN
-#undef AG_API_CUSTOM
   install(cls, "__neg__", unary<Op::neg, &neg>, METH_NOARGS);
   install(cls, "__add__", binary<&add2, false>, METH_O);
   install(cls, "__radd__", binary<&add2, true>, METH_O);

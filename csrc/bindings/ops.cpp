@@ -43,13 +43,9 @@ void init_ops(py::module_& m) {
 #define AG_U(name) \
   def_op<Op::name>(m, cls, #name, [](const Tensor& a) { return name(a); }); \
   cls.def(#name "_", inplace([](Tensor& t) { name##_(t); }));
-#define AG_API_GEN(x) x
-#define AG_API_CUSTOM(x)
-#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(AG_U(name))
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_IF_GENERATED(api, AG_U(name))
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-#undef AG_API_GEN
-#undef AG_API_CUSTOM
 #undef AG_U
   def_both(m, cls, "logical_not", [](const Tensor& a) { return logical_not(a); });
   cls.def("logical_not_", inplace([](Tensor& t) { logical_not_(t); }));
@@ -120,21 +116,18 @@ void init_ops(py::module_& m) {
   m.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
   cls.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
 
-  // NUMS: torch has Scalar overloads for both operands; OTHER: for `other` only; NONE: tensors only.
-  enum ScalarArgs { NUMS, OTHER, NONE };
+  // NUMS: torch has Scalar overloads for both operands; OTHER: for `other` only; TENSORS: tensors only
+  // (the api column of the binary rows, Note [Op table]).
+  enum ScalarArgs { NUMS, OTHER, TENSORS };
 #define AG_B(name, scalars, expr)                                                                                     \
   m.def(#name, gated<Op::name>([](py::handle a, py::handle b) {                                                     \
-    Tensor x = binary_arg(a, #name, "input", 1, scalars == NUMS), y = binary_arg(b, #name, "other", 2, scalars != NONE); \
+    Tensor x = binary_arg(a, #name, "input", 1, scalars == NUMS), y = binary_arg(b, #name, "other", 2, scalars != TENSORS); \
     return expr; }), py::arg("input"), py::arg("other"));                                                           \
   cls.def(#name, gated<Op::name>([](py::handle a, py::handle b) {                                                   \
-    Tensor x = binary_arg(a, #name, "input", 1, true), y = binary_arg(b, #name, "other", 1, scalars != NONE);          \
+    Tensor x = binary_arg(a, #name, "input", 1, true), y = binary_arg(b, #name, "other", 1, scalars != TENSORS);          \
     return expr; }), py::arg("other"));
   // The plain binary ops, one per generated row of the op table (Note [Op table]).
-#define AG_API_NUMS(name) AG_B(name, NUMS, name(x, y))
-#define AG_API_OTHER(name) AG_B(name, OTHER, name(x, y))
-#define AG_API_TENSORS(name) AG_B(name, NONE, name(x, y))
-#define AG_API_CUSTOM(name)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(name)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_IF_GENERATED(api, AG_B(name, api, name(x, y)))
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
   // The bitwise ops have kernels of their own (integer and bool only), not a functor row.
@@ -156,19 +149,9 @@ void init_ops(py::module_& m) {
     binary_(Op::OP, t, tensor_or_scalar(other), alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha)); \
     return self;                                                                                                    \
   }, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(name)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_IF_GENERATED(api, AG_BI(name, name))
 #define AG_OP(name, cuda, cpu, family)
-#undef AG_API_NUMS
-#undef AG_API_OTHER
-#undef AG_API_TENSORS
-#define AG_API_NUMS(name) AG_BI(name, name)
-#define AG_API_OTHER(name) AG_BI(name, name)
-#define AG_API_TENSORS(name) AG_BI(name, name)
 #include "ops/op_list.def"
-#undef AG_API_NUMS
-#undef AG_API_OTHER
-#undef AG_API_TENSORS
-#undef AG_API_CUSTOM
   AG_BI(add, add) AG_BI(sub, sub) AG_BI(pow, pow) AG_BI(bitwise_and, bitwise_and) AG_BI(bitwise_or, bitwise_or)
   AG_BI(bitwise_xor, bitwise_xor)
 #undef AG_BI
@@ -460,29 +443,17 @@ void init_ops(py::module_& m) {
   // The names of the generated plain binary ops (Note [Op table]), for ampgrad's namespace.
   m.def("_binary_ops", [] {
     py::list names;
-#define AG_API_NUMS(x) x
-#define AG_API_OTHER(x) x
-#define AG_API_TENSORS(x) x
-#define AG_API_CUSTOM(x)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(names.append(#name);)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_IF_GENERATED(api, names.append(#name);)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-#undef AG_API_NUMS
-#undef AG_API_OTHER
-#undef AG_API_TENSORS
-#undef AG_API_CUSTOM
     return names;
   });
   // The names of the generated plain unary ops (Note [Op table]), for ampgrad's namespace.
   m.def("_unary_ops", [] {
     py::list names;
-#define AG_API_GEN(x) x
-#define AG_API_CUSTOM(x)
-#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(names.append(#name);)
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_IF_GENERATED(api, names.append(#name);)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-#undef AG_API_GEN
-#undef AG_API_CUSTOM
     return names;
   });
   m.def("broadcast_shapes_", [](py::handle a, py::handle b) { return broadcast_shapes(int_list(a, "shape"), int_list(b, "shape")); });

@@ -319,17 +319,9 @@ static Tensor binary_dispatch(Op op, const Tensor& a, const Tensor& b, Scalar al
     case Op::pow: return pow(a, b);
     case Op::bitwise_and: case Op::bitwise_or: case Op::bitwise_xor: return bitwise(op, a, b);
     // one case per generated binary row of the op table (Note [Op table])
-#define AG_API_NUMS(name) case Op::name: return name(a, b);
-#define AG_API_OTHER(name) case Op::name: return name(a, b);
-#define AG_API_TENSORS(name) case Op::name: return name(a, b);
-#define AG_API_CUSTOM(name)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(name)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_IF_GENERATED(api, case Op::name: return name(a, b);)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-#undef AG_API_NUMS
-#undef AG_API_OTHER
-#undef AG_API_TENSORS
-#undef AG_API_CUSTOM
     default: AG_THROW(RuntimeError, "binary_: unsupported op ", op_name(op));
   }
 }

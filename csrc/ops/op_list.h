@@ -4,6 +4,15 @@
 #pragma once
 #include <cstdint>
 
+// Row filter for includers of op_list.def: AG_IF_GENERATED(api, x) is x for a row whose declaration
+// and bindings are generated (api GEN, NUMS, OTHER, TENSORS) and nothing for a CUSTOM row.
+#define AG_IF_GENERATED(api, x) AG_IF_GENERATED_##api(x)
+#define AG_IF_GENERATED_GEN(x) x
+#define AG_IF_GENERATED_NUMS(x) x
+#define AG_IF_GENERATED_OTHER(x) x
+#define AG_IF_GENERATED_TENSORS(x) x
+#define AG_IF_GENERATED_CUSTOM(x)
+
 namespace ampgrad {
 
 enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROMOTE, BANNED };

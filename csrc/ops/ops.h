@@ -46,13 +46,9 @@ Tensor& copy_(Tensor& self, const Tensor& src);
 
 // ---- elementwise unary
 // The plain unary ops: one declaration pair per GEN row of the op table (Note [Op table]).
-#define AG_API_GEN(decl) decl
-#define AG_API_CUSTOM(decl)
-#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_API_##api(Tensor name(const Tensor& a); Tensor& name##_(Tensor& a);)
+#define AG_UNARY(name, cuda, cpu, dispatch, functor, api) AG_IF_GENERATED(api, Tensor name(const Tensor& a); Tensor& name##_(Tensor& a);)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-#undef AG_API_GEN
-#undef AG_API_CUSTOM
 Tensor logical_not(const Tensor& a); Tensor& logical_not_(Tensor& a);
 Tensor bitwise_not(const Tensor& a); Tensor& bitwise_not_(Tensor& a);
 Tensor round(const Tensor& a, int64_t decimals = 0);
@@ -71,17 +67,9 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t(1)));
 Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode = "");
 Tensor pow(const Tensor& a, const Tensor& b);
 // The plain binary ops: one declaration per generated row of the op table (Note [Op table]).
-#define AG_API_NUMS(decl) decl
-#define AG_API_OTHER(decl) decl
-#define AG_API_TENSORS(decl) decl
-#define AG_API_CUSTOM(decl)
-#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_API_##api(Tensor name(const Tensor& a, const Tensor& b);)
+#define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_IF_GENERATED(api, Tensor name(const Tensor& a, const Tensor& b);)
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-#undef AG_API_NUMS
-#undef AG_API_OTHER
-#undef AG_API_TENSORS
-#undef AG_API_CUSTOM
 Tensor compare(Op op, const Tensor& a, const Tensor& b);  // eq ne lt le gt ge
 Tensor logical(Op op, const Tensor& a, const Tensor& b);  // logical_and/or/xor
 Tensor bitwise(Op op, const Tensor& a, const Tensor& b);  // bitwise_and/or/xor
