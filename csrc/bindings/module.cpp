@@ -181,13 +181,4 @@ PYBIND11_MODULE(_C, m) {
   init_cuda(m);
   init_testing(m);
   m.def("_cuda_is_available", [] { return cuda::is_available(); });
-  m.def("_op_names", [] {
-    std::vector<std::string> names;
-    for (int i = 0; i < kNumOps; ++i) names.push_back(op_name(static_cast<Op>(i)));
-    return names;
-  });
-  m.def("_op_policy", [](int op, const std::string& dev) {
-    static const char* names[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned"};
-    return std::string(names[static_cast<int>(op_policy(static_cast<Op>(op), dev == "cuda" ? 1 : 0))]);
-  });
 }
