@@ -199,6 +199,12 @@ namespace ampgrad {
 struct OutOfMemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
 }  // namespace ampgrad
 
+namespace ampgrad::cpu {
+// The intra-op thread pool's size (OpenMP; 1 without it): torch.get_num_threads / set_num_threads.
+int get_num_threads();
+void set_num_threads(int n);
+}  // namespace ampgrad::cpu
+
 namespace ampgrad::cuda {
 // The CUDA runtime API the bindings see: kernels/cuda/runtime.cpp, or kernels/cuda_stub.cpp
 // (which raises "not compiled with CUDA enabled" for everything except the queries that can say 0).

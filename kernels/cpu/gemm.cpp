@@ -151,7 +151,12 @@ void k_gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double a
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
-    for (int64_t i = 0; i < batch; ++i) {
+    // Note [Batched GEMM threads]: a batch of small products (attention's per-head matrices) is split
+    // across threads by batch item, each product serial; threading inside a 128x128 product costs
+    // more in wake-ups than it saves. Big products keep their own row/column split.
+    const bool by_item = batch > 1 && m * n * k < (int64_t{1} << 22);
+    parallel_for(batch, by_item ? 1 : batch + 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
       Mat<T> A{pa + i * bs(a), m, k, a.strides()[o], a.strides()[o + 1]};
       Mat<T> B{pb + i * bs(b), k, n, b.strides()[o], b.strides()[o + 1]};
       T* C = pc + i * bs(out);
@@ -170,6 +175,7 @@ void k_gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double a
           }
       }
     }
+    });
   });
 }
 AG_REGISTER_KERNEL(mm, CPU, k_gemm);

@@ -8,6 +8,7 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from . import _C  # noqa: E402
 from ._C import Tensor, dtype, device  # noqa: E402
+from ._C import get_num_threads, set_num_threads  # noqa: E402
 from ._C import (promote_types, can_cast, get_default_dtype, set_default_dtype, from_numpy, is_grad_enabled,
                  is_inference_mode_enabled)
 # Elementwise, linear-algebra and shape functions bound directly in C++.
