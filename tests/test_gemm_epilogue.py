@@ -145,3 +145,78 @@ def test_cuda_addmm_activation_relu_epilogue(dtype):
     with ampgrad.autocast("cuda", dtype=ampgrad.float16):  # Linear + ReLU under autocast
         o = ampgrad._addmm_activation(gpu[0].float(), gpu[1].float(), gpu[2].float().t())
     assert o.dtype == ampgrad.float16
+
+
+# Note [One rounding in GEMM epilogues]: addmv / addr / baddbmm / addbmm in bf16 and fp16 are formed in
+# float32 and rounded once, as torch's opmath does. The error against a float64 evaluation of the same
+# (already rounded) inputs must not exceed torch's beyond one rounding step of the result.
+_EPILOGUE_CASES = [("baddbmm", [(4, 5, 6), (4, 5, 7), (4, 7, 6)]), ("addbmm", [(5, 6), (8, 5, 7), (8, 7, 6)]),
+                   ("addmv", [(5,), (5, 9), (9,)]), ("addr", [(5, 6), (5,), (6,)]), ("addmm", [(5, 6), (5, 7), (7, 6)])]
+
+
+@pytest.mark.parametrize("name,shapes", _EPILOGUE_CASES, ids=[c[0] for c in _EPILOGUE_CASES])
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_epilogue_low_precision_rounds_once(torch, name, shapes, dt):
+    rng = np.random.default_rng(1)
+    arrs = [rng.standard_normal(s) * 3 for s in shapes]
+    tq = [torch.tensor(a, dtype=getattr(torch, dt)) for a in arrs]
+    kw = dict(beta=0.37, alpha=1.9)
+    ref = getattr(torch, name)(*[t.double() for t in tq], **kw).numpy()
+    mine = getattr(ampgrad, name)(*[ampgrad.tensor(t.double().numpy()).to(getattr(ampgrad, dt)) for t in tq], **kw)
+    assert mine.dtype == getattr(ampgrad, dt)
+    err_t = np.abs(getattr(torch, name)(*tq, **kw).double().numpy() - ref).max()
+    err_a = np.abs(mine.double().numpy() - ref).max()
+    ulp = np.abs(ref).max() * (2.0 ** -8 if dt == "bfloat16" else 2.0 ** -11)
+    assert err_a <= err_t + ulp, (err_a, err_t)
+
+
+@pytest.mark.parametrize("name,shapes", [("baddbmm", [(5, 6), (4, 5, 7), (4, 7, 6)]), ("addbmm", [(1, 6), (4, 5, 7), (4, 7, 6)]),
+                                         ("addmv", [(1,), (5, 7), (7,)]), ("addr", [(5, 1), (5,), (6,)])])
+@pytest.mark.parametrize("beta", [0.5, 0.0])
+def test_epilogue_nodes_and_grads_match_torch(torch, name, shapes, beta):
+    rng = np.random.default_rng(2)
+    arrs = [rng.standard_normal(s) for s in shapes]
+    if beta == 0:
+        arrs[0][...] = np.nan  # beta == 0 ignores self, nan included
+    ta = [torch.tensor(a, requires_grad=True) for a in arrs]
+    aa = [ampgrad.tensor(a, requires_grad=True) for a in arrs]
+    rt = getattr(torch, name)(*ta, beta=beta, alpha=1.5)
+    ra = getattr(ampgrad, name)(*aa, beta=beta, alpha=1.5)
+    assert ra.grad_fn.name() == rt.grad_fn.name()
+    np.testing.assert_allclose(ra.detach().numpy(), rt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    gw = rng.standard_normal(tuple(rt.shape))
+    rt.backward(torch.tensor(gw))
+    ra.backward(ampgrad.tensor(gw))
+    for x, y in zip(aa, ta):
+        np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,shapes", [("baddbmm", [(5, 6), (4, 5, 7), (4, 7, 6)]), ("addbmm", [(1, 6), (3, 5, 7), (3, 7, 6)]),
+                                         ("addmv", [(5,), (5, 7), (7,)]), ("addr", [(5, 6), (5,), (6,)])])
+def test_epilogue_gradcheck_and_gradgradcheck(name, shapes):
+    rng = np.random.default_rng(3)
+    xs = [_t(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    f = lambda *a: getattr(ampgrad, name)(*a, beta=0.7, alpha=-1.3)  # noqa: E731
+    assert gradcheck(f, xs)
+    assert gradgradcheck(f, xs)
+
+
+def test_epilogue_dtype_mismatch_errors_as_torch(torch):
+    def both(fn):
+        out = []
+        for m in (torch, ampgrad):
+            f, b = m.randn, m.bfloat16
+            try:
+                fn(m, f, b)
+                out.append(None)
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e).splitlines()[0]))
+        return out
+    for fn in [lambda m, f, b: m.baddbmm(f(2, 3, 4), f(2, 3, 5, dtype=b), f(2, 5, 4, dtype=b)),
+               lambda m, f, b: m.addbmm(f(3, 4), f(2, 3, 5, dtype=b), f(2, 5, 4, dtype=b)),
+               lambda m, f, b: m.addmv(f(3), f(3, 5, dtype=b), f(5, dtype=b))]:
+        t, a = both(fn)
+        assert t is not None and a is not None and t[0] == a[0] and t[1].replace("c10::", "") == a[1].replace("c10::", ""), (t, a)
+    # addr promotes, as torch
+    r = ampgrad.addr(ampgrad.randn(3, 4), ampgrad.randn(3, dtype=ampgrad.bfloat16), ampgrad.randn(4, dtype=ampgrad.bfloat16))
+    assert r.dtype == ampgrad.float32

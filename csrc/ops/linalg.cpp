@@ -262,30 +262,171 @@ Tensor addmm_activation(const Tensor& s0, const Tensor& a0, const Tensor& b0, Sc
   return out;
 }
 
-Tensor addmv(const Tensor& s, const Tensor& a0, const Tensor& v0, Scalar beta, Scalar alpha) {
-  Tensor a = a0, v = v0, ss = s;
-  return add_scaled(ss, mv(a, v), beta, alpha);
-}
-
-Tensor addr(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
-  Tensor a = a0, b = b0, ss = s;
-  Tensor p = outer(a, b);
-  if (!is_floating(p.dtype())) {
-    AG_CHECK(beta.kind != Scalar::Float, "For integral input tensors, argument beta must not be a floating point number.");
-    AG_CHECK(alpha.kind != Scalar::Float, "For integral input tensors, argument alpha must not be a floating point number.");
+// Note [One rounding in GEMM epilogues]: addmv, addr and baddbmm are beta * self + alpha * (a @ b)
+// computed by one GEMM whose output starts as self, so a bf16/fp16 result is formed in float32 and
+// rounded once (torch's opmath), not rounded after the product and again after the scaled add. addbmm
+// sums its batch of products in float32 before rounding. Each records torch's node.
+namespace {
+Tensor gemm_into(const Tensor& s, const Tensor& a, const Tensor& b, const Shape& shape, double be, double al) {
+  autograd::AutoGradMode off(false);
+  Tensor out = empty(shape, a.dtype(), a.device());
+  if (out.numel() == 0) return out;
+  if (be != 0) {
+    Tensor src = expand(detach(s), shape);
+    run_elementwise(Op::copy, out, {&src});
   }
-  return add_scaled(ss, p, beta, alpha);
+  gemm(detach(a), detach(b), out, be, al);
+  return out;
 }
 
-Tensor baddbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
-  Tensor a = a0, b = b0, ss = s;
-  return add_scaled(ss, bmm(a, b), beta, alpha);
+void check_same_dtypes3(const Tensor& s, const Tensor& a, const Tensor& b, const char* what) {
+  AG_CHECK(s.dtype() == a.dtype() && a.dtype() == b.dtype(), what, " input tensors must have the same dtype, but got ",
+           scalar_type_name(s.dtype()), ", ", scalar_type_name(a.dtype()), ", and ", scalar_type_name(b.dtype()));
 }
 
-Tensor addbmm(const Tensor& s, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
-  Tensor a = a0, b = b0, ss = s;
-  Tensor p = sum(bmm(a, b), IntList{0}, false, std::nullopt);
-  return add_scaled(ss, p.dtype() == a.dtype() ? p : to_dtype(p, a.dtype()), beta, alpha);
+// beta * ds + alpha * (da @ b + a @ db): the jvp shared by the GEMM-epilogue ops (f is the plain product).
+template <typename F>
+Tensor epilogue_jvp(F f, const Tensor& a, const Tensor& b, const variable_list& t, double be, double al) {
+  Tensor p = bilinear_jvp(f, a, b, {t[1], t[2]});
+  return sum_defined({t[0].defined() && be != 0 ? t[0] * be : Tensor(), p.defined() ? p * al : Tensor()});
+}
+
+Tensor scaled(const Tensor& t, double k) { return k == 1.0 ? t : t * k; }
+}  // namespace
+
+Tensor addmv(const Tensor& s0, const Tensor& a0, const Tensor& v0, Scalar beta, Scalar alpha) {
+  Tensor s = s0, a = a0, v = v0;
+  AG_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got ", s.dim(), ", ", a.dim(), ", ", v.dim());
+  AG_CHECK(a.sizes()[1] == v.sizes()[0] && (s.dim() <= 1) &&
+               (s.dim() == 0 || s.sizes()[0] == a.sizes()[0] || s.sizes()[0] == 1),
+           "size mismatch, got input (", s.dim() ? s.sizes()[0] : 1, "), mat (", a.sizes()[0], "x", a.sizes()[1], "), vec (",
+           v.sizes()[0], ")");
+  check_same_device(a, v, "addmv");
+  check_same_device(s, a, "addmv");
+  check_same_dtypes3(s, a, v, "addmv");
+  const double be = result_scalar(beta, a.dtype()).to_double(), al = result_scalar(alpha, a.dtype()).to_double();
+  const int64_t m = a.sizes()[0];
+  Tensor out = gemm_into(s.dim() == 1 ? unsqueeze(s, 1) : s, a, unsqueeze(v, 1), {m, 1}, be, al);
+  out = reshape(out, {m});
+  fw_rule(out, {&s, &a, &v}, [&](const variable_list& t) { return epilogue_jvp(mv, a, v, t, be, al); });
+  const Shape ss(s0.sizes().begin(), s0.sizes().end());
+  if (auto node = autograd::make_node("AddmvBackward0", {&s, &a, &v}, AG_BW {
+        return {c.needs_input_grad(0) ? sum_to(scaled(g[0], be), ss) : Tensor(),
+                c.needs_input_grad(1) ? scaled(outer(g[0], c.get(1)), al) : Tensor(),
+                c.needs_input_grad(2) ? scaled(mv(mT(c.get(0)), g[0]), al) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(a); node->save(v); 
+  }
+  return out;
+}
+
+Tensor addr(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
+  AG_CHECK(a0.dim() == 1, "addr: Expected 1-d argument vec1, but got ", a0.dim(), "-d");
+  AG_CHECK(b0.dim() == 1, "addr: Expected 1-d argument vec2, but got ", b0.dim(), "-d");
+  const ScalarType dt = promote_types(promote_types(s0.dtype(), a0.dtype()), b0.dtype());
+  if (!is_floating(dt)) {  // integer and bool: exact in any order
+    Tensor p = outer(a0, b0);
+    if (dt != ScalarType::Bool) {
+      AG_CHECK(beta.kind != Scalar::Float, "For integral input tensors, argument beta must not be a floating point number.");
+      AG_CHECK(alpha.kind != Scalar::Float, "For integral input tensors, argument alpha must not be a floating point number.");
+    }
+    return add_scaled(s0, p, beta, alpha);
+  }
+  Tensor s = s0, a = a0, b = b0;
+  check_same_device(a, b, "addr");
+  check_same_device(s, a, "addr");
+  const Shape shape{a.sizes()[0], b.sizes()[0]};
+  expand(s, shape);  // torch's broadcast error when self does not fit
+  const double be = beta.to_double(), al = alpha.to_double();
+  Tensor out = gemm_into(to_dtype(s, dt), unsqueeze(to_dtype(a, dt), 1), unsqueeze(to_dtype(b, dt), 0), shape, be, al);
+  fw_rule(out, {&s, &a, &b}, [&](const variable_list& t) {
+    auto outer_dt = [dt](const Tensor& x, const Tensor& y) { return outer(to_dtype(x, dt), to_dtype(y, dt)); };
+    return epilogue_jvp(outer_dt, a, b, t, be, al);
+  });
+  const Shape ss(s0.sizes().begin(), s0.sizes().end());
+  if (auto node = autograd::make_node("AddrBackward0", {&s, &a, &b}, AG_BW {
+        return {c.needs_input_grad(0) ? sum_to(scaled(g[0], be), ss) : Tensor(),
+                c.needs_input_grad(1) ? scaled(mv(g[0], c.get(1)), al) : Tensor(),
+                c.needs_input_grad(2) ? scaled(mv(mT(g[0]), c.get(0)), al) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(to_dtype(a, dt)); node->save(to_dtype(b, dt)); 
+  }
+  return out;
+}
+
+Tensor baddbmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
+  Tensor s = s0, a = a0, b = b0;
+  AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ",
+           b.sizes()[0]);
+  AG_CHECK(a.sizes()[2] == b.sizes()[1], "Incompatible matrix sizes for bmm (", a.sizes()[1], "x", a.sizes()[2], " and ",
+           b.sizes()[1], "x", b.sizes()[2], ")");
+  check_same_device(a, b, "baddbmm");
+  check_same_device(s, a, "baddbmm");
+  AG_CHECK(s.dtype() == a.dtype() && a.dtype() == b.dtype(), "Input dtypes must be the same, got: input ",
+           cpp_type_name(s.dtype()), ", batch1: ", cpp_type_name(a.dtype()), ", batch2: ", cpp_type_name(b.dtype()));
+  AG_CHECK_NOT_IMPL(is_floating(a.dtype()) || a.device().is_cpu(), "\"baddbmm_cuda\" not implemented for '", scalar_type_name(a.dtype()), "'");
+  const Shape shape{a.sizes()[0], a.sizes()[1], b.sizes()[2]};
+  expand(s, shape);
+  const double be = result_scalar(beta, a.dtype()).to_double(), al = result_scalar(alpha, a.dtype()).to_double();
+  Tensor out = gemm_into(s, a, b, shape, be, al);
+  fw_rule(out, {&s, &a, &b}, [&](const variable_list& t) { return epilogue_jvp(bmm, a, b, t, be, al); });
+  const Shape ss(s0.sizes().begin(), s0.sizes().end());
+  if (auto node = autograd::make_node("BaddbmmBackward0", {&s, &a, &b}, AG_BW {
+        return {c.needs_input_grad(0) ? sum_to(scaled(g[0], be), ss) : Tensor(),
+                c.needs_input_grad(1) ? scaled(bmm(g[0], mT(c.get(1))), al) : Tensor(),
+                c.needs_input_grad(2) ? scaled(bmm(mT(c.get(0)), g[0]), al) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(b.requires_grad() ? a : Tensor()); node->save(a.requires_grad() ? b : Tensor()); 
+  }
+  return out;
+}
+
+Tensor addbmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
+  Tensor s = s0, a = a0, b = b0;
+  AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ",
+           b.sizes()[0]);
+  AG_CHECK(a.sizes()[2] == b.sizes()[1], "Incompatible matrix sizes for bmm (", a.sizes()[1], "x", a.sizes()[2], " and ",
+           b.sizes()[1], "x", b.sizes()[2], ")");
+  check_same_device(a, b, "addbmm");
+  check_same_device(s, a, "addbmm");
+  AG_CHECK(s.dtype() == a.dtype() && a.dtype() == b.dtype(), "self and mat2 must have the same dtype, but got ",
+           scalar_type_name(s.dtype() != a.dtype() ? s.dtype() : a.dtype()), " and ",
+           scalar_type_name(s.dtype() != a.dtype() ? a.dtype() : b.dtype()));
+  const Shape shape{a.sizes()[1], b.sizes()[2]};
+  expand(s, shape);
+  const ScalarType dt = a.dtype();
+  const double be = result_scalar(beta, dt).to_double(), al = result_scalar(alpha, dt).to_double();
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    const bool low = dt == ScalarType::Float16 || dt == ScalarType::BFloat16;
+    const ScalarType acc = low ? ScalarType::Float32 : dt;  // sum the batch of products before rounding
+    Tensor p = sum(bmm(to_dtype(detach(a), acc), to_dtype(detach(b), acc)), IntList{0}, false, std::nullopt);
+    out = to_dtype(add_scaled(to_dtype(detach(s), acc), p, Scalar(be), Scalar(al)), dt);
+  }
+  fw_rule(out, {&s, &a, &b}, [&](const variable_list& t) {
+    auto f = [](const Tensor& x, const Tensor& y) { return sum(bmm(x, y), IntList{0}, false, std::nullopt); };
+    return epilogue_jvp(f, a, b, t, be, al);
+  });
+  const Shape ss(s0.sizes().begin(), s0.sizes().end());
+  if (auto node = autograd::make_node("AddbmmBackward0", {&s, &a, &b}, AG_BW {
+        const int64_t n = c.get(0).sizes()[0];
+        Tensor ge = c.needs_input_grad(1) || c.needs_input_grad(2) ? expand_op(unsqueeze(g[0], 0), {n, g[0].sizes()[0], g[0].sizes()[1]}) : Tensor();
+        return {c.needs_input_grad(0) ? sum_to(scaled(g[0], be), ss) : Tensor(),
+                c.needs_input_grad(1) ? scaled(bmm(ge, mT(c.get(1))), al) : Tensor(),
+                c.needs_input_grad(2) ? scaled(bmm(mT(c.get(0)), ge), al) : Tensor()};
+      })) {
+    autograd::set_history(node, {&out});
+    node->save(a); node->save(b); 
+  }
+  return out;
 }
 
 Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& bias0) {
