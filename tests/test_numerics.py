@@ -125,3 +125,20 @@ def test_grad_scaler_with_fused_optimizers_matches_torch(opt, bad):
     for i, (a, t) in enumerate(zip(*runs)):
         assert a[:2] == t[:2], f"step {i}: (scale, tracker) {a[:2]} != torch's {t[:2]}"
         np.testing.assert_allclose(a[2], t[2], rtol=1e-5, atol=1e-6, err_msg=f"step {i}")
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+@pytest.mark.parametrize("w", [0.3, 0.7, -0.2])
+def test_lerp_python_weight_low_precision_rounds_once(dt, w):
+    # torch keeps a Python-number weight in float32 (opmath) for bf16/fp16 ends and rounds the result once
+    rng = np.random.default_rng(5)
+    a, b = (torch.tensor(rng.standard_normal(2000) * 4, dtype=getattr(torch, dt)) for _ in range(2))
+    ref = torch.lerp(a.double(), b.double(), w)
+    err_t = (torch.lerp(a, b, w).double() - ref).abs().max().item()
+    mine = ag.lerp(ag.tensor(a.double().numpy()).to(getattr(ag, dt)), ag.tensor(b.double().numpy()).to(getattr(ag, dt)), w)
+    assert mine.dtype == getattr(ag, dt)
+    err_a = np.abs(mine.double().numpy() - ref.numpy()).max()
+    assert err_a <= err_t * 1.0001, (err_a, err_t)
+    x = ag.randn(3, requires_grad=True)
+    assert ag.lerp(x, x * 2, w).grad_fn.name() == "LerpBackward0"
+    assert ag.lerp(x, x * 2, ag.tensor(w)).grad_fn.name() == "LerpBackward1"

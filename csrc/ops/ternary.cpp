@@ -34,15 +34,20 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
   Shape shape = broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes()), w.sizes());  // (shapes are checked first)
   AG_CHECK_NOT_IMPL(is_floating(dt), "\"", w.impl()->wrapped_number ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
                     "\" not implemented for '", scalar_type_name(dt), "'");
-  Tensor x = expand(to_dtype(a, dt), shape), y = expand(to_dtype(b, dt), shape), ww = expand(to_dtype(w, dt), shape);
-  Tensor out = elementwise(Op::lerp, shape, dt, {&x, &y, &ww});
+  // A Python-number weight stays at float32 for bf16/fp16 ends (torch's opmath: 0.3 is not rounded to
+  // bf16 first); the result is rounded once.
+  const bool scalar_w = w.impl()->wrapped_number;
+  const ScalarType kt = scalar_w && (dt == ScalarType::BFloat16 || dt == ScalarType::Float16) ? ScalarType::Float32 : dt;
+  Tensor x = expand(to_dtype(a, kt), shape), y = expand(to_dtype(b, kt), shape), ww = expand(to_dtype(w, kt), shape);
+  Tensor out = elementwise(Op::lerp, shape, kt, {&x, &y, &ww});
+  if (kt != dt) out = to_dtype(out, dt);
   autograd::BackwardFn bw = AG_BW {
     Tensor x = c.get(0), y = c.get(1), w = c.get(2);
     return {c.needs_input_grad(0) ? g[0] * (1.0 - w) : Tensor(), c.needs_input_grad(1) ? g[0] * w : Tensor(),
             c.needs_input_grad(2) ? g[0] * (y - x) : Tensor()};
   };
   fw_rule(out, {&a, &b, &w}, [&](const variable_list& t) { return jvp_from_backward(bw, t, {a, b, w}); });
-  if (auto node = autograd::make_node("LerpBackward1", {&a, &b, &w}, std::move(bw))) {
+  if (auto node = autograd::make_node(scalar_w ? "LerpBackward0" : "LerpBackward1", {&a, &b, &w}, std::move(bw))) {
     autograd::set_history(node, {&out});
     node->save(a); node->save(b); node->save(w);
   }
