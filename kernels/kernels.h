@@ -97,6 +97,18 @@ using SgdStepKernel = void (*)(const std::vector<Tensor>& params, const std::vec
 struct AdamArgs { double lr, beta1, beta2, eps, weight_decay; bool decoupled, amsgrad, maximize; };
 // steps[i]: a 1-element float32 tensor on params[i]'s device, incremented before use (not when
 // found_inf skips the step); max_sqs[i] undefined unless amsgrad.
+// Note [Sort kernels]: order statistics along the middle axis of a contiguous [A, R, B] input, into
+// contiguous values (input dtype) and int64 indices of shape [A, k, B]. NaN orders above every number
+// (torch's rule). kSort: all R, ascending or descending, stable. kTopk: the k largest (descending) or
+// smallest, sorted. kKth: the k-th smallest (1-based; k = 1 output). kMedian: the lower median, NaN if
+// the slice has one (the first NaN's index). kNanMedian: the lower median of the non-NaN values.
+struct SortArgs {
+  enum Mode : int { kSort, kTopk, kKth, kMedian, kNanMedian };
+  int64_t A, R, B, k;
+  Mode mode;
+  bool descending;
+};
+using SortKernel = void (*)(const Tensor& in, Tensor& values, Tensor& indices, const SortArgs& a);
 using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                                 const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                                 const std::vector<Tensor>& max_sqs, const std::vector<Tensor>& steps, const AdamArgs& a,
@@ -124,6 +136,7 @@ AG_KERNEL_SIG(AMP_UNSCALE, AmpUnscaleKernel)
 AG_KERNEL_SIG(AMP_UPDATE_SCALE, AmpUpdateScaleKernel)
 AG_KERNEL_SIG(SGD_STEP, SgdStepKernel)
 AG_KERNEL_SIG(ADAM_STEP, AdamStepKernel)
+AG_KERNEL_SIG(SORT, SortKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

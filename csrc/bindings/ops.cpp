@@ -201,6 +201,13 @@ void init_ops(py::module_& m) {
   m.def("_max_dim", [](const Tensor& a, int64_t dim, bool keepdim) { return max_dim(a, dim, keepdim); });
   m.def("_min_dim", [](const Tensor& a, int64_t dim, bool keepdim) { return min_dim(a, dim, keepdim); });
   m.def("_max_all", [](const Tensor& a) { return max_all(a); });
+  // ---- sorting and order statistics (Python builds torch.return_types tuples)
+  m.def("_sort", [](const Tensor& a, int64_t dim, bool descending, bool stable) { return sort(a, dim, descending, stable); });
+  m.def("_argsort", [](const Tensor& a, int64_t dim, bool descending, bool stable) { return argsort(a, dim, descending, stable); });
+  m.def("_topk", [](const Tensor& a, int64_t k, int64_t dim, bool largest, bool sorted) { return topk(a, k, dim, largest, sorted); });
+  m.def("_kthvalue", [](const Tensor& a, int64_t k, int64_t dim, bool keepdim) { return kthvalue(a, k, dim, keepdim); });
+  m.def("_median_dim", [](const Tensor& a, int64_t dim, bool keepdim, bool ignore_nan) { return median_dim(a, dim, keepdim, ignore_nan); });
+  m.def("_median_all", [](const Tensor& a, bool ignore_nan) { return median_all(a, ignore_nan); });
   m.def("_min_all", [](const Tensor& a) { return min_all(a); });
   m.def("_amax", [](const Tensor& a, py::handle dim, bool keepdim) { return amax(a, dims_from_handle(dim), keepdim); });
   m.def("_amin", [](const Tensor& a, py::handle dim, bool keepdim) { return amin(a, dims_from_handle(dim), keepdim); });
@@ -429,7 +436,7 @@ void init_ops(py::module_& m) {
   m.def("_op_table", [] {
     static const char* policies[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned"};
     static const char* families[] = {"none", "elementwise", "reduce", "gemm", "gemm_bias", "index_gather", "index_put", "nonzero",
-                                     "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step"};
+                                     "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step", "sort"};
     static_assert(sizeof(families) / sizeof(families[0]) == static_cast<int>(KernelFamily::kCount));
     py::list rows;
     for (int i = 0; i < kNumOps; ++i) {

@@ -86,6 +86,13 @@ Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar va
 Tensor sum(const Tensor& a, OptDims dims, bool keepdim, std::optional<ScalarType> dtype);
 Tensor mean(const Tensor& a, OptDims dims, bool keepdim, std::optional<ScalarType> dtype);
 Tensor prod(const Tensor& a, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype);
+// Sorting and order statistics (ops/sort.cpp).
+std::pair<Tensor, Tensor> sort(const Tensor& a, int64_t dim, bool descending, bool stable);
+Tensor argsort(const Tensor& a, int64_t dim, bool descending, bool stable);
+std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, int64_t dim, bool largest, bool sorted);
+std::pair<Tensor, Tensor> kthvalue(const Tensor& a, int64_t k, int64_t dim, bool keepdim);
+std::pair<Tensor, Tensor> median_dim(const Tensor& a, int64_t dim, bool keepdim, bool ignore_nan);
+Tensor median_all(const Tensor& a, bool ignore_nan);
 std::pair<Tensor, Tensor> max_dim(const Tensor& a, int64_t dim, bool keepdim);
 std::pair<Tensor, Tensor> min_dim(const Tensor& a, int64_t dim, bool keepdim);
 Tensor max_all(const Tensor& a);

@@ -1,0 +1,58 @@
+"""Sorting and order statistics (torch.sort, argsort, msort, topk, kthvalue, median, nanmedian): thin
+fronts over the engine's sort op (csrc/ops/sort.cpp), as functions and Tensor methods."""
+from . import _C
+from . import return_types as _rt
+from ._C import Tensor
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"]
+
+
+def _idx(v, what):
+    if isinstance(v, Tensor):
+        if v.numel() != 1 or v.dtype.is_floating_point:
+            raise TypeError(f"{what} must be int, not Tensor")
+        return int(v.item())
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{what} must be int, not {type(v).__name__}")
+    return int(v)
+
+
+def sort(input, dim=-1, descending=False, *, stable=False, out=None):
+    v, i = _C._sort(input, _idx(dim, "dim"), bool(descending), bool(stable))
+    return _rt.sort(v, i)
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    return _C._argsort(input, _idx(dim, "dim"), bool(descending), bool(stable))
+
+
+def msort(input, *, out=None):
+    return _C._sort(input, 0, False, False)[0]
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    v, i = _C._topk(input, _idx(k, "k"), _idx(dim, "dim"), bool(largest), bool(sorted))
+    return _rt.topk(v, i)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    v, i = _C._kthvalue(input, _idx(k, "k"), _idx(dim, "dim"), bool(keepdim))
+    return _rt.kthvalue(v, i)
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    if dim is None:
+        return _C._median_all(input, False)
+    v, i = _C._median_dim(input, _idx(dim, "dim"), bool(keepdim), False)
+    return _rt.median(v, i)
+
+
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    if dim is None:
+        return _C._median_all(input, True)
+    v, i = _C._median_dim(input, _idx(dim, "dim"), bool(keepdim), True)
+    return _rt.nanmedian(v, i)
+
+
+for _name in __all__:
+    setattr(Tensor, _name, globals()[_name])
