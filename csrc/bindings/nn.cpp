@@ -15,6 +15,12 @@ void init_nn(py::module_& m) {
     }
     return t.impl_ptr();
   }), py::arg("data"), py::arg("requires_grad") = false);
+  // torch's legacy constructor: Tensor(), Tensor(2, 3), Tensor([1, 2]), Tensor(size=...), device=...
+  // (ampgrad/_legacy.py decides; the new object wraps the tensor it returns).
+  cls.def(py::init([](py::args args, py::kwargs kwargs) {
+    py::object t = py::module_::import("ampgrad._legacy").attr("_new")(py::none(), args, kwargs);
+    return t.cast<Tensor>().impl_ptr();
+  }));
 }
 
 }  // namespace ampgrad::bind

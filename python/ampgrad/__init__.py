@@ -38,6 +38,8 @@ from ._functions import (sum, mean, max, min, where, nonzero, softmax, log_softm
                          tile, broadcast_shapes, broadcast_to, broadcast_tensors, numel, is_tensor, is_floating_point,
                          is_nonzero, result_type, isclose, allclose, equal, clone, square, norm, flatten, prod,
                          var_mean, std_mean, clamp_min, clamp_max)
+from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor,  # noqa: E402
+                      ShortTensor, IntTensor, LongTensor, BoolTensor)
 from ._sorting import sort, argsort, msort, topk, kthvalue, median, nanmedian  # noqa: E402
 from . import return_types  # noqa: E402
 from ._linalg_extra import cross, tensordot, einsum, chain_matmul, cdist, dist, renorm, trace
