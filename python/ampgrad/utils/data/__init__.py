@@ -1,0 +1,14 @@
+"""ampgrad.utils.data: torch.utils.data's datasets, samplers and DataLoader (see dataloader.py for
+what differs from torch: ampgrad's random stream, and pin_memory a no-op without CUDA)."""
+from .dataset import (Dataset, IterableDataset, TensorDataset, StackDataset, ConcatDataset, ChainDataset, Subset,
+                      random_split)
+from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
+                      BatchSampler)
+from .dataloader import DataLoader, _DatasetKind
+from ._utils.collate import default_collate, default_convert
+from ._utils.worker import get_worker_info, WorkerInfo
+
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+           "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
+           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info",
+           "random_split"]
