@@ -1,8 +1,9 @@
 """ampgrad.utils.data against torch.utils.data: datasets, random_split, samplers, default_collate /
 default_convert, DataLoader's batching, length rules and argument errors, and worker processes
 (map-style and iterable datasets, get_worker_info, worker_init_fn, persistent workers, errors in a
-worker, timeout). Random orders come from ampgrad's generator, so they are checked for their
-properties and for reproducibility under ampgrad.manual_seed, not for equality with torch's."""
+worker, timeout). ampgrad's CPU stream is torch's, and the samplers draw from it as torch does
+(a private torch-style generator for RandomSampler), so under the same manual_seed the shuffles,
+random splits, sampler draws and worker seeds (torch, random and NumPy) equal torch's."""
 import collections
 import pickle
 import time
@@ -276,6 +277,50 @@ def test_iterable_dataset_rejects_sampling_options(kw):
     with pytest.raises(ValueError) as ea:
         D.DataLoader(_Range(0, 3), **kw)
     assert str(ea.value).split(", but got")[0] == str(et.value).split(", but got")[0]
+
+
+def _shuffled(L, M, **kw):
+    L.manual_seed(1234)
+    dl = M.DataLoader(M.TensorDataset(L.arange(23)), batch_size=5, shuffle=True, **kw)
+    out = [[b[0].tolist() for b in dl] for _ in range(3)]
+    return out, L.rand(3).tolist()  # the global stream advanced as torch's
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_shuffle_orders_match_torch(workers):
+    assert _shuffled(ampgrad, D, num_workers=workers) == _shuffled(torch, TD, num_workers=workers)
+
+
+def _sampled(L, M):
+    L.manual_seed(7)
+    return (list(M.RandomSampler(range(10), replacement=True, num_samples=70)),
+            list(M.RandomSampler(range(9), num_samples=20)), list(M.SubsetRandomSampler([5, 6, 7, 8])),
+            [list(x) for x in M.random_split(range(10), [0.3, 0.7])],
+            [list(x) for x in M.random_split(range(7), [2, 2, 3])], L.rand(2).tolist())
+
+
+def test_sampler_draws_match_torch():
+    assert _sampled(ampgrad, D) == _sampled(torch, TD)
+
+
+class _SeedReport:
+    def __init__(self, L, M):
+        self.L, self.M = L, M
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        import random
+        return [self.M.get_worker_info().seed, float(np.random.rand()), random.random(), float(self.L.rand(1))]
+
+
+def test_worker_seeds_match_torch():
+    out = []
+    for L, M in ((torch, TD), (ampgrad, D)):
+        L.manual_seed(99)
+        out.append(list(M.DataLoader(_SeedReport(L, M), batch_size=None, num_workers=2)))
+    assert out[0] == out[1]
 
 
 def test_shuffle_is_reproducible_under_manual_seed():

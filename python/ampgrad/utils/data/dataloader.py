@@ -2,10 +2,11 @@
 
 num_workers > 0 starts real worker processes (Python multiprocessing, the platform's default start
 method unless multiprocessing_context says otherwise); batches travel back pickled (an ampgrad.Tensor
-pickles as its data, dtype and requires_grad) and come out in sampler order. Each worker is seeded with
-base_seed + worker_id (ampgrad.manual_seed, random.seed and NumPy's global seed), base_seed being drawn
-from ampgrad's generator when the iterator starts, so a run is reproducible under ampgrad.manual_seed.
-Shuffling draws from ampgrad's generator (ampgrad.randperm), so the orders are not torch's.
+pickles as its data, dtype and requires_grad) and come out in sampler order. Each worker is seeded as torch's: base_seed + worker_id
+(ampgrad.manual_seed and random.seed; NumPy's global seed from torch's hash of the two), base_seed being
+drawn from ampgrad's global stream when the iterator starts as torch draws it. Shuffling follows torch's
+streams too (sampler.py), so a run is reproducible under ampgrad.manual_seed and, for the same seed and
+the same random calls, gives torch's orders and worker seeds.
 pin_memory is accepted; without CUDA it warns as torch does and does nothing."""
 import itertools
 import math
@@ -13,11 +14,10 @@ import multiprocessing
 import queue
 import warnings
 
-from ..._C import int64
-from ..._creation import randint
 from ...cuda import is_available as _cuda_is_available
 from . import _utils
 from ._utils.collate import default_collate, default_convert
+from ._utils.random import draw_seed as _draw_seed
 from ._utils.worker import (_DatasetKind, _IterableDatasetStopIteration, _ResumeIteration, _worker_loop,
                             ExceptionWrapper, get_worker_info)
 from .dataset import IterableDataset
@@ -30,10 +30,6 @@ class _InfiniteConstantSampler(Sampler):
     def __iter__(self):
         while True:
             yield None
-
-
-def _draw_seed(generator):
-    return int(randint(0, 2 ** 62, (), dtype=int64, generator=generator).item())
 
 
 class DataLoader:

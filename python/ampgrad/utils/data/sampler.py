@@ -1,12 +1,18 @@
-"""Samplers with torch.utils.data's semantics. Random draws come from ampgrad's generator
-(ampgrad.randperm / randint / rand), so they are reproducible under ampgrad.manual_seed; the exact
-permutations differ from torch's (a different random stream)."""
+"""Samplers with torch.utils.data's semantics and torch's random streams: RandomSampler without a
+generator draws a seed from ampgrad's global stream and shuffles with a private torch-style generator
+(_utils/random.py), SubsetRandomSampler and random_split use ampgrad.randperm on the global stream, as
+torch does; so for the same seed and the same sequence of random calls the orders equal torch's.
+An explicit `generator` (an ampgrad.Generator is a handle on the global stream) is drawn from
+directly: reproducible under ampgrad.manual_seed, but not torch's order for a private torch.Generator.
+WeightedRandomSampler uses ampgrad.multinomial when the engine has it, else an exact sampler of the
+same law on ampgrad's uniforms (not torch's draws)."""
 from itertools import islice as itertools_islice
 
 import numpy as np
 
 from ..._C import Tensor, int64, float64
-from ..._creation import randperm, randint, rand, as_tensor
+from ..._creation import randperm, randint, rand, as_tensor, multinomial
+from ._utils.random import _PrivateStream, draw_seed
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -63,15 +69,22 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
-        g = self.generator
+        if self.generator is None:
+            stream = _PrivateStream(draw_seed())  # torch: a fresh generator seeded from the global stream
+            perm = stream.randperm
+            ints = stream.randint
+        else:
+            g = self.generator
+            perm = lambda n: randperm(n, generator=g).tolist()  # noqa: E731
+            ints = lambda high, k: randint(0, high, (k,), dtype=int64, generator=g).tolist()  # noqa: E731
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(0, n, (32,), dtype=int64, generator=g).tolist()
-            yield from randint(0, n, (self.num_samples % 32,), dtype=int64, generator=g).tolist()
+                yield from ints(n, 32)
+            yield from ints(n, self.num_samples % 32)
         else:
             for _ in range(self.num_samples // n):
-                yield from randperm(n, generator=g).tolist()
-            yield from randperm(n, generator=g).tolist()[:self.num_samples % n]
+                yield from perm(n)
+            yield from perm(n)[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -138,7 +151,11 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        yield from iter(_weighted_draw(self.weights, self.num_samples, self.replacement))
+        try:
+            rand_tensor = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+            yield from iter(rand_tensor.tolist())
+        except NotImplementedError:
+            yield from iter(_weighted_draw(self.weights, self.num_samples, self.replacement))
 
     def __len__(self):
         return self.num_samples

@@ -6,9 +6,12 @@ import sys
 import traceback
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...._C import set_num_threads
 from ...._creation import manual_seed
 from .fetch import _IterableDatasetFetcher, _MapDatasetFetcher
+from .random import generate_numpy_state
 
 __all__ = ["get_worker_info", "WorkerInfo", "ExceptionWrapper"]
 
@@ -92,13 +95,12 @@ class _DatasetKind:
         return _IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
 
 
-def _seed_all(seed):
+def _seed_all(base_seed, worker_id):
+    seed = base_seed + worker_id
     random.seed(seed)
     manual_seed(seed)
-    if "numpy" in sys.modules:
-        import numpy as np
-        ss = np.random.SeedSequence([seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF])
-        np.random.seed(ss.generate_state(4))
+    np.random.seed(generate_numpy_state(base_seed, worker_id))
+    return seed
 
 
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
@@ -106,8 +108,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
     global _worker_info
     try:
         set_num_threads(1)  # as torch's workers: one intra-op thread each
-        seed = base_seed + worker_id
-        _seed_all(seed)
+        seed = _seed_all(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         init_exception = None
         try:
