@@ -461,3 +461,116 @@ def test_training_loop_with_workers_matches_torch():
                         p.sub_(0.5 * p.grad)
         res.append(lin.weight.detach().numpy().copy())
     np.testing.assert_allclose(res[1], res[0], rtol=1e-5, atol=1e-7)
+
+
+# ------------------------------------------------------------------- scripts' loops, end to end
+def _mnist_shaped(L, M, workers):
+    """pytorch/examples mnist/main.py's setup and loop (a conv net without max_pool2d, synthetic data):
+    accelerator check, DataLoader(shuffle=True, num_workers, pin_memory), Adadelta, StepLR, nll_loss."""
+    F = L.nn.functional
+    use_accel = L.accelerator.is_available()
+    device = L.accelerator.current_accelerator() if use_accel else L.device("cpu")
+    L.manual_seed(1)
+    rng = np.random.default_rng(0)
+    x = L.tensor(rng.standard_normal((40, 1, 8, 8)).astype(np.float32))
+    y = L.tensor(rng.integers(0, 10, 40))
+    kw = {"batch_size": 8, "shuffle": True}
+    if workers:
+        kw.update({"num_workers": workers, "pin_memory": True})
+    loader = M.DataLoader(M.TensorDataset(x, y), **kw)
+
+    class Net(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = L.nn.Conv2d(1, 4, 3, 1)
+            self.fc1 = L.nn.Linear(4 * 6 * 6, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = L.flatten(x, 1)
+            return F.log_softmax(self.fc1(x), dim=1)
+    model = Net().to(device)
+    optimizer = L.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = L.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    losses = []
+    for epoch in range(1, 3):
+        model.train()
+        for data, target in loader:
+            data, target = data.to(device), target.to(device)
+            optimizer.zero_grad()
+            loss = F.nll_loss(model(data), target)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        scheduler.step()
+    return losses, model.fc1.weight.detach().numpy().copy()
+
+
+def test_mnist_shaped_script_matches_torch():
+    with warnings_ignored():
+        lt, wt = _mnist_shaped(torch, TD, 0)
+        la, wa = _mnist_shaped(ampgrad, D, 2)
+    np.testing.assert_allclose(la, lt, rtol=1e-5)
+    np.testing.assert_allclose(wa, wt, rtol=1e-5, atol=1e-6)
+
+
+class warnings_ignored:
+    def __enter__(self):
+        import warnings
+        self._c = warnings.catch_warnings()
+        self._c.__enter__()
+        warnings.simplefilter("ignore")  # pin_memory without an accelerator warns, as torch's
+
+    def __exit__(self, *a):
+        return self._c.__exit__(*a)
+
+
+class _CharDataset(D.Dataset):
+    """minGPT's chargpt-style dataset: windows of a token stream."""
+
+    def __init__(self, L, data, block):
+        self.L, self.data, self.block = L, data, block
+
+    def __len__(self):
+        return len(self.data) - self.block
+
+    def __getitem__(self, idx):
+        chunk = self.data[idx:idx + self.block + 1]
+        return self.L.tensor(chunk[:-1], dtype=self.L.long), self.L.tensor(chunk[1:], dtype=self.L.long)
+
+
+def _mingpt_trainer_shaped(L, M, workers):
+    """minGPT trainer.py's data pipeline: an endless RandomSampler with replacement, iter/next with
+    StopIteration restarts, AdamW, clip_grad_norm_."""
+    L.manual_seed(3)
+    data = list(np.random.default_rng(1).integers(0, 11, 60))
+    ds = _CharDataset(L, data, 6)
+    model = L.nn.Sequential(L.nn.Embedding(11, 8), L.nn.Linear(8, 11))
+    opt = L.optim.AdamW(model.parameters(), lr=1e-2, betas=(0.9, 0.95), weight_decay=0.1)
+    loader = M.DataLoader(ds, sampler=M.RandomSampler(ds, replacement=True, num_samples=int(1e10)), shuffle=False,
+                          pin_memory=True, batch_size=4, num_workers=workers)
+    model.train()
+    data_iter = iter(loader)
+    losses = []
+    for _ in range(12):
+        try:
+            batch = next(data_iter)
+        except StopIteration:
+            data_iter = iter(loader)
+            batch = next(data_iter)
+        x, y = batch
+        logits = model(x)
+        loss = L.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), ignore_index=-1)
+        model.zero_grad(set_to_none=True)
+        loss.backward()
+        L.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_mingpt_trainer_shaped_matches_torch():
+    with warnings_ignored():
+        lt = _mingpt_trainer_shaped(torch, TD, 0)
+        la = _mingpt_trainer_shaped(ampgrad, D, 2)
+    np.testing.assert_allclose(la, lt, rtol=1e-5)
