@@ -308,3 +308,55 @@ def test_onecycle_steps_past_total_raise():
     for L in (torch, ampgrad):
         with pytest.raises(ValueError, match="Tried to step 3 times. The specified number of total steps is 2"):
             _sched_run(L, lambda L, o: _S(L).OneCycleLR(o, max_lr=1.0, total_steps=2), n=3)
+
+
+# -------------------------------------------------------------------------------------------- LBFGS
+def _lbfgs(L, dtype, **kw):
+    rng = np.random.default_rng(0)
+    A = L.tensor(rng.standard_normal((6, 6)).astype(dtype))
+    b = L.tensor(rng.standard_normal(6).astype(dtype))
+    x = L.tensor(np.zeros(6, dtype), requires_grad=True)
+    y = L.tensor(np.ones(2, dtype), requires_grad=True)
+    o = L.optim.LBFGS([x, y], **kw)
+
+    def closure():
+        o.zero_grad()
+        loss = ((A @ x - b) ** 2).sum() + (y ** 4).sum() + (x.sin() * y[0]).sum()
+        loss.backward()
+        return loss
+    losses = [float(o.step(closure).detach()) for _ in range(4)]
+    return losses, x.detach().numpy().copy(), o.state_dict()
+
+
+@pytest.mark.parametrize("dtype,rtol,kw", [
+    ("float64", 1e-9, {}), ("float64", 1e-9, dict(line_search_fn="strong_wolfe")),
+    ("float64", 1e-9, dict(history_size=3, max_iter=5, lr=0.5, tolerance_change=1e-12)),
+    ("float32", 1e-4, dict(line_search_fn="strong_wolfe"))], ids=str)
+def test_lbfgs_matches_torch(dtype, rtol, kw):
+    lt, xt, st = _lbfgs(torch, dtype, **kw)
+    la, xa, sa = _lbfgs(ampgrad, dtype, **kw)
+    np.testing.assert_allclose(la, lt, rtol=rtol)
+    np.testing.assert_allclose(xa, xt, rtol=rtol * 10, atol=rtol)
+    assert sa["param_groups"] == st["param_groups"]
+    assert sorted(sa["state"][0]) == sorted(st["state"][0])
+    assert sa["state"][0]["n_iter"] == st["state"][0]["n_iter"]
+
+
+def test_lbfgs_errors_match_torch():
+    for kw in (dict(line_search_fn="armijo"),):
+        with pytest.raises(Exception) as et:
+            p = torch.zeros(2, requires_grad=True)
+            o = torch.optim.LBFGS([p], **kw)
+            p.grad = torch.ones(2)
+            o.step(lambda: (p * p).sum())
+        with pytest.raises(et.type) as ea:
+            p = ampgrad.zeros(2, requires_grad=True)
+            o = ampgrad.optim.LBFGS([p], **kw)
+            p.grad = ampgrad.ones(2)
+            o.step(lambda: (p * p).sum())
+        assert str(ea.value) == str(et.value)
+    for L in (torch, ampgrad):
+        with pytest.raises(ValueError, match=r"LBFGS doesn't support per-parameter options \(parameter groups\)"):
+            L.optim.LBFGS([{"params": [L.zeros(1, requires_grad=True)]}, {"params": [L.zeros(1, requires_grad=True)]}])
+        with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+            L.optim.LBFGS([L.zeros(1, requires_grad=True)], lr=-1)

@@ -12,7 +12,8 @@ from .nadam import NAdam
 from .radam import RAdam
 from .rprop import Rprop
 from .asgd import ASGD
+from .lbfgs import LBFGS
 from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "lr_scheduler"]
+           "Rprop", "ASGD", "LBFGS", "lr_scheduler"]
