@@ -26,6 +26,8 @@ CASES = [
     ("RAdam", dict(weight_decay=0.1, maximize=True, betas=(0.5, 0.6))),
     ("Rprop", {}), ("Rprop", dict(maximize=True, etas=(0.3, 1.5), step_sizes=(1e-3, 1))),
     ("ASGD", {}), ("ASGD", dict(t0=3, weight_decay=0.1, lambd=0.01, alpha=0.5, maximize=True)),
+    ("Adafactor", {}), ("Adafactor", dict(lr=0.1, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=1.5, weight_decay=0.1,
+                                          maximize=True)),
 ]
 _ID = [f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'default'}" for n, kw in CASES]
 
@@ -139,7 +141,9 @@ _BAD = [
     ("Adamax", dict(betas=(1.0, 0.9))), ("Adamax", dict(betas=(0.9, -0.1))), ("NAdam", dict(momentum_decay=-1)),
     ("RAdam", dict(eps=-1)), ("Rprop", dict(etas=(1.2, 0.5))), ("ASGD", dict(weight_decay=-0.1)),
     ("Adadelta", dict(fused=True)), ("RMSprop", dict(fused=True)), ("Rprop", dict(weight_decay=0.1)),
-    ("Adagrad", dict(capturable=True)),
+    ("Adagrad", dict(capturable=True)), ("Adafactor", dict(lr=-1)), ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(eps=(-1, 1e-3))), ("Adafactor", dict(eps=(None, -1))), ("Adafactor", dict(d=0.5)),
+    ("Adafactor", dict(weight_decay=-1)),
 ]
 
 

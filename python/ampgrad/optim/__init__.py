@@ -13,7 +13,8 @@ from .radam import RAdam
 from .rprop import Rprop
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .adafactor import Adafactor
 from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS", "lr_scheduler"]
+           "Rprop", "ASGD", "LBFGS", "Adafactor", "lr_scheduler"]
