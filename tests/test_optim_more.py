@@ -364,3 +364,66 @@ def test_lbfgs_errors_match_torch():
             L.optim.LBFGS([{"params": [L.zeros(1, requires_grad=True)]}, {"params": [L.zeros(1, requires_grad=True)]}])
         with pytest.raises(ValueError, match="Invalid learning rate: -1"):
             L.optim.LBFGS([L.zeros(1, requires_grad=True)], lr=-1)
+
+
+# ---------------------------------------------------------------------------------------- swa_utils
+def _swa_run(L, mode, use_buffers=False):
+    L.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(), L.nn.Linear(4, 2))
+    with L.no_grad():
+        for p in model.parameters():
+            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    su = L.optim.swa_utils
+    kw = {"SWA": {}, "EMA-multi": dict(multi_avg_fn=su.get_ema_multi_avg_fn(0.9)),
+          "EMA": dict(avg_fn=su.get_ema_avg_fn(0.8)), "SWA-fn": dict(avg_fn=su.get_swa_avg_fn()),
+          "SWA-multi": dict(multi_avg_fn=su.get_swa_multi_avg_fn())}[mode]
+    avg = su.AveragedModel(model, use_buffers=use_buffers, **kw)
+    opt = L.optim.SGD(model.parameters(), lr=0.1)
+    sched = su.SWALR(opt, swa_lr=0.05, anneal_epochs=3, anneal_strategy="cos" if mode != "SWA" else "linear")
+    x = L.tensor(rng.standard_normal((5, 3)).astype(np.float32))
+    lrs = []
+    for _ in range(6):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+        avg.update_parameters(model)
+        sched.step()
+        lrs.append(sched.get_last_lr())
+    out = avg(x)
+    return ([p.detach().numpy().copy() for p in avg.parameters()], int(avg.n_averaged), lrs,
+            out.detach().numpy().copy(), sorted(avg.state_dict().keys()))
+
+
+@pytest.mark.parametrize("mode", ["SWA", "EMA-multi", "EMA", "SWA-fn", "SWA-multi"])
+def test_swa_utils_match_torch(mode):
+    t = _swa_run(torch, mode, use_buffers=(mode == "EMA"))
+    a = _swa_run(ampgrad, mode, use_buffers=(mode == "EMA"))
+    for x, y in zip(a[0], t[0]):
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
+    assert a[1] == t[1] == 6
+    np.testing.assert_allclose(a[2], t[2], rtol=1e-12)
+    np.testing.assert_allclose(a[3], t[3], rtol=1e-5, atol=1e-6)
+    assert a[4] == t[4]
+
+
+def test_swa_utils_errors_and_swalr_state():
+    for L in (torch, ampgrad):
+        su = L.optim.swa_utils
+        with pytest.raises(ValueError, match=r"Invalid decay value 1.5 provided. Please provide a value in \[0,1\]"):
+            su.get_ema_avg_fn(1.5)
+        with pytest.raises(ValueError, match=r"Invalid decay value -1 provided"):
+            su.get_ema_multi_avg_fn(-1)
+        m = L.nn.Linear(2, 2)
+        with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn should be provided"):
+            su.AveragedModel(m, avg_fn=su.get_swa_avg_fn(), multi_avg_fn=su.get_swa_multi_avg_fn())
+        opt = L.optim.SGD(m.parameters(), lr=0.1)
+        with pytest.raises(ValueError, match="anneal_strategy must be one of 'cos' or 'linear', instead got x"):
+            su.SWALR(opt, 0.01, anneal_strategy="x")
+        with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0, got -1"):
+            su.SWALR(opt, 0.01, anneal_epochs=-1)
+        s = su.SWALR(opt, 0.01, anneal_epochs=0)
+        sd = s.state_dict()
+        assert "anneal_func" not in sd and sd["_anneal_strategy"] == "cos"
+        s.load_state_dict(sd)
+        su.update_bn([L.zeros(1, 2)], m)  # no BatchNorm: nothing to do

@@ -15,6 +15,7 @@ from .asgd import ASGD
 from .lbfgs import LBFGS
 from .adafactor import Adafactor
 from . import lr_scheduler
+from . import swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS", "Adafactor", "lr_scheduler"]
+           "Rprop", "ASGD", "LBFGS", "Adafactor", "lr_scheduler", "swa_utils"]
