@@ -574,3 +574,21 @@ def test_mingpt_trainer_shaped_matches_torch():
         lt = _mingpt_trainer_shaped(torch, TD, 0)
         la = _mingpt_trainer_shaped(ampgrad, D, 2)
     np.testing.assert_allclose(la, lt, rtol=1e-5)
+
+
+@pytest.mark.parametrize("n,replicas,shuffle,drop_last", [(10, 3, True, False), (10, 3, False, False),
+                                                           (10, 3, True, True), (2, 4, True, False),
+                                                           (12, 4, True, True)])
+def test_distributed_sampler_matches_torch(n, replicas, shuffle, drop_last):
+    for epoch in (0, 3):
+        for rank in range(replicas):
+            kw = dict(num_replicas=replicas, rank=rank, shuffle=shuffle, seed=5, drop_last=drop_last)
+            t = TD.DistributedSampler(range(n), **kw)
+            a = D.DistributedSampler(range(n), **kw)
+            t.set_epoch(epoch)
+            a.set_epoch(epoch)
+            assert list(a) == list(t) and len(a) == len(t)
+    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
+        D.DistributedSampler(range(5), num_replicas=2, rank=2)
+    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+        D.DistributedSampler(range(5))

@@ -427,3 +427,18 @@ def test_swa_utils_errors_and_swalr_state():
         assert "anneal_func" not in sd and sd["_anneal_strategy"] == "cos"
         s.load_state_dict(sd)
         su.update_bn([L.zeros(1, 2)], m)  # no BatchNorm: nothing to do
+
+
+def test_sparse_adam_dense_gradient_error():
+    for L in (torch, ampgrad):
+        p = L.zeros(2, requires_grad=True)
+        o = L.optim.SparseAdam([p])
+        p.grad = L.ones(2)
+        with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients, please consider Adam"):
+            o.step()
+        assert o.state_dict()["param_groups"] == [{"lr": 0.001, "betas": (0.9, 0.999), "eps": 1e-08,
+                                                   "maximize": False, "params": [0]}]
+        for kw, msg in ((dict(lr=0), "Invalid learning rate: 0"), (dict(eps=0), "Invalid epsilon value: 0"),
+                        (dict(betas=(1, 0.9)), "Invalid beta parameter at index 0: 1")):
+            with pytest.raises(ValueError, match=msg):
+                L.optim.SparseAdam([p], **kw)

@@ -5,10 +5,11 @@ from .dataset import (Dataset, IterableDataset, TensorDataset, StackDataset, Con
 from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
                       BatchSampler)
 from .dataloader import DataLoader, _DatasetKind
+from .distributed import DistributedSampler
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import get_worker_info, WorkerInfo
 
-__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+__all__ = ["BatchSampler", "ChainDataset", "DistributedSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
            "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info",
            "random_split"]
