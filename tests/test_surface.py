@@ -36,7 +36,9 @@ def test_accelerator_cpu_only():
     assert a.current_accelerator() is None and t.current_accelerator() is None
     assert a.current_accelerator(check_available=True) is None
     assert a.is_available() is False and a.device_count() == 0 == t.device_count()
-    for fn in ("current_device_index", "synchronize"):
+    for fn in ("current_device_index", "synchronize", "empty_cache", "memory_allocated", "max_memory_allocated",
+               "memory_reserved", "max_memory_reserved", "memory_stats", "reset_peak_memory_stats",
+               "get_memory_info", "current_stream", "get_device_capability"):
         with pytest.raises(RuntimeError) as et:
             getattr(t, fn)()
         with pytest.raises(RuntimeError) as ea:

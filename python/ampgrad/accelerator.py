@@ -80,3 +80,35 @@ class device_index:
     def __exit__(self, *exc_info):
         if self.idx is not None:
             set_device_index(self.prev_idx)
+
+
+def _delegate(name, cuda_name=None, takes_device=True):
+    def fn(device=None, /):
+        _require()
+        f = getattr(_cuda, cuda_name or name)
+        return f(_index(device)) if takes_device else f()
+    fn.__name__ = name
+    fn.__doc__ = f"torch.accelerator.{name}: the CUDA device's (RuntimeError when there is no accelerator)."
+    return fn
+
+
+empty_cache = _delegate("empty_cache", takes_device=False)
+memory_allocated = _delegate("memory_allocated")
+max_memory_allocated = _delegate("max_memory_allocated")
+memory_reserved = _delegate("memory_reserved")
+max_memory_reserved = _delegate("max_memory_reserved")
+memory_stats = _delegate("memory_stats")
+reset_peak_memory_stats = _delegate("reset_peak_memory_stats")
+get_memory_info = _delegate("get_memory_info", "mem_get_info")
+current_stream = _delegate("current_stream")
+
+
+def get_device_capability(device=None, /):
+    """{'major': ..., 'minor': ...} of the CUDA device (torch.accelerator's form)."""
+    _require()
+    major, minor = _cuda.get_device_capability(_index(device))
+    return {"major": major, "minor": minor}
+
+
+__all__ += ["empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+            "memory_stats", "reset_peak_memory_stats", "get_memory_info", "current_stream", "get_device_capability"]
