@@ -442,3 +442,37 @@ def test_sparse_adam_dense_gradient_error():
                         (dict(betas=(1, 0.9)), "Invalid beta parameter at index 0: 1")):
             with pytest.raises(ValueError, match=msg):
                 L.optim.SparseAdam([p], **kw)
+
+
+# --------------------------------------------------------------------------------------------- Muon
+@pytest.mark.parametrize("shape", [(4, 6), (7, 3)])
+@pytest.mark.parametrize("kw", [{}, dict(nesterov=False, adjust_lr_fn="match_rms_adamw", weight_decay=0.01, lr=0.02),
+                                dict(ns_steps=3, momentum=0.5, adjust_lr_fn="original")], ids=str)
+def test_muon_matches_torch(kw, shape):
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal(shape).astype(np.float32)
+    gs = [rng.standard_normal(shape).astype(np.float32) for _ in range(5)]
+    res = []
+    for L in (torch, ampgrad):
+        p = L.tensor(w0.copy(), requires_grad=True)
+        o = L.optim.Muon([p], **kw)
+        for g in gs:
+            p.grad = L.tensor(g)
+            o.step()
+        res.append((p.detach().numpy().copy(), o.state_dict()))
+    assert np.abs(res[0][0] - w0).max() > 1e-3  # it moved
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-5, atol=1e-6)
+    assert res[0][1]["param_groups"] == res[1][1]["param_groups"]
+    np.testing.assert_allclose(res[1][1]["state"][0]["momentum_buffer"].numpy(),
+                               res[0][1]["state"][0]["momentum_buffer"].numpy(), rtol=1e-6)
+
+
+def test_muon_errors_match_torch():
+    for kw in (dict(lr=-1), dict(momentum=-1), dict(weight_decay=-1), dict(adjust_lr_fn="x")):
+        with pytest.raises(ValueError) as et:
+            torch.optim.Muon([torch.zeros(2, 2, requires_grad=True)], **kw)
+        with pytest.raises(ValueError) as ea:
+            ampgrad.optim.Muon([ampgrad.zeros(2, 2, requires_grad=True)], **kw)
+        assert str(ea.value) == str(et.value)
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters whereas we found a parameter with size"):
+        ampgrad.optim.Muon([ampgrad.zeros(3, requires_grad=True)])

@@ -15,8 +15,9 @@ from .asgd import ASGD
 from .lbfgs import LBFGS
 from .adafactor import Adafactor
 from .sparse_adam import SparseAdam
+from .muon import Muon
 from . import lr_scheduler
 from . import swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS", "Adafactor", "SparseAdam", "lr_scheduler", "swa_utils"]
+           "Rprop", "ASGD", "LBFGS", "Adafactor", "SparseAdam", "Muon", "lr_scheduler", "swa_utils"]
