@@ -2,9 +2,10 @@
 
 num_workers > 0 starts real worker processes (Python multiprocessing, the platform's default start
 method unless multiprocessing_context says otherwise); batches travel back pickled (an ampgrad.Tensor
-pickles as its data, dtype and requires_grad) and come out in sampler order. Each worker is seeded as torch's: base_seed + worker_id
-(ampgrad.manual_seed and random.seed; NumPy's global seed from torch's hash of the two), base_seed being
-drawn from ampgrad's global stream when the iterator starts as torch draws it. Shuffling follows torch's
+pickles as its data, dtype and requires_grad) and come out in sampler order. Each worker is seeded as
+torch's: base_seed + worker_id (ampgrad.manual_seed and random.seed; NumPy's global seed from torch's
+hash of the two), base_seed being drawn from ampgrad's global stream when the iterator starts, as torch
+draws it. Shuffling follows torch's
 streams too (sampler.py), so a run is reproducible under ampgrad.manual_seed and, for the same seed and
 the same random calls, gives torch's orders and worker seeds.
 pin_memory is accepted; without CUDA it warns as torch does and does nothing."""
