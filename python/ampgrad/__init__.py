@@ -88,15 +88,11 @@ Tensor.dist = lambda self, other, p=2: _le.dist(self, other, p)
 
 
 
-def set_float32_matmul_precision(precision):
-    """"highest": fp32 GEMMs in fp32; "high" / "medium": TF32 allowed (backends.cuda.matmul.allow_tf32)."""
-    if precision not in ("highest", "high", "medium"):
-        raise RuntimeError(f"Invalid precision: {precision}")
-    backends.cuda.matmul.allow_tf32 = precision != "highest"
-
-
-def get_float32_matmul_precision():
-    return "high" if backends.cuda.matmul.allow_tf32 else "highest"
-
+from ._surface import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
+                       is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                       get_deterministic_debug_mode, set_float32_matmul_precision, get_float32_matmul_precision,
+                       compile)
+from . import accelerator  # noqa: E402
+from . import utils  # noqa: E402
 
 __version__ = "0.1.0"
