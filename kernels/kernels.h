@@ -77,6 +77,11 @@ using NonzeroKernel = Tensor (*)(const Tensor& a);
 // Random fills advance the device's generator: CPU ones reproduce torch's CPU streams, CUDA ones draw
 // from a per-device Philox stream (Note [Philox streams]).
 using RandomKernel = void (*)(Tensor& t, double a, double b);
+// Note [Integer bounds of randint]: randint's int64 bounds would lose bits as doubles beyond 2^53
+// (randint(2**62, 2**62 + 10) once drew from an empty range), so they travel bit for bit:
+// kernel(t, pack_i64(low), pack_i64(high)), and the kernel unpacks them. randperm has its own slot.
+inline double pack_i64(int64_t v) { double d; std::memcpy(&d, &v, sizeof d); return d; }
+inline int64_t unpack_i64(double d) { int64_t v; std::memcpy(&v, &d, sizeof v); return v; }
 }  // namespace ampgrad
 
 namespace ampgrad {

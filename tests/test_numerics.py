@@ -142,3 +142,14 @@ def test_lerp_python_weight_low_precision_rounds_once(dt, w):
     x = ag.randn(3, requires_grad=True)
     assert ag.lerp(x, x * 2, w).grad_fn.name() == "LerpBackward0"
     assert ag.lerp(x, x * 2, ag.tensor(w)).grad_fn.name() == "LerpBackward1"
+
+
+@pytest.mark.parametrize("lo,hi", [(-2**63, 2**63 - 1), (2**62, 2**62 + 10), (-2**60, 2**61), (2**53 + 1, 2**53 + 3), (-5, 5)])
+def test_randint_bounds_beyond_2_53_are_exact_and_match_torch(lo, hi):
+    # Note [Integer bounds of randint]: the full int64 range once crashed (SIGFPE) and 2**62 + 10 drew
+    # from an empty range; the values must be torch's CPU stream, inside [lo, hi)
+    ag.manual_seed(11)
+    torch.manual_seed(11)
+    a = ag.randint(lo, hi, (64,)).tolist()
+    assert a == torch.randint(lo, hi, (64,)).tolist()
+    assert all(lo <= v < hi for v in a)

@@ -98,15 +98,14 @@ Tensor& normal_(Tensor& t, double mean, double std) {
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device) {
   AG_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   Tensor t = empty(sizes, dtype, device);
-  kernel<RandomKernel>(Op::randint, t.device())(t, static_cast<double>(low), static_cast<double>(high));
+  kernel<RandomKernel>(Op::randint, t.device())(t, pack_i64(low), pack_i64(high));  // Note [Integer bounds of randint]
   return t;
 }
 
 Tensor randperm(int64_t n, ScalarType dtype, Device device) {
   AG_CHECK(n >= 0, "n must be non-negative, got", n);
   Tensor t = arange(0, static_cast<double>(n), 1, dtype, device);
-  // a >= b marks "shuffle in place" for the randperm kernel (randint always has low < high).
-  kernel<RandomKernel>(Op::randperm, t.device())(t, 0, 0);
+  kernel<RandomKernel>(Op::randperm, t.device())(t, 0, 0);  // shuffles t (0..n-1) in place
   return t;
 }
 

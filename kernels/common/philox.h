@@ -121,9 +121,9 @@ struct Randint {
   AG_HOST_DEVICE int per() const { return wide ? 2 : 4; }
   AG_HOST_DEVICE void operator()(const Words& w, int64_t* out) const {
     if (wide) {
-      for (int j = 0; j < 2; ++j) out[j] = static_cast<int64_t>(word64(w, j) % range) + low;
+      for (int j = 0; j < 2; ++j) out[j] = static_cast<int64_t>(word64(w, j) % range + static_cast<uint64_t>(low));
     } else {
-      for (int j = 0; j < 4; ++j) out[j] = static_cast<int64_t>(w.v[j] % range) + low;
+      for (int j = 0; j < 4; ++j) out[j] = static_cast<int64_t>(w.v[j] % range + static_cast<uint64_t>(low));
     }
   }
 };

@@ -34,9 +34,8 @@ void visit_float_op(Kind kind, double a, double b, F&& f) {
 }
 
 // randint over [low, high): 64-bit draws when the range needs 32+ bits and the dtype can hold it.
-inline Randint make_randint(ScalarType dt, double low, double high) {
-  const int64_t lo = static_cast<int64_t>(low);
-  const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(high) - lo);
+inline Randint make_randint(ScalarType dt, int64_t lo, int64_t high) {
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(lo);
   const bool wide_type = dt == ScalarType::Int64 || dt == ScalarType::Float64 || dt == ScalarType::Float32 ||
                          dt == ScalarType::BFloat16;
   return Randint{lo, range, range >= (uint64_t(1) << 32) && wide_type};

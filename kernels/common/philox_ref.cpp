@@ -25,7 +25,7 @@ uint64_t fill_reference(Tensor& t, Kind kind, uint64_t seed, uint64_t offset, do
   uint64_t used = 0;
   if (kind == Kind::kRandint) {
     AG_CHECK(a < b, "_philox_fill: randint needs low < high");
-    const Randint op = make_randint(t.dtype(), a, b);
+    const Randint op = make_randint(t.dtype(), static_cast<int64_t>(a), static_cast<int64_t>(b));
     AG_DISPATCH_ALL(t.dtype(), "_philox_fill", [&] { used = fill<int64_t>(op, seed, offset, n, t.data<scalar_t>()); });
     return used;
   }

@@ -103,33 +103,36 @@ void k_normal(Tensor& t, double mean, double std) {
   });
 }
 
-// randint (a < b: [a, b)) and randperm (a >= b: shuffle t, which holds 0..n-1, in place). The marker
-// cannot be a value of a: randint(-1, n) once shuffled uninitialized memory.
-void k_random_int(Tensor& t, double a, double b) {
+// randperm: shuffles t, which holds 0..n-1, in place (torch's CPU algorithm; a and b unused).
+void k_randperm(Tensor& t, double, double) {
   auto& g = gen();
   std::lock_guard<std::mutex> lock(g.mu);
-  if (a >= b) {
-    const int64_t n = t.numel();
-    AG_DISPATCH_NUMERIC(t.dtype(), "randperm", [&] {
-      scalar_t* d = t.data<scalar_t>();
-      const int64_t s = t.strides()[0];
-      for (int64_t i = 0; i + 1 < n; ++i) {
-        int64_t z = n < static_cast<int64_t>(UINT32_MAX / 20) ? static_cast<int64_t>(g.random() % static_cast<uint64_t>(n - i))
-                                                               : static_cast<int64_t>(g.random64() % static_cast<uint64_t>(n - i));
-        std::swap(d[i * s], d[(z + i) * s]);
-      }
-    });
-    return;
-  }
-  const int64_t low = static_cast<int64_t>(a);
-  const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(b) - low);
+  const int64_t n = t.numel();
+  AG_DISPATCH_NUMERIC(t.dtype(), "randperm", [&] {
+    scalar_t* d = t.data<scalar_t>();
+    const int64_t s = t.strides()[0];
+    for (int64_t i = 0; i + 1 < n; ++i) {
+      int64_t z = n < static_cast<int64_t>(UINT32_MAX / 20) ? static_cast<int64_t>(g.random() % static_cast<uint64_t>(n - i))
+                                                             : static_cast<int64_t>(g.random64() % static_cast<uint64_t>(n - i));
+      std::swap(d[i * s], d[(z + i) * s]);
+    }
+  });
+}
+
+// randint: [low, high) with the bounds packed bit for bit (Note [Integer bounds of randint]); the range
+// is formed in uint64, so the full int64 range neither overflows nor becomes 0.
+void k_randint(Tensor& t, double a, double b) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  const int64_t low = unpack_i64(a);
+  const uint64_t range = static_cast<uint64_t>(unpack_i64(b)) - static_cast<uint64_t>(low);
   AG_DISPATCH_ALL(t.dtype(), "random_from_to", [&] {
     const bool wide = range >= (uint64_t(1) << 32) &&
                       (std::is_same_v<scalar_t, int64_t> || std::is_same_v<scalar_t, double> || std::is_same_v<scalar_t, float> ||
                        std::is_same_v<scalar_t, BFloat16>);
     for_elements<scalar_t>(t, [&](scalar_t& x) {
       uint64_t v = wide ? g.random64() : g.random();
-      x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(static_cast<int64_t>(v % range) + low));
+      x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(static_cast<int64_t>(v % range + static_cast<uint64_t>(low))));
     });
   });
 }
@@ -137,8 +140,8 @@ void k_random_int(Tensor& t, double a, double b) {
 
 AG_REGISTER_KERNEL(uniform, CPU, k_uniform);
 AG_REGISTER_KERNEL(normal, CPU, k_normal);
-AG_REGISTER_KERNEL(randint, CPU, k_random_int);
-AG_REGISTER_KERNEL(randperm, CPU, k_random_int);  // b == a == 0: a permutation of 0..n-1
+AG_REGISTER_KERNEL(randint, CPU, k_randint);
+AG_REGISTER_KERNEL(randperm, CPU, k_randperm);
 
 void manual_seed(uint64_t seed) {
   auto& g = gen();

@@ -109,7 +109,7 @@ void k_philox(Tensor& t, double a, double b) {
   if (t.numel() == 0) return;
   Tensor dense = t.is_contiguous() ? t : empty(t.sizes(), t.dtype(), t.device());
   if constexpr (kind == philox::Kind::kRandint) {
-    const philox::Randint op = philox::make_randint(t.dtype(), a, b);
+    const philox::Randint op = philox::make_randint(t.dtype(), unpack_i64(a), unpack_i64(b));  // Note [Integer bounds of randint]
     AG_DISPATCH_ALL(t.dtype(), "random_from_to_cuda", [&] { launch_fill<dev_t<scalar_t>, int64_t>(dense, op); });
   } else {
     AG_DISPATCH_FLOAT(t.dtype(), kind == philox::Kind::kUniform ? "uniform_cuda" : "normal_cuda", [&] {
@@ -121,10 +121,8 @@ void k_philox(Tensor& t, double a, double b) {
   if (!t.is_contiguous()) copy_into(t, dense);
 }
 
-// randperm (a >= b: shuffle t, which holds 0..n-1) uses the CPU generator on a host copy; a < b is
-// randint on the device.
-void k_randperm_or_randint(Tensor& t, double a, double b) {
-  if (a < b) { k_philox<philox::Kind::kRandint>(t, a, b); return; }
+// randperm (shuffle t, which holds 0..n-1) uses the CPU generator on a host copy.
+void k_randperm(Tensor& t, double a, double b) {
   if (t.numel() == 0) return;
   const size_t nbytes = static_cast<size_t>(t.numel() * itemsize(t.dtype()));
   Tensor dense = t.is_contiguous() ? t : empty(t.sizes(), t.dtype(), t.device());
@@ -141,6 +139,6 @@ void k_randperm_or_randint(Tensor& t, double a, double b) {
 AG_REGISTER_KERNEL(uniform, CUDA, k_philox<philox::Kind::kUniform>);
 AG_REGISTER_KERNEL(normal, CUDA, k_philox<philox::Kind::kNormal>);
 AG_REGISTER_KERNEL(randint, CUDA, k_philox<philox::Kind::kRandint>);
-AG_REGISTER_KERNEL(randperm, CUDA, k_randperm_or_randint);
+AG_REGISTER_KERNEL(randperm, CUDA, k_randperm);
 
 }  // namespace ampgrad::cuda
