@@ -3,6 +3,9 @@
 // for fp32/fp16/bf16, fp64 for fp64); the L x S matrix never exists, the logsumexp is saved, and the
 // backward recomputes P block by block from it. Causal runs skip the key blocks above the diagonal.
 #include <Eigen/Core>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -11,7 +14,7 @@
 namespace ampgrad::cpu {
 namespace {
 
-constexpr int64_t kBQ = 32;  // query rows per block
+constexpr int64_t kBQ = 64;  // query rows per block at most (32 when causal: less work above the diagonal)
 constexpr int64_t kBK = 64;  // keys per block
 constexpr int64_t kW = 64;   // tile width: every packed buffer's row length is a multiple of it
 
@@ -36,12 +39,50 @@ inline void tile(int64_t K, const A* a, int64_t ars, int64_t acs, const A* b, in
     for (int j = 0; j < kW; ++j) c[r * ldc + j] = t[r][j];
 }
 
+#ifdef __AVX512F__
+// The fp32 tile with the accumulators spelled as registers: R rows x 4 zmm.
+template <int R>
+inline void tile_f32(int64_t K, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, float* c, int64_t ldc, bool acc) {
+  static_assert(kW == 64, "tile_f32 covers 64 columns");
+  __m512 t[R][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) t[r][q] = acc ? _mm512_loadu_ps(c + r * ldc + 16 * q) : _mm512_setzero_ps();
+  for (int64_t e = 0; e < K; ++e) {
+    const float* br = b + e * ldb;
+    const __m512 b0 = _mm512_loadu_ps(br), b1 = _mm512_loadu_ps(br + 16), b2 = _mm512_loadu_ps(br + 32), b3 = _mm512_loadu_ps(br + 48);
+    const float* ae = a + e * acs;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 s = _mm512_set1_ps(ae[r * ars]);
+      t[r][0] = _mm512_fmadd_ps(s, b0, t[r][0]);
+      t[r][1] = _mm512_fmadd_ps(s, b1, t[r][1]);
+      t[r][2] = _mm512_fmadd_ps(s, b2, t[r][2]);
+      t[r][3] = _mm512_fmadd_ps(s, b3, t[r][3]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) _mm512_storeu_ps(c + r * ldc + 16 * q, t[r][q]);
+}
+#endif
+
 // C[M][N] (+)= A[M][K] @ B[K][N] with N padded: b and c rows are readable / writable up to pad(N).
 template <typename A>
 void gemm(int64_t M, int64_t N, int64_t K, const A* a, int64_t ars, int64_t acs, const A* b, int64_t ldb, A* c, int64_t ldc,
           bool acc) {
   for (int64_t j = 0; j < N; j += kW) {
     int64_t i = 0;
+#ifdef __AVX512F__
+    if constexpr (std::is_same_v<A, float>) {
+      for (; i + 6 <= M; i += 6) tile_f32<6>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);
+      for (; i + 2 <= M; i += 2) tile_f32<2>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);
+      for (; i < M; ++i) tile_f32<1>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);
+      continue;
+    }
+#endif
     for (; i + 4 <= M; i += 4) tile<A, 4>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);
     for (; i < M; ++i) tile<A, 1>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);
   }
@@ -99,7 +140,8 @@ void sdpa_fwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
   using A = acc_t<T>;
   const int64_t B = q.sizes()[0], Hq = q.sizes()[1], L = q.sizes()[2], E = q.sizes()[3];
   const int64_t Hk = k.sizes()[1], S = k.sizes()[2], Ev = v.sizes()[3];
-  const int64_t rep = Hq / Hk, nqb = (L + kBQ - 1) / kBQ;
+  const int64_t BQ = args.causal ? kBQ / 2 : kBQ;
+  const int64_t rep = Hq / Hk, nqb = (L + BQ - 1) / BQ;
   const int64_t Ep = pad(E), Evp = pad(Ev);
   const View4 sq(q), sk(k), sv(v);
   const T* Q = q.data<T>();
@@ -110,25 +152,36 @@ void sdpa_fwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
   const A scale = static_cast<A>(args.scale);
   const Masker<T, A> mk(mask, args.causal);
   const A ninf = -std::numeric_limits<A>::infinity();
-  parallel_for(B * Hq * nqb, 1, [&](int64_t t0, int64_t t1) {
+  // Tasks: whole heads when there are enough of them (K and V packed once per head), else
+  // (head, query block) pairs.
+  const bool per_head = B * Hq >= 4 * static_cast<int64_t>(get_num_threads());
+  const int64_t qb_per_task = per_head ? nqb : 1;
+  parallel_for(B * Hq * nqb / qb_per_task, 1, [&](int64_t t0, int64_t t1) {
     std::vector<A> qf(kBQ * Ep), kt, vf, s(kBQ * kBK), o(kBQ * Evp), m(kBQ), l(kBQ);
-    for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t task = t0; task < t1; ++task) {
+    const int64_t first = task * qb_per_task;
+    int64_t packed = -1, Sp = 0;  // keys [0, packed) of this head are in kt / vf
+    for (int64_t t = first; t < first + qb_per_task; ++t) {
       const int64_t b = t / (Hq * nqb), h = t / nqb % Hq, qb = t % nqb, hk = h / rep;
-      const int64_t i0 = qb * kBQ, nq = std::min(kBQ, L - i0);
+      const int64_t i0 = qb * BQ, nq = std::min(BQ, L - i0);
       const int64_t kend = args.causal ? std::min(S, i0 + nq) : S;
-      const int64_t Sp = pad(kend);
       // q * scale, K^T and V of the keys this block sees, in the compute type
       for (int64_t i = 0; i < nq; ++i) {
         const T* src = Q + b * sq.b + h * sq.h + (i0 + i) * sq.l;
         for (int64_t e = 0; e < E; ++e) qf[i * Ep + e] = static_cast<A>(src[e]) * scale;
       }
-      kt.assign(Ep * Sp, A(0));
-      vf.assign(std::max<int64_t>(kend, 1) * Evp, A(0));
-      for (int64_t j = 0; j < kend; ++j) {
-        const T* ks = K + b * sk.b + hk * sk.h + j * sk.l;
-        const T* vs = V + b * sv.b + hk * sv.h + j * sv.l;
-        for (int64_t e = 0; e < E; ++e) kt[e * Sp + j] = static_cast<A>(ks[e]);
-        for (int64_t e = 0; e < Ev; ++e) vf[j * Evp + e] = static_cast<A>(vs[e]);
+      if (packed < kend) {
+        const int64_t last = per_head ? (args.causal ? std::min(S, L) : S) : kend;  // every key the task's blocks see
+        Sp = pad(last);
+        kt.assign(Ep * Sp, A(0));
+        vf.assign(std::max<int64_t>(last, 1) * Evp, A(0));
+        for (int64_t j = 0; j < last; ++j) {
+          const T* ks = K + b * sk.b + hk * sk.h + j * sk.l;
+          const T* vs = V + b * sv.b + hk * sv.h + j * sv.l;
+          for (int64_t e = 0; e < E; ++e) kt[e * Sp + j] = static_cast<A>(ks[e]);
+          for (int64_t e = 0; e < Ev; ++e) vf[j * Evp + e] = static_cast<A>(vs[e]);
+        }
+        packed = last;
       }
       std::fill(o.begin(), o.end(), A(0));
       std::fill(m.begin(), m.end(), ninf);
@@ -162,6 +215,7 @@ void sdpa_fwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
         LSE[(b * Hq + h) * L + i0 + i] = l[i] > A(0) ? m[i] + std::log(l[i]) : std::numeric_limits<A>::infinity();
       }
     }
+    }
   });
 }
 
@@ -171,7 +225,8 @@ void sdpa_bwd(const Tensor& go, const Tensor& q, const Tensor& k, const Tensor& 
   using A = acc_t<T>;
   const int64_t B = q.sizes()[0], Hq = q.sizes()[1], L = q.sizes()[2], E = q.sizes()[3];
   const int64_t Hk = k.sizes()[1], S = k.sizes()[2], Ev = v.sizes()[3];
-  const int64_t rep = Hq / Hk, nqb = (L + kBQ - 1) / kBQ;
+  const int64_t BQ = args.causal ? kBQ / 2 : kBQ;
+  const int64_t rep = Hq / Hk, nqb = (L + BQ - 1) / BQ;
   const int64_t Ep = pad(E), Evp = pad(Ev), Sp = pad(S);
   const View4 sq(q), sk(k), sv(v), sg(go), so(out);
   const T* Q = q.data<T>();
@@ -204,7 +259,7 @@ void sdpa_bwd(const Tensor& go, const Tensor& q, const Tensor& k, const Tensor& 
       }
       for (int64_t h = hk * rep; h < (hk + 1) * rep; ++h) {
         for (int64_t qb = 0; qb < nqb; ++qb) {
-          const int64_t i0 = qb * kBQ, nq = std::min(kBQ, L - i0);
+          const int64_t i0 = qb * BQ, nq = std::min(BQ, L - i0);
           const int64_t kend = args.causal ? std::min(S, i0 + nq) : S;
           for (int64_t i = 0; i < nq; ++i) {
             const T* qsrc = Q + b * sq.b + h * sq.h + (i0 + i) * sq.l;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <vector>
+#include <Eigen/Core>
 #include "kernels/common/philox.h"
 #include "kernels/cpu/loops.h"
 
@@ -16,70 +17,78 @@ namespace ampgrad::cpu {
 namespace {
 
 // ---------------------------------------------------------------- losses
+// Blocks of kBlock elements are widened to the compute type and evaluated as Eigen arrays (its
+// vectorized exp / log / log1p): one pass, no temporary the size of the input.
+constexpr int64_t kBlock = 1024;
+template <typename A> using Arr = Eigen::Array<A, Eigen::Dynamic, 1>;
+template <typename A> using AMap = Eigen::Map<Arr<A>>;
+
+template <typename T, typename A>
+inline void widen(const T* p, int64_t n, A* d, A fill) {
+  if (!p) { std::fill(d, d + n, fill); return; }
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<A>(p[i]);
+}
+
 template <typename A, LossKind K>
-inline A loss_elem(A x, A t, A w, A pw, A beta) {
-  if constexpr (K == LossKind::MSE) { const A d = x - t; return d * d; }
+void loss_block(const A* x0, const A* t0, const A* w0, const A* pw0, int64_t n, A beta, A* out) {
+  Eigen::Map<const Arr<A>> x(x0, n), t(t0, n), w(w0, n), pw(pw0, n);
+  AMap<A> o(out, n);
+  if constexpr (K == LossKind::MSE) o = (x - t).square();
   else if constexpr (K == LossKind::SMOOTH_L1) {
-    const A z = std::abs(x - t);
-    if (beta == A(0)) return z;
-    return z < beta ? A(0.5) * z * z / beta : z - A(0.5) * beta;
+    if (beta == A(0)) o = (x - t).abs();
+    else o = ((x - t).abs() < beta).select((x - t).square() * (A(0.5) / beta), (x - t).abs() - A(0.5) * beta);
   } else if constexpr (K == LossKind::HUBER) {
-    const A z = std::abs(x - t);
-    return z < beta ? A(0.5) * z * z : beta * (z - A(0.5) * beta);
+    o = ((x - t).abs() < beta).select((x - t).square() * A(0.5), ((x - t).abs() - A(0.5) * beta) * beta);
   } else if constexpr (K == LossKind::BCE) {
-    return w * ((t - A(1)) * std::max(std::log1p(-x), A(-100)) - t * std::max(std::log(x), A(-100)));
-  } else {  // BCE_LOGITS: (1 - t) x - lw * log_sigmoid(x), lw = 1 + (pw - 1) t
-    const A log_sig = std::min(x, A(0)) - std::log1p(std::exp(-std::abs(x)));
-    return w * ((A(1) - t) * x - (A(1) + (pw - A(1)) * t) * log_sig);
+    o = w * ((t - A(1)) * (-x).log1p().max(A(-100)) - t * x.log().max(A(-100)));
+  } else {  // (1 - t) x - lw * log_sigmoid(x), lw = 1 + (pw - 1) t
+    o = w * ((A(1) - t) * x - (A(1) + (pw - A(1)) * t) * (x.min(A(0)) - (-x.abs()).exp().log1p()));
   }
 }
 
 template <typename A, LossKind K>
-inline A loss_grad(A x, A t, A w, A pw, A beta) {
-  if constexpr (K == LossKind::MSE) return A(2) * (x - t);
+void grad_block(const A* x0, const A* t0, const A* w0, const A* pw0, int64_t n, A beta, A* out) {
+  Eigen::Map<const Arr<A>> x(x0, n), t(t0, n), w(w0, n), pw(pw0, n);
+  AMap<A> o(out, n);
+  if constexpr (K == LossKind::MSE) o = (x - t) * A(2);
   else if constexpr (K == LossKind::SMOOTH_L1) {
-    const A d = x - t;
-    if (beta == A(0)) return static_cast<A>((d > A(0)) - (d < A(0)));
-    return d < -beta ? A(-1) : d > beta ? A(1) : d / beta;
+    if (beta == A(0)) o = (x - t).sign();
+    else o = ((x - t) / beta).max(A(-1)).min(A(1));
   } else if constexpr (K == LossKind::HUBER) {
-    const A d = x - t;
-    return d < -beta ? -beta : d > beta ? beta : d;
+    o = (x - t).max(-beta).min(beta);
   } else if constexpr (K == LossKind::BCE) {
-    return w * (x - t) / std::max((A(1) - x) * x, A(1e-12));
+    o = w * (x - t) / ((A(1) - x) * x).max(A(1e-12));
   } else {
-    const A sig = A(1) / (A(1) + std::exp(-x));
-    return w * ((A(1) + (pw - A(1)) * t) * sig - pw * t);
+    o = w * ((A(1) + (pw - A(1)) * t) / (A(1) + (-x).exp()) - pw * t);
   }
 }
-
-constexpr int64_t kChunk = 16384;
 
 template <typename T, LossKind K>
 void loss_fwd(const Tensor& in, const Tensor& tg, const Tensor& wt, const Tensor& pwt, Tensor& out, const LossArgs& a) {
   using A = acc_t<T>;
-  const int64_t n = in.numel();
+  const int64_t n = in.numel(), nb = (n + kBlock - 1) / kBlock;
   const T* x = in.data<T>();
   const T* t = tg.data<T>();
   const T* w = wt.defined() ? wt.data<T>() : nullptr;
   const T* pw = pwt.defined() ? pwt.data<T>() : nullptr;
   const A beta = static_cast<A>(a.beta);
-  auto elem = [&](int64_t i) {
-    return loss_elem<A, K>(static_cast<A>(x[i]), static_cast<A>(t[i]), w ? static_cast<A>(w[i]) : A(1), pw ? static_cast<A>(pw[i]) : A(1), beta);
-  };
-  if (a.reduction == 0) {
-    T* o = out.data<T>();
-    parallel_for(n, kGrain, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(elem(i)); });
-    return;
-  }
-  const int64_t nc = (n + kChunk - 1) / kChunk;
-  std::vector<A> part(std::max<int64_t>(nc, 1), A(0));
-  parallel_for(nc, 4, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      A s = 0;
-      for (int64_t i = c * kChunk, e = std::min(n, (c + 1) * kChunk); i < e; ++i) s += elem(i);
-      part[c] = s;
+  std::vector<A> part(std::max<int64_t>(nb, 1), A(0));
+  T* o = a.reduction == 0 ? out.data<T>() : nullptr;
+  parallel_for(nb, std::max<int64_t>(1, kGrain / kBlock), [&](int64_t b0, int64_t b1) {
+    std::vector<A> buf(5 * kBlock);
+    A *bx = buf.data(), *bt = bx + kBlock, *bw = bt + kBlock, *bp = bw + kBlock, *bo = bp + kBlock;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t i0 = b * kBlock, m = std::min(kBlock, n - i0);
+      widen(x + i0, m, bx, A(0));
+      widen(t + i0, m, bt, A(0));
+      widen(w ? w + i0 : nullptr, m, bw, A(1));
+      widen(pw ? pw + i0 : nullptr, m, bp, A(1));
+      loss_block<A, K>(bx, bt, bw, bp, m, beta, bo);
+      if (o) for (int64_t i = 0; i < m; ++i) o[i0 + i] = static_cast<T>(bo[i]);
+      else part[b] = AMap<A>(bo, m).sum();
     }
   });
+  if (o) return;
   A s = 0;
   for (A v : part) s += v;
   if (a.reduction == 1) s = n ? s / static_cast<A>(n) : std::numeric_limits<A>::quiet_NaN();
@@ -89,7 +98,7 @@ void loss_fwd(const Tensor& in, const Tensor& tg, const Tensor& wt, const Tensor
 template <typename T, LossKind K>
 void loss_bwd(const Tensor& grad, const Tensor& in, const Tensor& tg, const Tensor& wt, const Tensor& pwt, Tensor& gi, const LossArgs& a) {
   using A = acc_t<T>;
-  const int64_t n = in.numel();
+  const int64_t n = in.numel(), nb = (n + kBlock - 1) / kBlock;
   const T* x = in.data<T>();
   const T* t = tg.data<T>();
   const T* w = wt.defined() ? wt.data<T>() : nullptr;
@@ -99,11 +108,18 @@ void loss_bwd(const Tensor& grad, const Tensor& in, const Tensor& tg, const Tens
   const A beta = static_cast<A>(a.beta);
   const bool scalar = a.reduction != 0;
   const A g0 = scalar ? static_cast<A>(g[0]) / (a.reduction == 1 ? static_cast<A>(n) : A(1)) : A(0);
-  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const A gg = scalar ? g0 : static_cast<A>(g[i]);
-      o[i] = static_cast<T>(gg * loss_grad<A, K>(static_cast<A>(x[i]), static_cast<A>(t[i]), w ? static_cast<A>(w[i]) : A(1),
-                                                 pw ? static_cast<A>(pw[i]) : A(1), beta));
+  parallel_for(nb, std::max<int64_t>(1, kGrain / kBlock), [&](int64_t b0, int64_t b1) {
+    std::vector<A> buf(5 * kBlock);
+    A *bx = buf.data(), *bt = bx + kBlock, *bw = bt + kBlock, *bp = bw + kBlock, *bo = bp + kBlock;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t i0 = b * kBlock, m = std::min(kBlock, n - i0);
+      widen(x + i0, m, bx, A(0));
+      widen(t + i0, m, bt, A(0));
+      widen(w ? w + i0 : nullptr, m, bw, A(1));
+      widen(pw ? pw + i0 : nullptr, m, bp, A(1));
+      grad_block<A, K>(bx, bt, bw, bp, m, beta, bo);
+      if (scalar) for (int64_t i = 0; i < m; ++i) o[i0 + i] = static_cast<T>(g0 * bo[i]);
+      else for (int64_t i = 0; i < m; ++i) o[i0 + i] = static_cast<T>(static_cast<A>(g[i0 + i]) * bo[i]);
     }
   });
 }

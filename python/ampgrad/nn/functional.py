@@ -263,6 +263,41 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
 
 
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                      "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    if not training or p == 0.0:
+        return input
+    batched = input.dim() == 5
+    x = input if batched else input.unsqueeze(0)
+    shape = list(x.shape[:2]) + [1] * (x.dim() - 2)  # one draw per (sample, channel)
+    out = x * _dropout_mask(x, shape, p)
+    if not batched:
+        out = out.squeeze(0)
+    if not input.is_floating_point():
+        out = out.to(input.dtype)
+    return _inplace(input, out, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """torch's alpha_dropout: kept values scaled and shifted so that a SELU input keeps its mean and
+    variance (the keep mask from dropout's kernel)."""
+    _check_p(p)
+    if p == 0.0 or not training or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return _inplace(input, input * _C._full([], 0.0, input.dtype, input.device), inplace)
+    alpha = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = (_dropout_mask(input, input.shape, p) != 0).to(input.dtype)
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return _inplace(input, input * (keep * a) + b, inplace)
+
+
 # ---------------------------------------------------------------- convolutions
 def _tuple(x, n, name, op):
     if isinstance(x, numbers.Integral):
