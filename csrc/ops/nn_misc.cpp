@@ -76,14 +76,16 @@ Tensor reduce_loss(const Tensor& l, int64_t reduction) {
 
 Tensor fused_loss(int64_t kind_i, const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight0,
                   const std::optional<Tensor>& pos_weight0, int64_t reduction, double beta) {
+  AG_CHECK(kind_i >= 0 && kind_i <= static_cast<int64_t>(LossKind::BCE_LOGITS), "fused_loss: no loss kind ", kind_i);
   const LossKind kind = static_cast<LossKind>(kind_i);
   AG_CHECK(reduction >= 0 && reduction <= 2, reduction, " is not a valid value for reduction");
   Tensor w0 = weight0 ? *weight0 : Tensor(), pw0 = pos_weight0 ? *pos_weight0 : Tensor();
-  ScalarType ct = result_type({&input, &target, &w0, &pw0});
-  AG_CHECK_NOT_IMPL(is_floating(ct), "\"", op_name(loss_op(kind)), "\" not implemented for '", scalar_type_name(ct), "'");
-  Shape shape = broadcast_shapes(input.sizes(), target.sizes());
+  Shape shape = broadcast_shapes(input.sizes(), target.sizes());  // torch checks shapes before dtypes
   if (w0.defined()) shape = broadcast_shapes(shape, w0.sizes());
   if (pw0.defined()) shape = broadcast_shapes(shape, pw0.sizes());
+  ScalarType ct = result_type({&input, &target, &w0, &pw0});
+  static const char* kernel_names[] = {"mse_cpu", "smooth_l1_cpu", "huber_cpu", "binary_cross_entropy", "log_sigmoid_cpu"};  // torch's
+  AG_CHECK_NOT_IMPL(is_floating(ct), "\"", kernel_names[kind_i], "\" not implemented for '", scalar_type_name(ct), "'");
   ScalarType out_dt = ct;
   if (kind == LossKind::HUBER && is_floating(input.dtype())) out_dt = input.dtype();  // torch's huber keeps the input's dtype
   if (kind == LossKind::BCE_LOGITS && is_floating(target.dtype())) out_dt = target.dtype();  // ... and bce_with_logits the target's

@@ -287,6 +287,8 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """torch's alpha_dropout: kept values scaled and shifted so that a SELU input keeps its mean and
     variance (the keep mask from dropout's kernel)."""
     _check_p(p)
+    if not isinstance(training, builtins.bool):
+        raise TypeError(f"alpha_dropout(): argument 'train' (position 3) must be bool, not {type(training).__name__}")
     if p == 0.0 or not training or input.numel() == 0:
         return input
     if p == 1.0:
