@@ -1332,7 +1332,12 @@ NN_OPS = [
                                         Sample((T((1, 4, 5, 4)), T((1, 2, 6, 4)), T((1, 2, 6, 4))), {"enable_gqa": True}, "4-d gqa"),
                                         Sample((T((1, 2, 70, 8)), T((1, 2, 70, 8)), T((1, 2, 70, 8))), {"is_causal": True},
                                                "4-d causal, several blocks"),
-                                        Sample((T((1, 1, 33, 4)), T((1, 1, 66, 4)), T((1, 1, 66, 4))), {}, "4-d block edges")],
+                                        Sample((T((1, 1, 33, 4)), T((1, 1, 66, 4)), T((1, 1, 66, 4))), {}, "4-d block edges"),
+                                        # more keys than one key block: the online softmax rescales
+                                        Sample((T((1, 1, 5, 4)), T((1, 1, 150, 4)), T((1, 1, 150, 4)), Mask((5, 150))), {},
+                                               "4-d several key blocks, mask"),
+                                        Sample((T((1, 1, 140, 4)), T((1, 1, 140, 4)), T((1, 1, 140, 4))), {"is_causal": True},
+                                               "4-d causal, several key blocks")],
        tol={"bfloat16": (1e-1, 5e-2), "float16": (1e-2, 1e-2)}),
     NN("embedding", [Sample((Const([[0, 2], [3, 0]], "int64"), T((4, 3)))),
                      # (padding_idx's row gets no gradient by design: special, so no finite differences)

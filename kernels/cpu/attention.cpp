@@ -15,7 +15,7 @@ namespace ampgrad::cpu {
 namespace {
 
 constexpr int64_t kBQ = 64;  // query rows per block at most (32 when causal: less work above the diagonal)
-constexpr int64_t kBK = 64;  // keys per block
+constexpr int64_t kBK = 128;  // keys per block (a multiple of kW)
 constexpr int64_t kW = 64;   // tile width: every packed buffer's row length is a multiple of it
 
 inline int64_t pad(int64_t n) { return (n + kW - 1) / kW * kW; }
@@ -192,8 +192,7 @@ void sdpa_fwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
         if (mk.any()) mk.apply(s.data(), kBK, b, h, i0, nq, j0, nk);
         for (int64_t i = 0; i < nq; ++i) {
           A* row = s.data() + i * kBK;
-          A mx = ninf;
-          for (int64_t j = 0; j < nk; ++j) mx = std::max(mx, row[j]);
+          const A mx = Eigen::Map<const Eigen::Array<A, Eigen::Dynamic, 1>>(row, nk).maxCoeff();
           const A mnew = std::max(m[i], mx);
           if (mnew == ninf) {  // every key so far masked: nothing to add
             std::fill(row, row + kBK, A(0));
