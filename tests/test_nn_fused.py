@@ -249,3 +249,46 @@ def test_loss_target_grad_and_double_backward():
             outs.append([np_of(gx), np_of(gt), np_of(ggx)])
         for a, b in zip(*outs):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_dropout_mask_does_not_depend_on_size_or_threads():
+    """Element i's keep bit comes from Philox counter i // 4 (a vectorized block of 16 counters for
+    long tensors, one counter at a time for the tail): a prefix of a long mask equals a short mask."""
+    ampgrad.manual_seed(11)
+    short = np_of(ampgrad.nn.functional.dropout(ampgrad.ones(40), 0.5))
+    ampgrad.manual_seed(11)
+    long = np_of(ampgrad.nn.functional.dropout(ampgrad.ones(1 << 17), 0.5))
+    np.testing.assert_array_equal(short, long[:40])
+    n = ampgrad.get_num_threads()
+    try:
+        ampgrad.set_num_threads(1)
+        ampgrad.manual_seed(11)
+        one = np_of(ampgrad.nn.functional.dropout(ampgrad.ones(1 << 17), 0.5))
+    finally:
+        ampgrad.set_num_threads(n)
+    np.testing.assert_array_equal(one, long)
+
+
+def _philox4x32_10(seed, counter):
+    M = 0xFFFFFFFF
+    v, k0, k1 = [counter & M, (counter >> 32) & M, 0, 0], seed & M, (seed >> 32) & M
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & M, (k1 + 0xBB67AE85) & M
+        p0, p1 = 0xD2511F53 * v[0], 0xCD9E8D57 * v[2]
+        v = [((p1 >> 32) ^ v[1] ^ k0) & M, p1 & M, ((p0 >> 32) ^ v[3] ^ k1) & M, p0 & M]
+    return v
+
+
+def test_dropout_mask_is_philox_of_the_seeded_generator():
+    """The mask bit for bit: the seed is one 64-bit draw of the CPU generator (mt19937, as NumPy's
+    legacy RandomState seeds it), element 64 b + 16 j + l keeps when the low 24 bits of word j of
+    Philox counter 16 b + l are >= p * 2^24 (kernels/cpu/nn_misc.cpp)."""
+    hi, lo = np.random.RandomState(11).randint(0, 2 ** 32, size=2, dtype=np.uint64)
+    seed = (int(hi) << 32) | int(lo)
+    ampgrad.manual_seed(11)
+    n, p = 300, 0.3
+    got = np_of(ampgrad.nn.functional.dropout(ampgrad.ones(n), p)) != 0
+    thr = math.ceil(p * 2 ** 24)
+    want = [(_philox4x32_10(seed, 16 * (i // 64) + i % 16)[(i % 64) // 16] & 0xFFFFFF) >= thr for i in range(n)]
+    np.testing.assert_array_equal(got, np.array(want))
