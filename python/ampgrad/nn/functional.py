@@ -220,9 +220,9 @@ def _check_p(p):
 def _dropout_mask(input, shape, p):
     # Keep where U[0,1) >= p, scaled by 1 / (1 - p) (p == 1 zeroes all). The masks follow torch's
     # distribution, not its draws: torch's CPU bernoulli_ uses a vectorised sampler of its own.
-    if input.is_floating_point():  # one kernel: the mask drawn and scaled in the input's dtype
+    if input.is_floating_point() and input.device.type == "cpu":  # one kernel: the mask drawn and scaled in the input's dtype
         return _C._dropout_mask(list(shape), input.dtype, input.device, p)
-    keep = _rand(*shape, dtype=None, device=input.device) >= p
+    keep = _rand(*shape, dtype=input.dtype if input.is_floating_point() else None, device=input.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     return keep.to(input.dtype) * scale
 
@@ -231,7 +231,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0.0:
         return input
-    if input.is_floating_point():  # input * mask in one pass (ops/nn_misc.cpp)
+    if input.is_floating_point() and input.device.type == "cpu":  # input * mask in one pass (ops/nn_misc.cpp)
         return _inplace(input, _C._dropout(input, p), inplace)
     out = input * _dropout_mask(input, input.shape, p)
     if not input.is_floating_point():
@@ -742,7 +742,19 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         _embedding_renorm_(weight, flat, max_norm, norm_type)
     # EmbeddingBackward0: the padding row gets no gradient, scale_grad_by_freq divides each row's
     # gradient by its index's count (ops/nn_misc.cpp).
-    return _C._embedding(weight, input, -1 if padding_idx is None else padding_idx, builtins.bool(scale_grad_by_freq))
+    if weight.device.type == "cpu":
+        return _C._embedding(weight, input, -1 if padding_idx is None else padding_idx, builtins.bool(scale_grad_by_freq))
+    flat = input.reshape(-1)  # other devices: composed (no fused kernel there yet)
+    if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
+        raise IndexError("index out of range in self")
+    out = weight.index_select(0, flat)
+    if scale_grad_by_freq and out.requires_grad:
+        counts = weight.new_zeros(weight.size(0)).index_add(0, flat, weight.new_ones(flat.numel()))
+        f = counts.index_select(0, flat).unsqueeze(1)
+        out = out / f + (out - out / f).detach()
+    if padding_idx is not None and out.requires_grad:
+        out = _C.where((flat == padding_idx).unsqueeze(1), out.detach(), out)
+    return out.reshape(list(input.shape) + [weight.size(1)])
 
 
 def _embedding_renorm_(weight, indices, max_norm, norm_type):
@@ -864,6 +876,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if weight is not None:  # torch composes the weighted form too
         d = input - target
         return _weighted(d * d, weight, input, reduction)
+    if input.device.type != "cpu":  # no fused kernel there yet
+        d = input - target
+        return _reduce(d * d, reduction)
     return _C._fused_loss(0, input, target, None, None, _Reduction.get_enum(reduction), 0.0)
 
 
@@ -885,6 +900,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:  # torch's l1_loss
         return _reduce((input - target).abs(), reduction)
+    if input.device.type != "cpu":  # no fused kernel there yet
+        z = (input - target).abs()
+        return _reduce(_C.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
     return _C._fused_loss(1, input, target, None, None, _Reduction.get_enum(reduction), float(beta))
 
 
@@ -893,7 +911,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
-    if weight is None:
+    if weight is None and input.device.type == "cpu":
         return _C._fused_loss(2, input, target, None, None, _Reduction.get_enum(reduction), float(delta))
     z = (input - target).abs()
     loss = _C.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
@@ -946,7 +964,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.numel() and not builtins.bool(((target >= 0) & (target <= 1)).all()):  # NaN is out of range too
         raise RuntimeError("all elements of target should be between 0 and 1")
     # torch clamps each log at -100 so that 0 and 1 inputs give a finite loss (ops/nn_misc.cpp).
-    return _C._fused_loss(3, input, target, weight, None, _Reduction.get_enum(reduction), 0.0)
+    if input.device.type == "cpu":
+        return _C._fused_loss(3, input, target, weight, None, _Reduction.get_enum(reduction), 0.0)
+    loss = (target - 1) * (1 - input).log().clamp_min(-100) - target * input.log().clamp_min(-100)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 @engine_op("binary_cross_entropy_with_logits")
@@ -958,9 +981,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     # (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), times weight, in one kernel (ops/nn_misc.cpp);
     # torch's result takes the target's dtype (fp32 input, fp16 target: fp16).
-    if all(w is None or w.dtype == input.dtype for w in (target, weight, pos_weight)):
+    if input.device.type == "cpu" and all(w is None or w.dtype == input.dtype for w in (target, weight, pos_weight)):
         return _C._fused_loss(4, input, target, weight, pos_weight, _Reduction.get_enum(reduction), 0.0)
-    # Mixed dtypes: torch rounds log_sigmoid to the input's dtype before promoting; so does this.
+    # Mixed dtypes: torch rounds log_sigmoid to the input's dtype before promoting; so does this
+    # (and devices without the fused kernel).
     log_sig = logsigmoid(input)
     if pos_weight is not None:
         log_sig = log_sig * ((pos_weight - 1) * target + 1)
