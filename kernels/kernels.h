@@ -119,6 +119,36 @@ using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::ve
                                 const std::vector<Tensor>& max_sqs, const std::vector<Tensor>& steps, const AdamArgs& a,
                                 const Tensor* grad_scale, const Tensor* found_inf);
 
+// ---- fused nn ops (kernels/cpu/attention.cpp, kernels/cpu/nn_misc.cpp)
+// Note [Fused attention]: q [B, Hq, L, E], k [B, Hk, S, E], v [B, Hk, S, Ev] (last stride 1, any
+// other strides), Hq % Hk == 0 (query head h reads key head h / (Hq / Hk)); mask undefined or a
+// [B, Hq, L, S] view (bool: keep; float32/float64 in the compute type: added). out [B, Hq, L, Ev] and
+// lse [B, Hq, L] (compute type; +inf for a row with no key) are contiguous. Causal: key j <= query i.
+struct SdpaArgs { double scale; bool causal; };
+using SdpaKernel = void (*)(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, Tensor& out, Tensor& lse,
+                            const SdpaArgs& a);
+// Recomputes P from lse; dq, dk, dv contiguous, shaped as q, k, v.
+using SdpaBackwardKernel = void (*)(const Tensor& gout, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                    const Tensor& out, const Tensor& lse, Tensor& dq, Tensor& dk, Tensor& dv, const SdpaArgs& a);
+// Elementwise losses over contiguous operands of one shape and dtype (weight / pos_weight undefined
+// or the same); reduction 0 none (out shaped as input), 1 mean, 2 sum (out 0-d). Backward: grad_in =
+// grad * dloss/dinput (grad 0-d for mean / sum, already divided for mean).
+enum class LossKind : int { MSE, SMOOTH_L1, HUBER, BCE, BCE_LOGITS };
+struct LossArgs { LossKind kind; int reduction; double beta; };
+using LossKernel = void (*)(const Tensor& in, const Tensor& target, const Tensor& weight, const Tensor& pos_weight, Tensor& out,
+                            const LossArgs& a);
+using LossBackwardKernel = void (*)(const Tensor& grad, const Tensor& in, const Tensor& target, const Tensor& weight,
+                                    const Tensor& pos_weight, Tensor& grad_in, const LossArgs& a);
+// Dropout: mask (contiguous, in's dtype) = keep ? scale : 0 drawn from the CPU generator, and, when
+// out is defined (in and out contiguous, same shape as mask), out = in * mask in the same pass.
+using DropoutKernel = void (*)(const Tensor& in, Tensor& out, Tensor& mask, double p);
+// Embedding: out[i, :] = weight[idx[i], :] (idx int64 / int32 contiguous, indices checked before);
+// backward: grad_weight (zeroed, contiguous [V, D]) += grad rows (grad [n, D] contiguous), the row
+// padding_idx (-1: none) left zero, each row divided by its index's count when scale_by_freq.
+using EmbeddingKernel = void (*)(const Tensor& weight, const Tensor& idx, Tensor& out);
+using EmbeddingBackwardKernel = void (*)(const Tensor& grad, const Tensor& idx, Tensor& grad_weight, int64_t padding_idx,
+                                         bool scale_by_freq);
+
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
 // by (op, device). A registration type-checks against the family of the op's row (Note [Op table]),
@@ -142,6 +172,13 @@ AG_KERNEL_SIG(AMP_UPDATE_SCALE, AmpUpdateScaleKernel)
 AG_KERNEL_SIG(SGD_STEP, SgdStepKernel)
 AG_KERNEL_SIG(ADAM_STEP, AdamStepKernel)
 AG_KERNEL_SIG(SORT, SortKernel)
+AG_KERNEL_SIG(SDPA, SdpaKernel)
+AG_KERNEL_SIG(SDPA_BACKWARD, SdpaBackwardKernel)
+AG_KERNEL_SIG(LOSS, LossKernel)
+AG_KERNEL_SIG(LOSS_BACKWARD, LossBackwardKernel)
+AG_KERNEL_SIG(DROPOUT, DropoutKernel)
+AG_KERNEL_SIG(EMBEDDING, EmbeddingKernel)
+AG_KERNEL_SIG(EMBEDDING_BACKWARD, EmbeddingBackwardKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

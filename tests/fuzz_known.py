@@ -139,7 +139,7 @@ KNOWN = [
       when=no_tensor, reason="two Python numbers: torch makes a default-dtype (float32) tensor, ampgrad float64"),
     K("F.celu F.elu F.selu F.celu_ F.elu_ F.selu_ F.gelu", "mismatch", when=nonfinite,
       reason="inf / nan alpha or input: nan vs -0.0 / inf (gelu(inf) in bfloat16 is nan in ampgrad)"),
-    K("F.dropout1d F.dropout2d F.dropout", "mismatch", when=has_dtype("bool"),
+    K("F.dropout1d F.dropout2d F.dropout3d F.dropout F.alpha_dropout", "mismatch", when=has_dtype("bool"),
       reason="dropout of a bool tensor: torch keeps bool, ampgrad returns float32"),
     K("Tensor.stride", "mismatch", when=zero_size, reason="strides of a 0-size tensor differ"),
     K("Tensor.*_", "mismatch", when=self_expanded,
@@ -168,6 +168,7 @@ accepted NotImplementedError -> value: F.leaky_relu_ F.logsigmoid F.mse_loss F.p
 accepted NotImplementedError -> value: torch.pdist torch.prelu torch.trace
 accepted OverflowError -> value: Tensor.renorm torch.arange torch.dist torch.linspace torch.range
 accepted RuntimeError -> value: F.binary_cross_entropy F.celu F.cosine_similarity F.dropout F.dropout1d F.dropout2d F.hardtanh F.hardtanh_
+accepted RuntimeError -> value: F.dropout3d F.alpha_dropout
 accepted RuntimeError -> value: F.hinge_embedding_loss F.kl_div F.leaky_relu F.prelu F.relu6 F.soft_margin_loss Tensor.__ipow__ Tensor.__pos__
 accepted RuntimeError -> value: Tensor.__setitem__ Tensor.addcdiv_ Tensor.addcmul Tensor.addcmul_ Tensor.allclose Tensor.bernoulli_
 accepted RuntimeError -> value: Tensor.clamp_ Tensor.clamp_max_ Tensor.clamp_min_ Tensor.clip_ Tensor.cumprod Tensor.expand Tensor.index_copy_

@@ -21,6 +21,19 @@ void init_nn(py::module_& m) {
     py::object t = py::module_::import("ampgrad._legacy").attr("_new")(py::none(), args, kwargs);
     return t.cast<Tensor>().impl_ptr();
   }));
+
+  // Fused nn ops (ops/attention.cpp, ops/nn_misc.cpp); python/ampgrad/nn/functional.py holds the
+  // torch signatures and the autocast gate (@engine_op).
+  m.def("_sdpa_flash", [](const Tensor& q, const Tensor& k, const Tensor& v, std::optional<Tensor> mask, double dropout_p,
+                          bool is_causal, std::optional<double> scale, bool enable_gqa) -> py::object {
+    auto r = sdpa_flash(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa);
+    return r ? py::cast(*r) : py::object(py::none());
+  });
+  m.def("_fused_loss", [](int64_t kind, const Tensor& x, const Tensor& t, std::optional<Tensor> w, std::optional<Tensor> pw,
+                          int64_t reduction, double beta) { return fused_loss(kind, x, t, w, pw, reduction, beta); });
+  m.def("_dropout", [](const Tensor& x, double p) { return fused_dropout(x, p); });
+  m.def("_dropout_mask", [](py::handle shape, ScalarType dt, Device dev, double p) { return dropout_mask(int_list(shape, "size"), dt, dev, p); });
+  m.def("_embedding", [](const Tensor& w, const Tensor& idx, int64_t padding_idx, bool scale) { return fused_embedding(w, idx, padding_idx, scale); });
 }
 
 }  // namespace ampgrad::bind

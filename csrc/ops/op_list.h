@@ -22,7 +22,9 @@ enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROM
 enum class KernelFamily : int8_t {
   NONE, ELEMENTWISE, REDUCE, GEMM, GEMM_BIAS, INDEX_GATHER, INDEX_PUT, NONZERO, RANDOM, AMP_UNSCALE,
   AMP_UPDATE_SCALE, SGD_STEP, ADAM_STEP,
-  SORT, kCount
+  SORT,
+  SDPA, SDPA_BACKWARD, LOSS, LOSS_BACKWARD, DROPOUT, EMBEDDING, EMBEDDING_BACKWARD,  // nn fused ops (ops/attention.cpp, ops/nn_misc.cpp)
+  kCount
 };
 
 enum class Op : int16_t {

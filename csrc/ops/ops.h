@@ -188,6 +188,17 @@ Tensor& fill_(Tensor& t, const Tensor& value);
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device = Device());
 Tensor randperm(int64_t n, ScalarType dtype, Device device = Device());
 
+// ---- fused nn ops (ops/attention.cpp, ops/nn_misc.cpp)
+// torch's fused CPU attention; nullopt where torch takes the math path (composed in Python then).
+std::optional<Tensor> sdpa_flash(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
+                                 double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa);
+// kind: LossKind (kernels/kernels.h); reduction 0 none, 1 mean, 2 sum.
+Tensor fused_loss(int64_t kind, const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& pos_weight, int64_t reduction, double beta);
+Tensor dropout_mask(const Shape& shape, ScalarType dtype, Device device, double p);
+Tensor fused_dropout(const Tensor& input, double p);
+Tensor fused_embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq);
+
 // ---- optimizer steps: in place over lists, no autograd (Note [Fused optimizer steps]).
 // Returns the momentum buffers, creating the missing (undefined) ones when momentum != 0.
 std::vector<Tensor> sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,

@@ -151,5 +151,11 @@ void manual_seed(uint64_t seed) {
   g.has_next_normal = false;
 }
 uint64_t initial_seed() { return gen().seed; }
+// One 64-bit draw (the seed of a Philox stream: dropout's masks, kernels/cpu/nn_misc.cpp).
+uint64_t cpu_generator_random64() {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  return g.random64();
+}
 
 }  // namespace ampgrad

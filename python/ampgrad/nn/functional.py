@@ -174,7 +174,12 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 @engine_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
-    """softmax(q k^T * scale + mask) v, torch's reference math (masks: bool = keep, float = added)."""
+    """softmax(q k^T * scale + mask) v: the fused kernel where torch's CPU takes its flash path (4-d
+    inputs, no dropout; ops/attention.cpp), torch's reference math otherwise (masks: bool = keep,
+    float = added)."""
+    fused = _C._sdpa_flash(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if fused is not None:
+        return fused
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
@@ -215,6 +220,8 @@ def _check_p(p):
 def _dropout_mask(input, shape, p):
     # Keep where U[0,1) >= p, scaled by 1 / (1 - p) (p == 1 zeroes all). The masks follow torch's
     # distribution, not its draws: torch's CPU bernoulli_ uses a vectorised sampler of its own.
+    if input.is_floating_point() and input.device.type == "cpu":  # one kernel: the mask drawn and scaled in the input's dtype
+        return _C._dropout_mask(list(shape), input.dtype, input.device, p)
     keep = _rand(*shape, dtype=input.dtype if input.is_floating_point() else None, device=input.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     return keep.to(input.dtype) * scale
@@ -224,6 +231,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0.0:
         return input
+    if input.is_floating_point() and input.device.type == "cpu":  # input * mask in one pass (ops/nn_misc.cpp)
+        return _inplace(input, _C._dropout(input, p), inplace)
     out = input * _dropout_mask(input, input.shape, p)
     if not input.is_floating_point():
         out = out.to(input.dtype)  # torch keeps the input's dtype
@@ -252,6 +261,43 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                      "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    if not training or p == 0.0:
+        return input
+    batched = input.dim() == 5
+    x = input if batched else input.unsqueeze(0)
+    shape = list(x.shape[:2]) + [1] * (x.dim() - 2)  # one draw per (sample, channel)
+    out = x * _dropout_mask(x, shape, p)
+    if not batched:
+        out = out.squeeze(0)
+    if not input.is_floating_point():
+        out = out.to(input.dtype)
+    return _inplace(input, out, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """torch's alpha_dropout: kept values scaled and shifted so that a SELU input keeps its mean and
+    variance (the keep mask from dropout's kernel)."""
+    _check_p(p)
+    if not isinstance(training, builtins.bool):
+        raise TypeError(f"alpha_dropout(): argument 'train' (position 3) must be bool, not {type(training).__name__}")
+    if p == 0.0 or not training or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return _inplace(input, input * _C._full([], 0.0, input.dtype, input.device), inplace)
+    alpha = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = (_dropout_mask(input, input.shape, p) != 0).to(input.dtype)
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return _inplace(input, input * (keep * a) + b, inplace)
 
 
 # ---------------------------------------------------------------- convolutions
@@ -689,21 +735,25 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
     if sparse:
         raise NotImplementedError("ampgrad has no sparse tensors: embedding(sparse=True) is not supported")
-    flat = input.reshape(-1)
+    if max_norm is not None:
+        flat = input.reshape(-1)
+        if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
+            raise IndexError("index out of range in self")
+        _embedding_renorm_(weight, flat, max_norm, norm_type)
+    # EmbeddingBackward0: the padding row gets no gradient, scale_grad_by_freq divides each row's
+    # gradient by its index's count (ops/nn_misc.cpp).
+    if weight.device.type == "cpu":
+        return _C._embedding(weight, input, -1 if padding_idx is None else padding_idx, builtins.bool(scale_grad_by_freq))
+    flat = input.reshape(-1)  # other devices: composed (no fused kernel there yet)
     if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
         raise IndexError("index out of range in self")
-    if max_norm is not None:
-        _embedding_renorm_(weight, flat, max_norm, norm_type)
     out = weight.index_select(0, flat)
     if scale_grad_by_freq and out.requires_grad:
-        # Gradient of each row divided by how often its index occurs in the batch.
         counts = weight.new_zeros(weight.size(0)).index_add(0, flat, weight.new_ones(flat.numel()))
         f = counts.index_select(0, flat).unsqueeze(1)
         out = out / f + (out - out / f).detach()
     if padding_idx is not None and out.requires_grad:
-        # The padding row gets no gradient: its lookups are cut from the graph.
-        pad = (flat == padding_idx).unsqueeze(1)
-        out = _C.where(pad, out.detach(), out)
+        out = _C.where((flat == padding_idx).unsqueeze(1), out.detach(), out)
     return out.reshape(list(input.shape) + [weight.size(1)])
 
 
@@ -823,10 +873,13 @@ def _weighted(errors, weight, input, reduction):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
-    d = input - target
-    if weight is not None:
+    if weight is not None:  # torch composes the weighted form too
+        d = input - target
         return _weighted(d * d, weight, input, reduction)
-    return _reduce(d * d, reduction)
+    if input.device.type != "cpu":  # no fused kernel there yet
+        d = input - target
+        return _reduce(d * d, reduction)
+    return _C._fused_loss(0, input, target, None, None, _Reduction.get_enum(reduction), 0.0)
 
 
 @engine_op("l1_loss")
@@ -845,10 +898,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _legacy(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    z = (input - target).abs()
-    if beta == 0.0:
-        return _reduce(z, reduction)
-    return _reduce(_C.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
+    if beta == 0.0:  # torch's l1_loss
+        return _reduce((input - target).abs(), reduction)
+    if input.device.type != "cpu":  # no fused kernel there yet
+        z = (input - target).abs()
+        return _reduce(_C.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
+    return _C._fused_loss(1, input, target, None, None, _Reduction.get_enum(reduction), float(beta))
 
 
 @engine_op("huber_loss")
@@ -856,6 +911,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
+    if weight is None and input.device.type == "cpu":
+        return _C._fused_loss(2, input, target, None, None, _Reduction.get_enum(reduction), float(delta))
     z = (input - target).abs()
     loss = _C.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
     if input.is_floating_point():
@@ -906,7 +963,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError("all elements of input should be between 0 and 1")
     if target.numel() and not builtins.bool(((target >= 0) & (target <= 1)).all()):  # NaN is out of range too
         raise RuntimeError("all elements of target should be between 0 and 1")
-    # torch clamps each log at -100 so that 0 and 1 inputs give a finite loss.
+    # torch clamps each log at -100 so that 0 and 1 inputs give a finite loss (ops/nn_misc.cpp).
+    if input.device.type == "cpu":
+        return _C._fused_loss(3, input, target, weight, None, _Reduction.get_enum(reduction), 0.0)
     loss = (target - 1) * (1 - input).log().clamp_min(-100) - target * input.log().clamp_min(-100)
     if weight is not None:
         loss = loss * weight
@@ -920,12 +979,18 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _Reduction.get_enum(reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    # (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), times weight, in one kernel (ops/nn_misc.cpp);
+    # torch's result takes the target's dtype (fp32 input, fp16 target: fp16).
+    if input.device.type == "cpu" and all(w is None or w.dtype == input.dtype for w in (target, weight, pos_weight)):
+        return _C._fused_loss(4, input, target, weight, pos_weight, _Reduction.get_enum(reduction), 0.0)
+    # Mixed dtypes: torch rounds log_sigmoid to the input's dtype before promoting; so does this
+    # (and devices without the fused kernel).
     log_sig = logsigmoid(input)
     if pos_weight is not None:
         log_sig = log_sig * ((pos_weight - 1) * target + 1)
     loss = (1 - target) * input - log_sig
     if target.is_floating_point():
-        loss = loss.to(target.dtype)  # torch's result takes the target's dtype (fp32 input, fp16 target: fp16)
+        loss = loss.to(target.dtype)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

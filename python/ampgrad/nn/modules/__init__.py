@@ -5,7 +5,7 @@ from .linear import Identity, Linear, Bilinear
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .sparse import Embedding
 from .normalization import LayerNorm, GroupNorm, RMSNorm
-from .dropout import Dropout, Dropout1d, Dropout2d
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .activation import (ReLU, ReLU6, GELU, SiLU, Tanh, Sigmoid, Softplus, PReLU, LeakyReLU, ELU, CELU, SELU, Hardtanh,
                          Hardsigmoid, Hardswish, Mish, LogSigmoid, Softsign, Tanhshrink, GLU, Softmax, LogSoftmax,
@@ -18,7 +18,7 @@ from .distance import CosineSimilarity, PairwiseDistance
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm",
-           "RMSNorm", "Dropout", "Dropout1d", "Dropout2d", "Flatten", "Unflatten", "ReLU", "ReLU6", "GELU", "SiLU",
+           "RMSNorm", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Flatten", "Unflatten", "ReLU", "ReLU6", "GELU", "SiLU",
            "Tanh", "Sigmoid", "Softplus", "PReLU", "LeakyReLU", "ELU", "CELU", "SELU", "Hardtanh", "Hardsigmoid",
            "Hardswish", "Mish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "Softmax", "LogSoftmax", "Softmin",
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss",
