@@ -113,6 +113,11 @@ struct SortArgs {
   Mode mode;
   bool descending;
 };
+// Note [Multinomial kernel]: draws with replacement from each row of contiguous probabilities [D, C]
+// (checked finite, >= 0, positive sums) given uniform doubles [D, n] already drawn: torch's CPU
+// sampler (a cumulative distribution in the input's type, normalised, its last entry set to 1, and a
+// binary search per draw), so the same uniforms give torch's samples. out: int64 [D, n].
+using MultinomialKernel = void (*)(const Tensor& probs, const Tensor& uniforms, Tensor& out, int64_t num_samples);
 using SortKernel = void (*)(const Tensor& in, Tensor& values, Tensor& indices, const SortArgs& a);
 using AdamStepKernel = void (*)(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                                 const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
@@ -172,6 +177,7 @@ AG_KERNEL_SIG(AMP_UPDATE_SCALE, AmpUpdateScaleKernel)
 AG_KERNEL_SIG(SGD_STEP, SgdStepKernel)
 AG_KERNEL_SIG(ADAM_STEP, AdamStepKernel)
 AG_KERNEL_SIG(SORT, SortKernel)
+AG_KERNEL_SIG(MULTINOMIAL, MultinomialKernel)
 AG_KERNEL_SIG(SDPA, SdpaKernel)
 AG_KERNEL_SIG(SDPA_BACKWARD, SdpaBackwardKernel)
 AG_KERNEL_SIG(LOSS, LossKernel)

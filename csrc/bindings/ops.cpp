@@ -436,7 +436,7 @@ void init_ops(py::module_& m) {
   m.def("_op_table", [] {
     static const char* policies[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned"};
     static const char* families[] = {"none", "elementwise", "reduce", "gemm", "gemm_bias", "index_gather", "index_put", "nonzero",
-                                     "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step", "sort",
+                                     "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step", "sort", "multinomial",
                                      "sdpa", "sdpa_backward", "loss", "loss_backward", "dropout", "embedding", "embedding_backward"};
     static_assert(sizeof(families) / sizeof(families[0]) == static_cast<int>(KernelFamily::kCount));
     py::list rows;

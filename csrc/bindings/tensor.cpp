@@ -291,6 +291,10 @@ void init_tensor(py::module_& m) {
       })
       .def("uniform_", [](py::object self, double a, double b, py::object) { Tensor t = self.cast<Tensor>(); uniform_(t, a, b); return self; },
            py::arg("from") = 0.0, py::arg("to") = 1.0, py::arg("generator") = py::none())
+      .def("exponential_", [](py::object self, double lambd, py::object) { Tensor t = self.cast<Tensor>(); exponential_(t, lambd); return self; },
+           py::arg("lambd") = 1.0, py::kw_only(), py::arg("generator") = py::none())
+      .def("multinomial", [](const Tensor& t, int64_t n, bool replacement, py::object) { return multinomial(t, n, replacement); },
+           py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(), py::arg("generator") = py::none())
       .def("normal_", [](py::object self, double mean, double std, py::object) { Tensor t = self.cast<Tensor>(); normal_(t, mean, std); return self; },
            py::arg("mean") = 0.0, py::arg("std") = 1.0, py::arg("generator") = py::none())
       .def("_index", [](const Tensor& t, const std::vector<std::optional<Tensor>>& idx) { return index(t, idx); })

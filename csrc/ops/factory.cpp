@@ -83,6 +83,61 @@ Tensor& uniform_(Tensor& t, double from, double to) {
   return t;
 }
 
+Tensor& exponential_(Tensor& t, double lambd) {
+  AG_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  AG_CHECK(is_floating(t.dtype()), "Exponential distribution is a continuous probability distribution. dtype must be a floating point but you specified ",
+           scalar_type_name(t.dtype()));
+  assert_no_internal_overlap(t);
+  check_inplace(t, "exponential_");
+  kernel<RandomKernel>(Op::exponential, t.device())(t, lambd, 0.0);
+  t.bump_version();
+  rebase_constant(t, "ExponentialBackward0");
+  fw_inplace(t, Tensor());
+  return t;
+}
+
+// torch's multinomial: without replacement (or one draw) argmax / topk of p / q with q ~ Exp(1) (the
+// Gumbel trick, one exponential per probability); with replacement the sampler of Note [Multinomial
+// kernel] over uniform doubles drawn in row order. Both consume torch's CPU stream as torch does.
+Tensor multinomial(const Tensor& p, int64_t n, bool replacement) {
+  AG_CHECK(p.dim() > 0 && p.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  AG_CHECK(is_floating(p.dtype()), "multinomial only supports floating-point dtypes for input, got: ", scalar_type_name(p.dtype()));
+  AG_CHECK(n > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t C = p.sizes()[p.dim() - 1];
+  AG_CHECK(replacement || n <= C, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  AG_CHECK(C <= (int64_t{1} << 24), "number of categories cannot exceed 2^24");
+  autograd::AutoGradMode off(false);
+  Tensor pd = detach(p);
+  const int64_t D = p.dim() == 1 ? 1 : p.sizes()[0];
+  Shape out_shape = p.dim() == 1 ? Shape{n} : Shape{D, n};
+  if (pd.numel() == 0) return empty(out_shape, ScalarType::Int64, p.device());
+  if (!replacement || n == 1) {
+    const bool finite_nonneg = item_double(amax(pd, std::nullopt, false)) < std::numeric_limits<double>::infinity() &&
+                               item_double(amin(pd, std::nullopt, false)) >= 0;  // nan fails both
+    AG_CHECK(finite_nonneg, "probability tensor contains either `inf`, `nan` or element < 0");
+    Tensor zero_rows = sum(to_dtype(compare(Op::eq, sum(pd, IntList{p.dim() - 1}, false, std::nullopt), wrap_scalar(0.0)), ScalarType::Int64),
+                           std::nullopt, false, std::nullopt);
+    AG_CHECK(item_double(zero_rows) == 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+    Tensor q = empty(pd.sizes(), pd.dtype(), pd.device());
+    exponential_(q, 1.0);
+    q = div(pd, q);
+    if (n == 1) return argmax(q, int64_t{p.dim() - 1}, true);
+    return topk(q, n, -1, true, true).second;
+  }
+  Tensor p2 = contiguous(reshape(pd, {D, C}));
+  AG_CHECK(item_double(amin(p2, std::nullopt, false)) >= 0,
+           "invalid multinomial distribution (encountering probability entry < 0)");
+  AG_CHECK(item_double(all(isfinite(p2), std::nullopt, false)) != 0,
+           "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+  AG_CHECK(item_double(amin(sum(p2, IntList{1}, false, std::nullopt), std::nullopt, false)) > 0,
+           "invalid multinomial distribution (sum of probabilities <= 0)");
+  Tensor u = empty({D, n}, ScalarType::Float64, p.device());
+  uniform_(u, 0.0, 1.0);
+  Tensor out = empty({D, n}, ScalarType::Int64, p.device());
+  kernel<MultinomialKernel>(Op::multinomial, p.device())(p2, u, out, n);
+  return reshape(out, out_shape);
+}
+
 Tensor& normal_(Tensor& t, double mean, double std) {
   AG_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"normal_kernel_cpu\" not implemented for '", scalar_type_name(t.dtype()), "'");

@@ -180,6 +180,8 @@ Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device = Device());
 void manual_seed(uint64_t seed);
 uint64_t initial_seed();
 Tensor& uniform_(Tensor& t, double from, double to);
+Tensor& exponential_(Tensor& t, double lambd);
+Tensor multinomial(const Tensor& p, int64_t n, bool replacement);
 Tensor& normal_(Tensor& t, double mean, double std);
 Tensor& fill_(Tensor& t, Scalar value);
 Tensor& fill_(Tensor& t, Scalar value, const char* node_name);

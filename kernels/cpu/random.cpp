@@ -103,6 +103,48 @@ void k_normal(Tensor& t, double mean, double std) {
   });
 }
 
+// exponential_(lambd): -log1p(-u) / lambd from a double uniform per element, rounded to t's type
+// (torch's CPU transform: every dtype draws the 53-bit uniform).
+void k_exponential(Tensor& t, double lambd, double) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  AG_DISPATCH_FLOAT(t.dtype(), "exponential_", [&] {
+    for_elements<scalar_t>(t, [&](scalar_t& x) {
+      const double u = uniform_real<double>(g, 0.0, 1.0);
+      x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(-1.0 / lambd * std::log1p(-u)));
+    });
+  });
+}
+
+// Note [Multinomial kernel]. Rows are independent: split across threads.
+void k_multinomial(const Tensor& probs, const Tensor& uniforms, Tensor& out, int64_t n) {
+  const int64_t D = probs.sizes()[0], C = probs.sizes()[1];
+  const double* u = uniforms.data<double>();
+  int64_t* o = out.data<int64_t>();
+  AG_DISPATCH_FLOAT(probs.dtype(), "multinomial", [&] {
+    using A = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+    const scalar_t* p = probs.data<scalar_t>();
+    cpu::parallel_for(D, std::max<int64_t>(1, cpu::kGrain / std::max<int64_t>(C + n, 1)), [&](int64_t d0, int64_t d1) {
+      std::vector<A> cum(C);
+      for (int64_t d = d0; d < d1; ++d) {
+        A sum = 0;
+        for (int64_t j = 0; j < C; ++j) { sum += static_cast<A>(p[d * C + j]); cum[j] = sum; }
+        for (int64_t j = 0; j < C; ++j) cum[j] /= sum;
+        cum[C - 1] = 1;
+        for (int64_t s = 0; s < n; ++s) {
+          const double x = u[d * n + s];
+          int64_t lo = 0, hi = C;
+          while (hi - lo > 0) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (static_cast<double>(cum[mid]) < x) lo = mid + 1; else hi = mid;
+          }
+          o[d * n + s] = lo;
+        }
+      }
+    });
+  });
+}
+
 // randperm: shuffles t, which holds 0..n-1, in place (torch's CPU algorithm; a and b unused).
 void k_randperm(Tensor& t, double, double) {
   auto& g = gen();
@@ -142,6 +184,8 @@ AG_REGISTER_KERNEL(uniform, CPU, k_uniform);
 AG_REGISTER_KERNEL(normal, CPU, k_normal);
 AG_REGISTER_KERNEL(randint, CPU, k_randint);
 AG_REGISTER_KERNEL(randperm, CPU, k_randperm);
+AG_REGISTER_KERNEL(exponential, CPU, k_exponential);
+AG_REGISTER_KERNEL(multinomial, CPU, k_multinomial);
 
 void manual_seed(uint64_t seed) {
   auto& g = gen();

@@ -401,5 +401,5 @@ def bernoulli(input, p=None, *, generator=None):
     return out
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None):
-    raise NotImplementedError("multinomial is not implemented in ampgrad yet")
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    return input.multinomial(num_samples, replacement, generator=generator)
