@@ -65,7 +65,11 @@ template <typename T>
 const float* chunk_in(char* p, int64_t s, int64_t i0, int64_t m, float* buf) {
   if constexpr (std::is_same_v<T, float>)
     if (s == sizeof(float)) return reinterpret_cast<const float*>(p) + i0;
-  for (int64_t j = 0; j < m; ++j) buf[j] = static_cast<float>(*reinterpret_cast<const T*>(p + (i0 + j) * s));
+  int64_t j0 = 0;
+  if constexpr (std::is_same_v<T, BFloat16>)
+    if (s == sizeof(T))
+      for (; j0 + vec::kW <= m; j0 += vec::kW) vec::store(buf + j0, vec::load_bf16(reinterpret_cast<const uint16_t*>(p) + i0 + j0));
+  for (int64_t j = j0; j < m; ++j) buf[j] = static_cast<float>(*reinterpret_cast<const T*>(p + (i0 + j) * s));
   return buf;
 }
 
@@ -100,8 +104,14 @@ bool vec_loop(TensorIter& it, Run run) {
         const bool dense = std::is_same_v<T, float> && s[0] == sizeof(float);
         float* out = dense ? reinterpret_cast<float*>(p[0]) + i0 : bout;
         vec_span<N>(out, in, m, run);
-        if (!dense)
-          for (int64_t j = 0; j < m; ++j) *reinterpret_cast<T*>(p[0] + (i0 + j) * s[0]) = static_cast<T>(bout[j]);
+        if (!dense) {
+          int64_t j0 = 0;
+          if constexpr (std::is_same_v<T, BFloat16>)
+            if (s[0] == sizeof(T))
+              for (; j0 + vec::kW <= m; j0 += vec::kW)
+                vec::store_bf16(reinterpret_cast<uint16_t*>(p[0]) + i0 + j0, vec::load(bout + j0));
+          for (int64_t j = j0; j < m; ++j) *reinterpret_cast<T*>(p[0] + (i0 + j) * s[0]) = static_cast<T>(bout[j]);
+        }
       }
     });
   };

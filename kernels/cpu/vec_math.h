@@ -183,6 +183,23 @@ inline vf softplus(vf x, float beta, float threshold) {
   return sel(z > threshold, x, log1p(exp(z)) / beta);
 }
 
+// ---- fp16 / bf16 storage <-> float32, 16 at a time (the bits as uint16_t)
+typedef uint16_t vh __attribute__((vector_size(32)));
+typedef uint32_t vu __attribute__((vector_size(64)));
+inline vf load_bf16(const uint16_t* p) {
+  vh h;
+  std::memcpy(&h, p, sizeof h);
+  return (vf)(__builtin_convertvector(h, vu) << 16);
+}
+// Round to nearest even, NaN -> 0x7FC0 (as BFloat16::from_float).
+inline void store_bf16(uint16_t* p, vf v) {
+  const vu u = (vu)v;
+  vu r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  r = (vi)isnan(v) ? vu{} + 0x7FC0u : r;
+  const vh h = __builtin_convertvector(r, vh);
+  std::memcpy(p, &h, sizeof h);
+}
+
 // ---- backward formulas (grad g, input x or output y)
 inline vf sigmoid_backward(vf g, vf y) { return g * ((1.0f - y) * y); }
 inline vf tanh_backward(vf g, vf y) { return g * (1.0f - y * y); }
