@@ -30,7 +30,7 @@ template <typename F> struct VecUnary { static constexpr bool ok = false; };
     static constexpr bool ok = true;                                                \
     static vec::vf run([[maybe_unused]] const math::FN& f, vec::vf x) { return EXPR; } \
   };
-AG_VEC_UNARY(Exp, vec::exp(x))
+AG_VEC_UNARY(Exp, vec::exp_cr(x))
 AG_VEC_UNARY(Expm1, vec::expm1(x))
 AG_VEC_UNARY(Log, vec::log(x))
 AG_VEC_UNARY(Log1p, vec::log1p(x))

@@ -7,11 +7,14 @@
 #include <cstring>
 #include <limits>
 
-// Note [Vector math]: the contiguous inner loops of the unary rows whose functor has a VecOp
-// specialization (kernels/cpu/elementwise.cpp) run these instead of the scalar functor; strided
-// operands and float64 keep the scalar path. Accuracy (tests/test_vec_math.py, max error vs float64):
-// exp, log, log1p, expm1, sigmoid, tanh within 2 ulp, erf within 4 ulp (Eigen's rational erf); the
-// special points (0, -0, +-inf, nan, overflow, underflow, denormals) give libm's results.
+// Note [Vector math]: the float32 / fp16 / bf16 loops of the unary rows whose functor has a
+// VecUnary specialization, and of the activation backward rows (VecBinary), run these instead of
+// the scalar functor (kernels/cpu/elementwise.cpp): chunks of 256 elements, converted to float32 (and
+// gathered when strided), computed 16 lanes at a time, rounded once on store. float64 keeps the
+// scalar functor. Max error vs float64 (tests/test_vec_math.py): exp (exp_cr) correctly rounded but
+// for ~1e-5 of the inputs, as libm's; log 1, expm1 1.5, log1p, tanh, sigmoid, silu, softplus 3, erf
+// and gelu 6 ulp. The special points (0, -0, +-inf, nan, overflow, underflow, denormals) give the
+// scalar functors' results.
 namespace ampgrad::cpu::vec {
 
 constexpr int kW = 16;
@@ -44,7 +47,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
 
 // exp: Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, Cephes' degree-7 polynomial (1 ulp);
-// 2^n applied in two halves so results down to the smallest denormal round once.
+// 2^n applied in two halves so results down to the smallest denormal round once. The activations
+// use it; torch.exp itself takes exp_cr below.
 inline vf exp(vf x) {
   const vf xc = vmin(vmax(x, splat(-104.0f)), splat(88.8f));
   const vf n = round_nearest(xc * kLog2e);
@@ -60,6 +64,46 @@ inline vf exp(vf x) {
   p = p * z + r + 1.0f;
   const vi ni = to_int(n), n1 = ni >> 1, n2 = ni - n1;
   const vf y = p * pow2i(n1) * pow2i(n2);
+  return sel(isnan(x), x, y);
+}
+
+// exp correctly rounded but for ~1e-5 of the inputs (libm's expf is, and torch's MKL exp nearly):
+// evaluated in double (Taylor to r^10, error < 1e-12), then rounded once to float, which also
+// gives the denormals and the overflow to inf.
+typedef double vd __attribute__((vector_size(64)));
+typedef int64_t vl __attribute__((vector_size(64)));
+typedef float vf8 __attribute__((vector_size(32)));
+inline vf8 exp_cr8(vf8 xf) {
+  const vd x = __builtin_convertvector(xf, vd);
+  const vd m = vd{} + 6755399441055744.0;  // 1.5 * 2^52: round to nearest
+  const vd n = (x * 1.4426950408889634074 + m) - m;
+  const vd r = (x - n * 0.69314718055994528623) - n * 2.3190468138462996154e-17;
+  vd p = vd{} + 1.0 / 3628800;
+  p = p * r + 1.0 / 362880;
+  p = p * r + 1.0 / 40320;
+  p = p * r + 1.0 / 5040;
+  p = p * r + 1.0 / 720;
+  p = p * r + 1.0 / 120;
+  p = p * r + 1.0 / 24;
+  p = p * r + 1.0 / 6;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  const vl e = (__builtin_convertvector(n, vl) + 1023) << 52;
+  return __builtin_convertvector(p * (vd)e, vf8);
+}
+inline vf exp_cr(vf x) {
+  const vf xc = vmin(vmax(x, splat(-104.0f)), splat(100.0f));
+  vf8 lo, hi;
+  std::memcpy(&lo, &xc, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&xc) + sizeof lo, sizeof hi);
+  lo = exp_cr8(lo);
+  hi = exp_cr8(hi);
+  vf y;
+  std::memcpy(&y, &lo, sizeof lo);
+  std::memcpy(reinterpret_cast<char*>(&y) + sizeof lo, &hi, sizeof hi);
+  y = sel(x < -104.0f, splat(0.0f), y);
+  y = sel(x > 100.0f, splat(kInf), y);
   return sel(isnan(x), x, y);
 }
 
