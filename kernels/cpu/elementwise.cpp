@@ -165,6 +165,7 @@ static void k_copy(TensorIter& it, const double*) {
       if constexpr (std::is_same_v<O, scalar_t>) {
         for_each(it, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == sizeof(O) && s[1] == sizeof(O)) std::memcpy(p[0], p[1], n * sizeof(O));
+          else if (s[0] == sizeof(O) && s[1] == 0) std::fill_n(reinterpret_cast<O*>(p[0]), n, *reinterpret_cast<const O*>(p[1]));  // an expanded scalar (the gradient of a sum)
           else for (int64_t i = 0; i < n; ++i) *reinterpret_cast<O*>(p[0] + i * s[0]) = *reinterpret_cast<const O*>(p[1] + i * s[1]);
         });
       } else {
