@@ -9,8 +9,8 @@
 
 // Note [Vector math]: the float32 / fp16 / bf16 loops of the unary rows whose functor has a
 // VecUnary specialization, and of the activation backward rows (VecBinary), run these instead of
-// the scalar functor (kernels/cpu/elementwise.cpp): chunks of 256 elements, converted to float32 (and
-// gathered when strided), computed 16 lanes at a time, rounded once on store. float64 keeps the
+// the scalar functor (kernels/cpu/elementwise.cpp): chunks of 256 elements, converted to float32,
+// computed 16 lanes at a time, rounded once on store. float64 and strided inner loops keep the
 // scalar functor. Max error vs float64 (tests/test_vec_math.py): exp (exp_cr) correctly rounded but
 // for ~1e-5 of the inputs, as libm's; log 1, expm1 1.5, log1p, tanh, sigmoid, silu, softplus 3, erf
 // and gelu 6 ulp. The special points (0, -0, +-inf, nan, overflow, underflow, denormals) give the
