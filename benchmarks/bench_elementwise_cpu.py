@@ -1,9 +1,11 @@
 """Per-op throughput of the CPU elementwise and reduction kernels on large tensors (1M elements by
-default): the per-element math and loops of the CPU kernels, not the per-call overhead that
-bench_overhead.py measures. ampgrad only (a before/after check of the kernels); set
-OMP_NUM_THREADS=1 for steadier numbers on a shared machine.
+default), ampgrad and torch side by side in one process at the same thread count: forward, and
+forward + backward (a fixed upstream gradient) for the differentiable rows. The per-element math and
+loops of the kernels, not the per-call overhead that bench_overhead.py measures.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_elementwise_cpu.py [--n 1048576] [--filter gelu] [--repeat 3]
+    python benchmarks/bench_elementwise_cpu.py [--n 1048576] [--threads 2] [--filter gelu] [--repeat 5] [--no-torch]
+
+ratio = ampgrad time / torch time; "-" where a row has no backward.
 """
 import argparse
 import statistics
@@ -11,78 +13,113 @@ import statistics
 import ampgrad as ag
 from _common import bench
 
-F = ag.nn.functional
+try:
+    import torch
+except ImportError:  # ampgrad-only timings
+    torch = None
 
 
-def cases(n):
-    ag.manual_seed(0)
-    x = ag.randn(n)
-    y = ag.randn(n)
-    z = ag.randn(n)
-    pos = x.abs() + 0.5
-    unit = ag.rand(n) * 1.8 - 0.9
-    xh = x.to(ag.bfloat16)
-    yh = y.to(ag.bfloat16)
-    xi = ag.randint(-1000, 1000, (n,), dtype=ag.int32)
-    yi = ag.randint(1, 1000, (n,), dtype=ag.int32)
-    xs = ag.randn(1024, n // 1024)
-    xt = xs.t()  # strided operand
-    rows = ag.randn(n // 1024, 1024)
+def cases(m, n):
+    """name -> (inputs builder, forward fn(m, *inputs), differentiable). Built once per module."""
+    F = m.nn.functional
+    rows, cols = n // 1024, 1024
     c = {
-        # unary, fp32
-        "neg": lambda: -x, "exp": lambda: x.exp(), "exp2": lambda: ag.exp2(x), "expm1": lambda: x.expm1(),
-        "log": lambda: pos.log(), "log1p": lambda: pos.log1p(), "sqrt": lambda: pos.sqrt(),
-        "rsqrt": lambda: pos.rsqrt(), "reciprocal": lambda: pos.reciprocal(), "abs": lambda: x.abs(),
-        "sign": lambda: x.sign(), "sin": lambda: x.sin(), "tanh": lambda: x.tanh(),
-        "sigmoid": lambda: x.sigmoid(), "relu": lambda: x.relu(), "gelu": lambda: F.gelu(x),
-        "gelu_tanh": lambda: F.gelu(x, approximate="tanh"), "silu": lambda: F.silu(x),
-        "softplus": lambda: F.softplus(x), "erf": lambda: x.erf(), "erfinv": lambda: unit.erfinv(),
-        "floor": lambda: x.floor(), "round": lambda: x.round(), "round_dec2": lambda: ag.round(x, decimals=2),
-        "frac": lambda: x.frac(), "clamp": lambda: x.clamp(-0.5, 0.5), "nan_to_num": lambda: ag.nan_to_num(x),
-        "isnan": lambda: x.isnan(), "isfinite": lambda: x.isfinite(), "bitwise_not_i32": lambda: ~xi,
-        "copy_f32_to_bf16": lambda: x.to(ag.bfloat16), "copy_strided": lambda: xt.contiguous(),
-        # unary, bf16 / in place / strided
-        "exp_bf16": lambda: xh.exp(), "gelu_bf16": lambda: F.gelu(xh), "relu_inplace": lambda: z.relu_(),
-        "sigmoid_strided": lambda: xt.sigmoid(),
-        # binary
-        "add": lambda: x + y, "add_alpha": lambda: ag.add(x, y, alpha=2.0), "add_scalar": lambda: x + 2.0,
-        "sub": lambda: x - y, "mul": lambda: x * y, "mul_scalar": lambda: x * 2.0, "div": lambda: x / pos,
-        "add_bf16": lambda: xh + yh, "mul_bf16": lambda: xh * yh, "add_strided": lambda: xt + xt,
-        "div_floor": lambda: ag.floor_divide(x, pos),
-        "div_trunc": lambda: ag.div(x, pos, rounding_mode="trunc"),
-        "div_floor_i32": lambda: ag.floor_divide(xi, yi), "remainder": lambda: ag.remainder(x, pos),
-        "remainder_i32": lambda: ag.remainder(xi, yi), "fmod": lambda: ag.fmod(x, pos), "pow": lambda: pos**y,
-        "pow_i32": lambda: yi**2, "atan2": lambda: ag.atan2(x, y), "maximum": lambda: ag.maximum(x, y),
-        "minimum": lambda: ag.minimum(x, y), "lt": lambda: x < y, "eq": lambda: x == y,
-        "logical_and": lambda: ag.logical_and(x, y), "bitwise_xor_i32": lambda: xi ^ yi,
-        # ternary
-        "where": lambda: ag.where(x > 0, x, y), "lerp": lambda: ag.lerp(x, y, z),
-        "addcmul": lambda: ag.addcmul(x, y, z, value=0.5), "addcdiv": lambda: ag.addcdiv(x, y, pos, value=0.5),
-        # creation
-        "arange": lambda: ag.arange(n, dtype=ag.float32), "linspace": lambda: ag.linspace(0, 1, n),
+        # unary, fp32 (the rows the vectorized math covers first)
+        "exp": (lambda: [m.randn(n)], lambda x: x.exp(), True),
+        "expm1": (lambda: [m.randn(n)], lambda x: x.expm1(), True),
+        "log": (lambda: [m.rand(n) + 0.5], lambda x: x.log(), True),
+        "log1p": (lambda: [m.rand(n) + 0.5], lambda x: x.log1p(), True),
+        "tanh": (lambda: [m.randn(n)], lambda x: x.tanh(), True),
+        "sigmoid": (lambda: [m.randn(n)], lambda x: x.sigmoid(), True),
+        "gelu": (lambda: [m.randn(n)], lambda x: F.gelu(x), True),
+        "gelu_tanh": (lambda: [m.randn(n)], lambda x: F.gelu(x, approximate="tanh"), True),
+        "silu": (lambda: [m.randn(n)], lambda x: F.silu(x), True),
+        "softplus": (lambda: [m.randn(n)], lambda x: F.softplus(x), True),
+        "erf": (lambda: [m.randn(n)], lambda x: x.erf(), True),
+        "gelu_bf16": (lambda: [m.randn(n).to(m.bfloat16)], lambda x: F.gelu(x), True),
+        "sigmoid_strided": (lambda: [m.randn(cols, rows).t()], lambda x: x.sigmoid(), True),
+        # other elementwise
+        "relu": (lambda: [m.randn(n)], lambda x: x.relu(), True),
+        "sqrt": (lambda: [m.rand(n) + 0.5], lambda x: x.sqrt(), True),
+        "sin": (lambda: [m.randn(n)], lambda x: x.sin(), True),
+        "add": (lambda: [m.randn(n), m.randn(n)], lambda x, y: x + y, True),
+        "mul": (lambda: [m.randn(n), m.randn(n)], lambda x, y: x * y, True),
+        "div": (lambda: [m.randn(n), m.rand(n) + 0.5], lambda x, y: x / y, True),
         # reductions
-        "sum": lambda: x.sum(), "mean_dim": lambda: xs.mean(0), "max": lambda: x.max(),
-        "amax_rows": lambda: rows.amax(1), "var": lambda: x.var(), "norm2": lambda: x.norm(),
-        "norm3": lambda: x.norm(3), "norm_inf": lambda: x.norm(float("inf")),
-        "logsumexp_rows": lambda: rows.logsumexp(1), "softmax_rows": lambda: rows.softmax(1),
-        "softmax_cols": lambda: rows.softmax(0), "log_softmax_bf16": lambda: rows.to(ag.bfloat16).log_softmax(1),
-        "cumsum_rows": lambda: rows.cumsum(1),
+        "sum": (lambda: [m.randn(n)], lambda x: x.sum(), True),
+        "mean": (lambda: [m.randn(n)], lambda x: x.mean(), True),
+        "sum_bf16": (lambda: [m.randn(n).to(m.bfloat16)], lambda x: x.sum(), True),
+        "mean_dim_rows": (lambda: [m.randn(rows, cols)], lambda x: x.mean(1), True),
+        "mean_dim_cols": (lambda: [m.randn(rows, cols)], lambda x: x.mean(0), True),
+        "sum_dim_cols": (lambda: [m.randn(rows, cols)], lambda x: x.sum(0), True),
+        "softmax_rows": (lambda: [m.randn(rows, cols)], lambda x: x.softmax(1), True),
+        "log_softmax_rows": (lambda: [m.randn(rows, cols)], lambda x: x.log_softmax(1), True),
+        "logsumexp_rows": (lambda: [m.randn(rows, cols)], lambda x: x.logsumexp(1), True),
+        "var": (lambda: [m.randn(n)], lambda x: x.var(), True),
+        "norm2": (lambda: [m.randn(n)], lambda x: x.norm(), True),
+        "amax_rows": (lambda: [m.randn(rows, cols)], lambda x: x.amax(1), False),
     }
     return c
+
+
+def runners(m, n, name):
+    """(forward fn, forward + backward fn or None) for one row on module m."""
+    make, fn, diff = cases(m, n)[name]
+    m.manual_seed(0)
+    xs = make()
+    fw = lambda: fn(*xs)  # noqa: E731
+    if not diff:
+        return fw, None
+    xg = [x.detach().requires_grad_(True) for x in xs]
+    y = fn(*xs)
+    gout = m.randn(y.shape).to(y.dtype)
+
+    def fb():
+        fn(*xg).backward(gout)
+        for x in xg:
+            x.grad = None
+    return fw, fb
+
+
+def timings(mods, n, name, repeat):
+    """Per module: (forward seconds, forward + backward seconds or None), medians of `repeat` timings
+    taken in turns (ampgrad, torch, ampgrad, ...) so that a busy machine's drift hits both alike."""
+    fns = [runners(m, n, name) for m in mods]
+    t = [([], []) for _ in mods]
+    for _ in range(repeat):
+        for k, (fw, fb) in enumerate(fns):
+            t[k][0].append(bench(fw, warmup=2, iters=10, repeat=3))
+            if fb is not None:
+                t[k][1].append(bench(fb, warmup=2, iters=10, repeat=3))
+    return [(statistics.median(a), statistics.median(b) if b else None) for a, b in t]
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=int, default=1 << 20)
-    p.add_argument("--filter", default="")
-    p.add_argument("--repeat", type=int, default=3, help="independent timings per op; the median is printed")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--filter", default="", help="comma-separated substrings of row names")
+    p.add_argument("--repeat", type=int, default=5, help="independent timings per op; the median is printed")
+    p.add_argument("--no-torch", action="store_true")
     a = p.parse_args()
-    print(f"{'case':24s} {'us (median)':>12s}   all runs")
-    for name, fn in cases(a.n).items():
-        if a.filter and a.filter not in name:
-            continue
-        runs = [bench(fn, warmup=3, iters=20, repeat=3) * 1e6 for _ in range(a.repeat)]
-        print(f"{name:24s} {statistics.median(runs):12.1f}   " + " ".join(f"{r:.1f}" for r in runs), flush=True)
+    names = [k for k in cases(ag, a.n) if not a.filter or any(f in k for f in a.filter.split(","))]
+    ag.set_num_threads(a.threads)
+    mods = [ag]
+    if torch is not None and not a.no_torch:
+        torch.set_num_threads(a.threads)
+        mods.append(torch)
+    print(f"n={a.n} threads={a.threads}  (us, median of {a.repeat}; ratio = ampgrad / torch)")
+    print(f"{'case':20s} {'fw ag':>9s} {'fw torch':>9s} {'ratio':>6s}   {'fw+bw ag':>9s} {'fw+bw torch':>11s} {'ratio':>6s}")
+    for name in names:
+        res = timings(mods, a.n, name, a.repeat)
+        fa, ba = res[0]
+        ft, bt = res[1] if len(res) > 1 else (None, None)
+        fr = f"{fa / ft:6.2f}" if ft else f"{'-':>6s}"
+        br = f"{ba / bt:6.2f}" if ba and bt else f"{'-':>6s}"
+        bas = f"{ba * 1e6:9.1f}" if ba else f"{'-':>9s}"
+        bts = f"{bt * 1e6:11.1f}" if bt else f"{'-':>11s}"
+        fts = f"{ft * 1e6:9.1f}" if ft else f"{'-':>9s}"
+        print(f"{name:20s} {fa * 1e6:9.1f} {fts} {fr}   {bas} {bts} {br}", flush=True)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,12 @@ constexpr double kPi = 3.14159265358979323846, kPiOver180 = 0.017453292519943295
 // torch's threshold_backward(grad, result, 0) in one pass: grad where result > 0, else 0 (a NaN
 // grad is dropped where the result is <= 0, as torch does; `grad * (result > 0)` would keep it).
 Tensor relu_backward(const Tensor& g, const Tensor& out);
+// One-kernel activation backward ops (ops/activation_backward.cpp).
+Tensor sigmoid_backward(const Tensor& g, const Tensor& y);
+Tensor tanh_backward(const Tensor& g, const Tensor& y);
+Tensor gelu_backward(const Tensor& g, const Tensor& x, const std::string& approximate);
+Tensor silu_backward(const Tensor& g, const Tensor& x);
+Tensor softplus_backward(const Tensor& g, const Tensor& x, double beta, double threshold);
 
 #define AG_UNARY_GRAD(name, to_float, bw_name, save, formula)                                              \
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
@@ -85,10 +91,12 @@ AG_UNARY_GRAD(sinc, true, "SincBackward0", IN, where(compare(Op::eq, x * x * kPi
                                                      g[0] * (x * kPi * cos(x * kPi) - sin(x * kPi)) / (x * x * kPi)))
 AG_UNARY_GRAD(deg2rad, true, "Deg2RadBackward0", NONE_, g[0] * kPiOver180)
 AG_UNARY_GRAD(rad2deg, true, "Rad2DegBackward0", NONE_, g[0] * k180OverPi)
-AG_UNARY_GRAD(tanh, true, "TanhBackward0", OUT, g[0] * (1.0 - x * x))
-AG_UNARY_GRAD(sigmoid, true, "SigmoidBackward0", OUT, g[0] * x * (1.0 - x))
+AG_UNARY_GRAD(tanh, true, "TanhBackward0", OUT, tanh_backward(g[0], x))
+AG_UNARY_GRAD(sigmoid, true, "SigmoidBackward0", OUT, sigmoid_backward(g[0], x))
 AG_UNARY_GRAD(relu, false, "ReluBackward0", OUT, relu_backward(g[0], x))
-AG_UNARY_GRAD(silu, false, "SiluBackward0", IN, g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0))
+// torch's: one kernel, or differentiable ops when the backward itself is recorded (create_graph).
+AG_UNARY_GRAD(silu, false, "SiluBackward0", IN, autograd::GradMode::is_enabled()
+              ? g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0) : silu_backward(g[0], x))
 AG_UNARY_GRAD(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
 AG_UNARY_GRAD(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
 AG_UNARY_NOGRAD(floor, "FloorBackward0")
@@ -117,29 +125,16 @@ Tensor round(const Tensor& a, int64_t decimals) {
 Tensor gelu(const Tensor& a, const std::string& approximate) {
   AG_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
   AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"GeluKernelImpl\" not implemented for '", scalar_type_name(a.dtype()), "'");
-  if (approximate == "none")
-    return unary_impl(Op::gelu, a, true, "GeluBackward0", IN, AG_BW {
-      Tensor x = c.get(0);
-      Tensor cdf = (erf(x * 0.70710678118654752440) + 1.0) * 0.5;
-      Tensor pdf = exp(x * x * -0.5) * 0.39894228040143267794;
-      return {g[0] * (cdf + x * pdf)};
-    });
-  return unary_impl(Op::gelu_tanh, a, true, "GeluBackward0", IN, AG_BW {
-    Tensor x = c.get(0);
-    const double k = 0.79788456080286535588, k1 = 0.044715;
-    Tensor inner = (x + x * x * x * k1) * k;
-    Tensor t = tanh(inner);
-    Tensor dinner = (x * x * (3.0 * k1) + 1.0) * k;
-    return {g[0] * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * dinner)};
+  const bool tanh_form = approximate == "tanh";
+  return unary_impl(tanh_form ? Op::gelu_tanh : Op::gelu, a, true, "GeluBackward0", IN, AG_BW {
+    return {gelu_backward(g[0], c.get(0), tanh_form ? "tanh" : "none")};
   });
 }
 
 Tensor softplus(const Tensor& a, double beta, double threshold) {
   double s[2] = {beta, threshold};
   return unary_impl(Op::softplus, a, false, "SoftplusBackward0", IN, AG_BW {
-    Tensor x = c.get(0);
-    Tensor z = x * beta;
-    return {where(compare(Op::gt, z, wrap_scalar(threshold)), g[0], g[0] * sigmoid(z))};
+    return {softplus_backward(g[0], c.get(0), beta, threshold)};
   }, s);
 }
 

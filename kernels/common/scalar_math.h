@@ -359,6 +359,34 @@ AG_MATH_BINARY(Ge, bool, a >= b)
 AG_MATH_BINARY(LogicalAnd, bool, static_cast<bool>(a) && static_cast<bool>(b))
 AG_MATH_BINARY(LogicalOr, bool, static_cast<bool>(a) || static_cast<bool>(b))
 AG_MATH_BINARY(LogicalXor, bool, static_cast<bool>(a) != static_cast<bool>(b))
+// ---- activation backward (torch's aten::*_backward): a is the incoming gradient, b the saved
+// result (sigmoid, tanh) or input (the others); one pass instead of a chain of elementwise ops.
+AG_MATH_BINARY(SigmoidBackward, T, a * ((T(1) - b) * b))
+AG_MATH_BINARY(TanhBackward, T, a * (T(1) - b * b))
+AG_MATH_BINARY(GeluBackward, T, a * (T(0.5) * (T(1) + erf(b * T(0.70710678118654752440))) +
+                                     b * exp(T(-0.5) * b * b) * T(0.39894228040143267794)))
+struct GeluTanhBackward {
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
+    const T k = T(0.79788456080286535588), k1 = T(0.044715);
+    const T t = tanh(k * (b + k1 * b * b * b));
+    return a * (T(0.5) * (T(1) + t) + T(0.5) * b * (T(1) - t * t) * (k * (T(1) + T(3) * k1 * b * b)));
+  }
+};
+struct SiluBackward {
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
+    const T sg = T(1) / (T(1) + exp(-b));
+    return a * (sg * (T(1) + b * (T(1) - sg)));
+  }
+};
+struct SoftplusBackward {  // s[2] = beta, s[3] = threshold (s[0], s[1]: the binary scalar-operand slots)
+  double beta = 1, threshold = 20;
+  SoftplusBackward() = default;
+  explicit SoftplusBackward(const double* s) : beta(s[2]), threshold(s[3]) {}
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
+    const T z = b * T(beta);
+    return z > T(threshold) ? a : a / (T(1) + exp(-z));
+  }
+};
 template <int Kind> struct Bitwise {  // Kind as bit_op
   template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const { return bit_op<Kind, T>(a, b); }
 };

@@ -1,10 +1,11 @@
 // CPU reductions, scans and softmax over the [A, R, B] layout of ops/reduce.cpp (Note [Reduce
-// plan]). Sums accumulate in double (int64 for integers); results are deterministic: the split
-// across cores is over output elements, never inside one sum.
+// plan]). float32 / fp16 / bf16 sums and means accumulate in float32 vectors, pairwise (Note [Float
+// sums]); other sums in double (int64 for integers). Results do not depend on the thread count.
 #include <cmath>
 #include <Eigen/Core>
 #include "kernels/common/scalar_math.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace ampgrad::cpu {
 
@@ -52,7 +53,127 @@ void reduce_generic(const Tensor& in, Tensor& out, const ReduceArgs& r, Init ini
   });
 }
 
+// ---- Note [Float sums]: float32 / fp16 / bf16 sums (and means) accumulate in float32, as torch's:
+// 4 vector accumulators over blocks of kSumBlock values, blocks combined pairwise (torch's cascade
+// sum has the same error growth, O(log n) instead of O(n)). A long row is cut into parts of
+// kSumPart values summed in parallel and combined pairwise in a fixed order, so the result does
+// not depend on the thread count.
+constexpr int64_t kSumBlock = 2048, kSumPart = 1 << 16, kSumCols = 64;
+
+template <typename T> inline vec::vf load16(const T* x) {
+  if constexpr (std::is_same_v<T, float>) return vec::load(x);
+  else if constexpr (std::is_same_v<T, BFloat16>) return vec::load_bf16(reinterpret_cast<const uint16_t*>(x));
+  else {
+    float t[vec::kW];
+    for (int i = 0; i < vec::kW; ++i) t[i] = static_cast<float>(x[i]);
+    return vec::load(t);
+  }
+}
+
+template <typename T> float block_sum(const T* x, int64_t n) {
+  vec::vf a0 = {}, a1 = {}, a2 = {}, a3 = {};
+  int64_t j = 0;
+  for (; j + 4 * vec::kW <= n; j += 4 * vec::kW) {
+    a0 += load16(x + j);
+    a1 += load16(x + j + vec::kW);
+    a2 += load16(x + j + 2 * vec::kW);
+    a3 += load16(x + j + 3 * vec::kW);
+  }
+  for (; j + vec::kW <= n; j += vec::kW) a0 += load16(x + j);
+  vec::vf v = (a0 + a1) + (a2 + a3);
+  float l[vec::kW];
+  vec::store(l, v);
+  for (int w = vec::kW / 2; w > 0; w /= 2)
+    for (int i = 0; i < w; ++i) l[i] += l[i + w];
+  float tail = 0;
+  for (; j < n; ++j) tail += static_cast<float>(x[j]);
+  return l[0] + tail;
+}
+
+// Pairwise over blocks (a block boundary is a multiple of kSumBlock from x).
+template <typename T> float cascade_sum(const T* x, int64_t n) {
+  if (n <= kSumBlock) return block_sum(x, n);
+  const int64_t half = ((n / kSumBlock + 1) / 2) * kSumBlock;
+  return cascade_sum(x, half) + cascade_sum(x + half, n - half);
+}
+
+inline float pairwise(const float* p, int64_t n) {
+  if (n == 1) return p[0];
+  const int64_t h = (n + 1) / 2;
+  return pairwise(p, h) + pairwise(p + h, n - h);
+}
+
+// Sum of every row of [A, R] (contiguous) into y, divided by n for a mean.
+template <typename T> void sum_rows(const T* x, T* y, int64_t A, int64_t R, float n, bool divide) {
+  auto fin = [&](float v) { return static_cast<T>(divide ? v / n : v); };
+  if (A == 1 && R > kSumPart) {
+    const int64_t np = (R + kSumPart - 1) / kSumPart;
+    std::vector<float> parts(np);
+    parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) parts[p] = cascade_sum(x + p * kSumPart, std::min(kSumPart, R - p * kSumPart));
+    });
+    y[0] = fin(pairwise(parts.data(), np));
+    return;
+  }
+  parallel_for(A, std::max<int64_t>(1, kGrain / std::max<int64_t>(R, 1)), [&](int64_t a0, int64_t a1) {
+    for (int64_t a = a0; a < a1; ++a) y[a] = fin(R ? cascade_sum(x + a * R, R) : 0.0f);
+  });
+}
+
+// acc[0, w) = sum over k in [k0, k1) of x[k * B + j]: runs of 64 rows, combined pairwise.
+template <typename T> void col_sum(const T* x, int64_t B, int64_t k0, int64_t k1, int64_t w, float* acc) {
+  if (k1 - k0 <= 64) {
+    for (int64_t j = 0; j < w; ++j) acc[j] = 0;
+    for (int64_t k = k0; k < k1; ++k) {
+      const T* row = x + k * B;
+      for (int64_t j = 0; j < w; ++j) acc[j] += static_cast<float>(row[j]);
+    }
+    return;
+  }
+  const int64_t mid = k0 + (k1 - k0) / 2;
+  float tmp[kSumCols];
+  col_sum(x, B, k0, mid, w, acc);
+  col_sum(x, B, mid, k1, w, tmp);
+  for (int64_t j = 0; j < w; ++j) acc[j] += tmp[j];
+}
+
+// [A, R, B] with B > 1: out[a, b] = sum_k x[a, k, b], over blocks of kSumCols columns.
+template <typename T> void sum_cols(const T* x, T* y, int64_t A, int64_t R, int64_t B, float n, bool divide) {
+  const int64_t nc = (B + kSumCols - 1) / kSumCols;
+  parallel_for(A * nc, std::max<int64_t>(1, kGrain / std::max<int64_t>(R * kSumCols, 1)), [&](int64_t t0, int64_t t1) {
+    float acc[kSumCols];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t a = t / nc, c0 = (t % nc) * kSumCols, w = std::min(kSumCols, B - c0);
+      if (R == 0) std::fill(acc, acc + w, 0.0f);
+      else col_sum(x + a * R * B + c0, B, 0, R, w, acc);
+      for (int64_t j = 0; j < w; ++j) y[a * B + c0 + j] = static_cast<T>(divide ? acc[j] / n : acc[j]);
+    }
+  });
+}
+
+// The float32 / fp16 / bf16 sum or mean; false for other dtypes.
+bool float_sum(const Tensor& in, Tensor& out, const ReduceArgs& r, bool mean) {
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    const float n = static_cast<float>(r.R);
+    const bool divide = mean && r.R > 0;
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    if (r.B == 1) sum_rows(x, y, r.A, r.R, n, divide);
+    else sum_cols(x, y, r.A, r.R, r.B, n, divide);
+    if (mean && r.R == 0)  // mean of nothing: 0 * scale (nan), as math::mean_finish
+      for (int64_t i = 0; i < r.A * r.B; ++i) y[i] = static_cast<T>(static_cast<float>(y[i]) * static_cast<float>(r.s[0]));
+  };
+  switch (in.dtype()) {
+    case ScalarType::Float32: go(float{}); return true;
+    case ScalarType::Float16: go(Half{}); return true;
+    case ScalarType::BFloat16: go(BFloat16{}); return true;
+    default: return false;
+  }
+}
+
 void k_sum(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  if (out.dtype() == in.dtype() && float_sum(in, out, r, false)) return;
   AG_DISPATCH_ALL(in.dtype(), "sum", [&] {
     using Acc = racc_t<scalar_t>;
     reduce_generic<scalar_t, Acc>(in, out, r, [] { return Acc(0); }, [](Acc a, Acc v) { return math::wrap_add(a, v); }, [](Acc a) { return a; });
@@ -61,6 +182,7 @@ void k_sum(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 AG_REGISTER_KERNEL(sum, CPU, k_sum);
 
 void k_mean(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  if (out.dtype() == in.dtype() && float_sum(in, out, r, true)) return;
   AG_DISPATCH_FLOAT(in.dtype(), "mean", [&] {
     const double scale = r.s[0];
     const int64_t n = r.R;

@@ -1,0 +1,225 @@
+"""Accuracy of the vectorized CPU math (kernels/cpu/vec_math.h, Note [Vector math]) and of the float32
+cascade sums (Note [Float sums]): max ulp error against float64 references over wide ranges, exact
+results at the special points, fp16/bf16 rounded once from the float32 result, strided == contiguous,
+and the one-kernel activation backward ops against float64 derivatives."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ampgrad as ag
+
+F = ag.nn.functional
+FLT_MIN = np.float32(1.1754943508222875e-38)
+
+
+def _inputs(lo, hi, n=200_001):
+    """Dense over [lo, hi], plus logarithmically spaced magnitudes of both signs inside it, plus tiny ones."""
+    lin = np.linspace(lo, hi, n, dtype=np.float64)
+    mags = np.logspace(-40, np.log10(max(abs(lo), abs(hi))), n // 2)
+    logs = np.concatenate([mags, -mags])
+    logs = logs[(logs >= lo) & (logs <= hi)]
+    return np.concatenate([lin, logs]).astype(np.float32)
+
+
+def _ulp_err(got, ref):
+    """|got - ref| in units of the float32 spacing at ref (the smallest normal's spacing below it)."""
+    ref = np.asarray(ref, np.float64)
+    with np.errstate(over="ignore"):
+        r32 = ref.astype(np.float32)
+    big = np.isinf(r32) & ~np.isnan(ref)  # overflows float32: the result must be that infinity
+    np.testing.assert_array_equal(got[big], r32[big])
+    ok = np.isfinite(r32)
+    spacing = np.spacing(np.abs(r32[ok])).astype(np.float64)
+    spacing = np.maximum(spacing, np.spacing(FLT_MIN).astype(np.float64))
+    return np.abs(got[ok].astype(np.float64) - ref[ok]) / spacing
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + torch.erf(torch.from_numpy(x / math.sqrt(2))).numpy())
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(0.79788456080286535588 * (x + 0.044715 * x ** 3)))
+
+
+def _sigmoid(x):
+    with np.errstate(over="ignore"):
+        return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))))
+
+
+def _softplus(x):
+    return np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))
+
+
+# name, ampgrad fn, float64 reference, ranges, max ulp
+ULP_CASES = [
+    ("exp", lambda x: x.exp(), np.exp, [(-104, 89), (-1, 1)], 0.51),  # correctly rounded but ~1e-5
+    ("expm1", lambda x: x.expm1(), np.expm1, [(-30, 89), (-1, 1)], 2),
+    ("log", lambda x: x.log(), np.log, [(0, 3e38), (0.5, 2)], 1.5),
+    ("log1p", lambda x: x.log1p(), np.log1p, [(-1, 1e30), (-0.5, 1)], 3),
+    ("tanh", lambda x: x.tanh(), np.tanh, [(-12, 12), (-1, 1)], 3),
+    ("sigmoid", lambda x: x.sigmoid(), _sigmoid, [(-100, 40), (-2, 2)], 3),
+    ("erf", lambda x: x.erf(), lambda x: torch.erf(torch.from_numpy(x)).numpy(), [(-6, 6), (-1e-3, 1e-3)], 6),
+    ("gelu", lambda x: F.gelu(x), _gelu, [(-1, 12)], 6),
+    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), _gelu_tanh, [(-1, 12)], 6),
+    ("silu", lambda x: F.silu(x), lambda x: x * _sigmoid(x), [(-80, 80)], 3),
+    ("softplus", lambda x: F.softplus(x), _softplus, [(-80, 80)], 3),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref,ranges,tol", ULP_CASES, ids=[c[0] for c in ULP_CASES])
+def test_max_ulp_error(name, fn, ref, ranges, tol):
+    for lo, hi in ranges:
+        x = _inputs(lo, hi)
+        got = fn(ag.tensor(x)).numpy()
+        with np.errstate(all="ignore"):
+            r = ref(x.astype(np.float64))
+        err = _ulp_err(got, r)
+        assert err.max() <= tol, f"{name} on [{lo}, {hi}]: {err.max():.2f} ulp at x={x[np.isfinite(r.astype(np.float32))][err.argmax()]!r}"
+
+
+@pytest.mark.parametrize("name,fn,ref", [("gelu", lambda x: F.gelu(x), _gelu),
+                                         ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), _gelu_tanh)])
+def test_gelu_negative_tail_abs_error(name, fn, ref):
+    # 1 + erf (1 + tanh) cancels for x < 0: bounded by the float32 rounding of that sum, as torch's.
+    x = _inputs(-12, 0)
+    got = fn(ag.tensor(x)).numpy().astype(np.float64)
+    err = np.abs(got - ref(x.astype(np.float64)))
+    assert (err <= np.abs(x) * 2.0 ** -21 + 1e-45).all(), err.max()
+
+
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, -1e-40, 1e-30, -1e-30, 88.72, 88.73,
+                    -88.72, -103.9, -104.0, -200.0, 200.0, 3e38, -3e38, 1.0, -1.0], dtype=np.float32)
+
+
+@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "erf", "silu", "softplus",
+                                  "gelu", "gelu_tanh"])
+def test_special_values(name):
+    def run(m, t):
+        return {"exp": t.exp, "expm1": t.expm1, "log": t.log, "log1p": t.log1p, "tanh": t.tanh, "sigmoid": t.sigmoid,
+                "erf": t.erf, "silu": lambda: m.nn.functional.silu(t), "softplus": lambda: m.nn.functional.softplus(t),
+                "gelu": lambda: m.nn.functional.gelu(t),
+                "gelu_tanh": lambda: m.nn.functional.gelu(t, approximate="tanh")}[name]()
+    x = np.concatenate([SPECIAL, np.zeros(16 - len(SPECIAL) % 16, np.float32)])  # whole vectors and a tail
+    for xs in (x, x[:21]):
+        got = run(ag, ag.tensor(xs)).numpy()
+        exp = run(torch, torch.from_numpy(xs)).numpy()
+        if name.startswith("gelu"):  # ampgrad gives the limits at +-inf (test_gelu_infinities)
+            exp = np.where(xs == np.inf, np.inf, np.where(xs == -np.inf, 0.0, exp)).astype(np.float32)
+            exp = np.where(xs == np.float32(3e38), xs, exp)  # torch's x * (1 + erf) overflows first: inf
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(exp))
+        fin = ~np.isnan(exp)
+        # exact at 0, -0, +-inf and saturation; denormal results may differ from torch's flush by < FLT_MIN
+        np.testing.assert_allclose(got[fin], exp[fin], rtol=4e-7, atol=float(FLT_MIN))
+        zero = fin & (exp == 0) & (got == 0)
+        np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(exp[zero]))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "gelu", "silu", "erf", "log1p"])
+def test_low_precision_rounds_once(dtype, name):
+    fns = {"exp": lambda t: t.exp(), "tanh": lambda t: t.tanh(), "sigmoid": lambda t: t.sigmoid(),
+           "gelu": lambda t: F.gelu(t), "silu": lambda t: F.silu(t), "erf": lambda t: t.erf(), "log1p": lambda t: t.log1p()}
+    x = ag.tensor(np.linspace(-0.9, 8, 1001, dtype=np.float32)).to(getattr(ag, dtype))
+    got = fns[name](x)
+    assert got.dtype == x.dtype
+    via32 = fns[name](x.float()).to(x.dtype)  # float32 compute, one rounding
+    np.testing.assert_array_equal(got.float().numpy(), via32.float().numpy())
+
+
+def test_strided_matches_contiguous():
+    # strided inner loops take the scalar functor (libm): the two agree within a few ulp (gelu: its
+    # 1 + erf cancellation, as in test_gelu_negative_tail_abs_error)
+    x = ag.randn(300, 257)
+    for fn in (lambda t: t.exp(), lambda t: t.sigmoid(), lambda t: F.gelu(t), lambda t: t.tanh()):
+        np.testing.assert_allclose(fn(x.t()).numpy(), fn(x.t().contiguous()).numpy(), rtol=1e-6, atol=2e-6)
+    # a broadcast input (stride 0) stays on the vector path
+    g = ag.tensor(0.7).expand(300, 257)
+    np.testing.assert_array_equal(g.exp().numpy(), np.full((300, 257), ag.tensor([0.7]).exp().numpy()[0]))
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "softplus"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_activation_backward_one_kernel(name, dtype):
+    fns = {"sigmoid": lambda m, t: t.sigmoid(), "tanh": lambda m, t: t.tanh(), "gelu": lambda m, t: m.nn.functional.gelu(t),
+           "gelu_tanh": lambda m, t: m.nn.functional.gelu(t, approximate="tanh"),
+           "silu": lambda m, t: m.nn.functional.silu(t), "softplus": lambda m, t: m.nn.functional.softplus(t, beta=2)}
+    xn = np.linspace(-9, 9, 4099, dtype=np.float32)
+    gn = np.random.default_rng(0).standard_normal(xn.shape).astype(np.float32)
+    x = ag.tensor(xn).to(getattr(ag, dtype)).requires_grad_(True)
+    fns[name](ag, x).backward(ag.tensor(gn).to(getattr(ag, dtype)))
+    # float32: the exact derivative; bf16: torch's (sigmoid / tanh differentiate the rounded result)
+    ref_dt = torch.float64 if dtype == "float32" else torch.bfloat16
+    xt = torch.from_numpy(xn).to(getattr(torch, dtype)).to(ref_dt).requires_grad_(True)
+    fns[name](torch, xt).backward(torch.from_numpy(gn).to(getattr(torch, dtype)).to(ref_dt))
+    assert x.grad.dtype == x.dtype
+    tol = 2e-6 if dtype == "float32" else 2e-2
+    np.testing.assert_allclose(x.grad.float().numpy(), xt.grad.double().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name,node", [("sigmoid", "SigmoidBackwardBackward0"), ("tanh", "TanhBackwardBackward0"),
+                                       ("gelu", "GeluBackwardBackward0"), ("gelu_tanh", "GeluBackwardBackward0"),
+                                       ("softplus", "SoftplusBackwardBackward0"), ("silu", "MulBackward0")])
+def test_activation_double_backward(name, node):
+    fns = {"sigmoid": lambda m, t: t.sigmoid(), "tanh": lambda m, t: t.tanh(), "gelu": lambda m, t: m.nn.functional.gelu(t),
+           "gelu_tanh": lambda m, t: m.nn.functional.gelu(t, approximate="tanh"),
+           "silu": lambda m, t: m.nn.functional.silu(t), "softplus": lambda m, t: m.nn.functional.softplus(t, 2, 3)}
+    xn = np.linspace(-4, 4, 37)
+    res = []
+    for m in (ag, torch):
+        x = m.tensor(xn, dtype=m.float64, requires_grad=True)
+        g = m.tensor(np.cos(xn), dtype=m.float64, requires_grad=True)
+        (gx,) = m.autograd.grad(fns[name](m, x), x, g, create_graph=True)
+        assert gx.grad_fn.name() == node
+        ggx, gg = m.autograd.grad((gx * m.tensor(np.sin(xn), dtype=m.float64)).sum(), [x, g])
+        res.append((gx.detach().numpy(), ggx.numpy(), gg.numpy()))
+    for a, t in zip(*res):
+        np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12)
+
+
+def test_sum_float32_accuracy():
+    rng = np.random.default_rng(0)
+    for xn in (rng.standard_normal(1 << 20).astype(np.float32), (rng.random(1 << 20) + 1).astype(np.float32),
+               rng.standard_normal(3_000_017).astype(np.float32)):
+        exact = xn.astype(np.float64).sum()
+        scale = np.abs(xn.astype(np.float64)).sum()
+        got = float(ag.tensor(xn).sum())
+        err_t = abs(float(torch.from_numpy(xn).sum()) - exact)
+        err_a = abs(got - exact)
+        assert err_a <= 1e-6 * scale, (err_a, scale)
+        assert err_a <= max(4 * err_t, 2e-7 * scale), (err_a, err_t)
+        assert float(ag.tensor(xn).mean()) == pytest.approx(exact / len(xn), rel=1e-6, abs=1e-6 * scale / len(xn))
+
+
+@pytest.mark.parametrize("shape,dim", [((1000, 1030), 1), ((1000, 1030), 0), ((7, 3000, 33), 1), ((5, 70000), 1),
+                                       ((70000, 3), 0), ((0, 5), 0), ((4, 0), 1), ((2, 3, 4), (0, 2))])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_sum_mean_dims(shape, dim, dtype):
+    xn = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    x = ag.tensor(xn).to(getattr(ag, dtype))
+    xt = torch.from_numpy(xn).to(getattr(torch, dtype))
+    for op in ("sum", "mean"):
+        got = getattr(x, op)(dim)
+        ref = getattr(xt.double(), op)(dim)
+        assert got.dtype == x.dtype and tuple(got.shape) == tuple(ref.shape)
+        scale = getattr(xt.double().abs(), op)(dim).numpy()  # the rounding error grows with sum |x|
+        tol = 2e-6 if dtype == "float32" else 1e-2
+        g, r = got.float().numpy(), ref.numpy()
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(r))  # the mean of nothing
+        ok = ~np.isnan(r)
+        assert (np.abs(g - r)[ok] <= tol * (scale + np.abs(r))[ok]).all()
+
+
+def test_sum_independent_of_threads():
+    x = ag.randn(1 << 21)
+    n = ag.get_num_threads()
+    try:
+        ag.set_num_threads(1)
+        a = float(x.sum())
+        ag.set_num_threads(2)
+        b = float(x.sum())
+    finally:
+        ag.set_num_threads(n)
+    assert a == b
