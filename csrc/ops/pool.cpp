@@ -216,6 +216,12 @@ Tensor avg_pool(const Tensor& x, IntList k, IntList s, IntList p, bool ceil_mode
                 std::optional<int64_t> divisor_override) {
   if (divisor_override) AG_CHECK(*divisor_override != 0, "divisor must be not zero");
   Pool P = window_pool(Kind::Avg, x, k, s, p, IntList(k.size(), 1), ceil_mode);
+  // torch's CPU kernels: avg_pool2d for floats and int64, avg_pool3d for float32/64 and int64.
+  const ScalarType dt = x.dtype();
+  const bool three = P.nd == 3;
+  AG_CHECK_NOT_IMPL(dt == ScalarType::Float32 || dt == ScalarType::Float64 || dt == ScalarType::Int64 ||
+                        (!three && (dt == ScalarType::Float16 || dt == ScalarType::BFloat16)),
+                    "\"", three ? "avg_pool3d_out_frame" : "avg_pool2d", "\" not implemented for '", scalar_type_name(dt), "'");
   P.a.count_include_pad = count_include_pad;
   P.a.divisor = divisor_override.value_or(0);
   return pool_forward(P, x, nullptr);

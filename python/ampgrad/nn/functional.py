@@ -382,6 +382,10 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 # ---------------------------------------------------------------- pooling (engine ops: csrc/ops/pool.cpp)
+_TORCH_TYPE_NAMES = {"ampgrad.int64": "Long", "ampgrad.int32": "Int", "ampgrad.int16": "Short", "ampgrad.int8": "Char",
+                     "ampgrad.uint8": "Byte", "ampgrad.bool": "Bool"}
+
+
 def _pool_arg(x, nd, name, fn, default=None):
     if x is None:
         return default
@@ -410,6 +414,8 @@ def _unsqueeze_1d(input, fn):
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn):
     k, s, p, d = _pool_args(nd, fn, kernel_size, stride, padding, dilation)
     if nd == 1:
+        if not input.dtype.is_floating_point:  # (torch's max_pool1d kernel is float only)
+            raise NotImplementedError(f'"max_pool1d_impl" not implemented for \'{_TORCH_TYPE_NAMES.get(str(input.dtype), input.dtype)}\'')
         if p[0] > k[0] // 2:
             raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
                                f"and kernel_size={k[0]}")
