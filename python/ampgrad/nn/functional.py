@@ -267,6 +267,10 @@ def _tuple(x, n, name, op):
     return x
 
 
+def _on(idx, device):
+    return idx if device.type == "cpu" else idx.to(device)
+
+
 def _check_conv_dtypes(input, weight, bias):
     if input.dtype != weight.dtype:
         raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) should be the same")
