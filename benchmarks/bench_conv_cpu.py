@@ -50,20 +50,25 @@ def make(lib, shape, wshape, bias, dtype, rng_seed):
     return ps
 
 
-def timed(fn, blocks, min_time=0.2):
-    fn()
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-6)
-    iters = max(1, int(min_time / one))
-    out = []
-    for _ in range(blocks):
+def timed_pair(fa, ft, blocks, min_time=0.1):
+    """Median seconds per call of fa and ft, timed in alternating blocks (a busy machine slows both alike)."""
+    fns = [f for f in (fa, ft) if f is not None]
+    iters = []
+    for f in fns:
+        f()
+        f()
         t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        out.append((time.perf_counter() - t0) / iters)
-    return statistics.median(out)
+        f()
+        iters.append(max(1, int(min_time / max(time.perf_counter() - t0, 1e-6))))
+    out = [[] for _ in fns]
+    for _ in range(blocks):
+        for i, f in enumerate(fns):
+            t0 = time.perf_counter()
+            for _ in range(iters[i]):
+                f()
+            out[i].append((time.perf_counter() - t0) / iters[i])
+    med = [statistics.median(o) for o in out]
+    return med + [None] * (2 - len(med))
 
 
 def main():
@@ -80,21 +85,28 @@ def main():
     print(f"threads={a.threads} dtype={a.dtype}; median of {a.blocks} blocks; times in ms")
     print(f"{'case':44s} {'pass':8s} {'ampgrad':>9s} {'torch':>9s} {'ratio':>6s}")
     for name, fname, shape, wshape, bias, kw in cases():
-        res = {}
+        fns = {}
         for lname, lib in libs:
             F = lib.nn.functional
             ps = make(lib, shape, wshape, bias, a.dtype, 0)
             f = getattr(F, fname)
 
-            def fwd():
+            def fwd(lib=lib, f=f, ps=ps):
                 with lib.no_grad():
                     return f(*ps, **kw)
 
-            def fwdbwd():
+            def fwdbwd(lib=lib, f=f, ps=ps):
                 y = f(*ps, **kw)
                 lib.autograd.grad(y, ps, lib.ones_like(y))
 
-            res[lname] = (timed(fwd, a.blocks), timed(fwdbwd, a.blocks))
+            fns[lname] = (fwd, fwdbwd)
+        res = {"ampgrad": [], "torch": []}
+        for i in range(2):
+            ta, tt = timed_pair(fns["ampgrad"][i], fns["torch"][i] if "torch" in fns else None, a.blocks)
+            res["ampgrad"].append(ta)
+            res["torch"].append(tt)
+        if "torch" not in fns:
+            del res["torch"]
         for i, pas in enumerate(("fwd", "fwd+bwd")):
             ag_t = res["ampgrad"][i] * 1e3
             if "torch" in res:

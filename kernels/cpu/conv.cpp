@@ -40,6 +40,12 @@ struct Geo {
     L = a.out[0] * a.out[1] * a.out[2];
     Lin = a.in[0] * a.in[1] * a.in[2];
   }
+  // Output rows per column block: the block's columns (Kdim x rows * out[2]) stay in L2 between
+  // im2col and the GEMM's packing.
+  int64_t block_rows() const {
+    const int64_t target = 96 * 1024;  // elements
+    return std::max<int64_t>(1, std::min<int64_t>(g.out[0] * g.out[1], target / std::max<int64_t>(Kdim * g.out[2], 1)));
+  }
   // A 1x1 kernel at stride 1 without padding: the columns are the input itself.
   bool pointwise() const {
     for (int d = 0; d < 3; ++d)
@@ -48,23 +54,25 @@ struct Geo {
   }
 };
 
-// cols [Kdim, L] (row r = (c, t0, t1, t2)) from one group's input planes x [Cg, Lin].
+// cols [Kdim, Lb] (row r = (c, t0, t1, t2)) from one group's input planes x [Cg, Lin], for the output
+// positions of output rows [q0, q1) (an output row: one (o0, o1), out[2] positions; Lb = (q1 - q0) * out[2]).
 template <typename T, typename A>
-void im2col(const Geo& G, const T* x, A* cols) {
+void im2col(const Geo& G, const T* x, A* cols, int64_t q0, int64_t q1) {
   const ConvArgs& g = G.g;
-  const int64_t O2 = g.out[2];
+  const int64_t O2 = g.out[2], Lb = (q1 - q0) * O2;
   int64_t r = 0;
   for (int64_t c = 0; c < G.Cg; ++c)
     for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
       for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
         for (int64_t t2 = 0; t2 < g.k[2]; ++t2, ++r) {
-          A* dst = cols + r * G.L;
+          A* dst = cols + r * Lb;
           const int64_t off2 = t2 * g.dil[2] - g.pad[2];
           int64_t lo, hi;
           valid_range(O2, g.stride[2], off2, g.in[2], lo, hi);
-          for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+          for (int64_t q = q0; q < q1; ++q, dst += O2) {
+            const int64_t o0 = q / g.out[1], o1 = q % g.out[1];
             const int64_t i0 = o0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
-            for (int64_t o1 = 0; o1 < g.out[1]; ++o1, dst += O2) {
+            {
               const int64_t i1 = o1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
               if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
                 std::memset(dst, 0, sizeof(A) * O2);
@@ -82,23 +90,24 @@ void im2col(const Geo& G, const T* x, A* cols) {
         }
 }
 
-// x [Cg, Lin] += col2im(cols [Kdim, L]) (x zeroed by the caller).
+// x [Cg, Lin] += col2im(cols [Kdim, Lb]) for output rows [q0, q1) (x zeroed by the caller).
 template <typename A>
-void col2im(const Geo& G, const A* cols, A* x) {
+void col2im(const Geo& G, const A* cols, A* x, int64_t q0, int64_t q1) {
   const ConvArgs& g = G.g;
-  const int64_t O2 = g.out[2];
+  const int64_t O2 = g.out[2], Lb = (q1 - q0) * O2;
   int64_t r = 0;
   for (int64_t c = 0; c < G.Cg; ++c)
     for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
       for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
         for (int64_t t2 = 0; t2 < g.k[2]; ++t2, ++r) {
-          const A* src = cols + r * G.L;
+          const A* src = cols + r * Lb;
           const int64_t off2 = t2 * g.dil[2] - g.pad[2];
           int64_t lo, hi;
           valid_range(O2, g.stride[2], off2, g.in[2], lo, hi);
-          for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+          for (int64_t q = q0; q < q1; ++q, src += O2) {
+            const int64_t o0 = q / g.out[1], o1 = q % g.out[1];
             const int64_t i0 = o0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
-            for (int64_t o1 = 0; o1 < g.out[1]; ++o1, src += O2) {
+            {
               const int64_t i1 = o1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
               if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) continue;
               A* dst = x + ((c * g.in[0] + i0) * g.in[1] + i1) * g.in[2] + off2;
@@ -135,22 +144,31 @@ void conv_forward(const ConvArgs& g, const T* x, const T* w, const T* bias, T* y
   else { wbuf.resize(g.O * G.Kdim); widen(w, wbuf.data(), g.O * G.Kdim); wa = wbuf.data(); }
   const bool pw = G.pointwise();
   over_batch(g.N, [&](int64_t n0, int64_t n1) {
-    std::vector<A> cols(pw && same ? 0 : G.Kdim * G.L), acc(same ? 0 : G.Og * G.L);
+    const int64_t R = G.block_rows(), rows = g.out[0] * g.out[1], O2 = g.out[2];
+    std::vector<A> cols(pw ? (same ? 0 : G.Kdim * G.L) : G.Kdim * R * O2), acc(same ? 0 : G.Og * G.L);
     for (int64_t n = n0; n < n1; ++n)
       for (int64_t gi = 0; gi < g.G; ++gi) {
         const T* xg = x + (n * g.C + gi * G.Cg) * G.Lin;
         T* yg = y + (n * g.O + gi * G.Og) * G.L;
-        const A* B;
-        if (pw && same) B = reinterpret_cast<const A*>(xg);
-        else if (pw) { widen(xg, cols.data(), G.Kdim * G.L); B = cols.data(); }
-        else { im2col(G, xg, cols.data()); B = cols.data(); }
         A* C = same ? reinterpret_cast<A*>(yg) : acc.data();
         A beta = 0;
         if (bias) {
           for (int64_t o = 0; o < G.Og; ++o) std::fill(C + o * G.L, C + (o + 1) * G.L, static_cast<A>(bias[gi * G.Og + o]));
           beta = 1;
         }
-        gemm_acc(wa + gi * G.Og * G.Kdim, G.Kdim, 1, B, G.L, 1, C, G.L, G.Og, G.L, G.Kdim, beta);
+        const A* Wg = wa + gi * G.Og * G.Kdim;
+        if (pw) {
+          const A* B;
+          if constexpr (same) B = xg;
+          else { widen(xg, cols.data(), G.Kdim * G.L); B = cols.data(); }
+          gemm_acc(Wg, G.Kdim, 1, B, G.L, 1, C, G.L, G.Og, G.L, G.Kdim, beta);
+        } else {
+          for (int64_t q0 = 0; q0 < rows; q0 += R) {  // column blocks that stay in cache
+            const int64_t q1 = std::min(rows, q0 + R), Lb = (q1 - q0) * O2;
+            im2col(G, xg, cols.data(), q0, q1);
+            gemm_acc(Wg, G.Kdim, 1, cols.data(), Lb, 1, C + q0 * O2, G.L, G.Og, Lb, G.Kdim, beta);
+          }
+        }
         if constexpr (!same)
           for (int64_t i = 0; i < G.Og * G.L; ++i) yg[i] = static_cast<T>(C[i]);
       }
@@ -169,7 +187,8 @@ void conv_backward_data(const ConvArgs& g, const T* gy, const T* w, const T* bia
   else { wbuf.resize(g.O * G.Kdim); widen(w, wbuf.data(), g.O * G.Kdim); wa = wbuf.data(); }
   const bool pw = G.pointwise();
   over_batch(g.N, [&](int64_t n0, int64_t n1) {
-    std::vector<A> cols(pw ? 0 : G.Kdim * G.L), gyb(same ? 0 : G.Og * G.L), acc(same ? 0 : G.Cg * G.Lin);
+    const int64_t R = G.block_rows(), rows = g.out[0] * g.out[1], O2 = g.out[2];
+    std::vector<A> cols(pw ? 0 : G.Kdim * R * O2), gyb(same ? 0 : G.Og * G.L), acc(same ? 0 : G.Cg * G.Lin);
     for (int64_t n = n0; n < n1; ++n)
       for (int64_t gi = 0; gi < g.G; ++gi) {
         const T* gyg = gy + (n * g.O + gi * G.Og) * G.L;
@@ -182,9 +201,12 @@ void conv_backward_data(const ConvArgs& g, const T* gy, const T* w, const T* bia
         if (pw) {
           gemm_acc(Wt, 1, G.Kdim, B, G.L, 1, X, G.L, G.Kdim, G.L, G.Og, A(0));
         } else {
-          gemm_acc(Wt, 1, G.Kdim, B, G.L, 1, cols.data(), G.L, G.Kdim, G.L, G.Og, A(0));
           std::memset(X, 0, sizeof(A) * G.Cg * G.Lin);
-          col2im(G, cols.data(), X);
+          for (int64_t q0 = 0; q0 < rows; q0 += R) {
+            const int64_t q1 = std::min(rows, q0 + R), Lb = (q1 - q0) * O2;
+            gemm_acc(Wt, 1, G.Kdim, B + q0 * O2, G.L, 1, cols.data(), Lb, G.Kdim, Lb, G.Og, A(0));
+            col2im(G, cols.data(), X, q0, q1);
+          }
         }
         if (bias)
           for (int64_t c = 0; c < G.Cg; ++c) {
@@ -208,19 +230,28 @@ void conv_backward_weight(const ConvArgs& g, const T* x, const T* gy, T* gw) {
   std::mutex mu;
   const bool pw = G.pointwise();
   over_batch(g.N, [&](int64_t n0, int64_t n1) {
-    std::vector<A> cols(pw && same ? 0 : G.Kdim * G.L), gyb(same ? 0 : G.Og * G.L), acc(g.O * G.Kdim, A(0));
+    const int64_t R = G.block_rows(), rows = g.out[0] * g.out[1], O2 = g.out[2];
+    std::vector<A> cols(pw ? (same ? 0 : G.Kdim * G.L) : G.Kdim * R * O2), gyb(same ? 0 : G.Og * G.L), acc(g.O * G.Kdim, A(0));
     for (int64_t n = n0; n < n1; ++n)
       for (int64_t gi = 0; gi < g.G; ++gi) {
         const T* xg = x + (n * g.C + gi * G.Cg) * G.Lin;
         const T* gyg = gy + (n * g.O + gi * G.Og) * G.L;
-        const A* B;
-        if (pw && same) B = reinterpret_cast<const A*>(xg);
-        else if (pw) { widen(xg, cols.data(), G.Kdim * G.L); B = cols.data(); }
-        else { im2col(G, xg, cols.data()); B = cols.data(); }
         const A* Y;
         if constexpr (same) Y = gyg;
         else { widen(gyg, gyb.data(), G.Og * G.L); Y = gyb.data(); }
-        gemm_acc(Y, G.L, 1, B, 1, G.L, acc.data() + gi * G.Og * G.Kdim, G.Kdim, G.Og, G.Kdim, G.L, A(1));
+        A* Cw = acc.data() + gi * G.Og * G.Kdim;
+        if (pw) {
+          const A* B;
+          if constexpr (same) B = xg;
+          else { widen(xg, cols.data(), G.Kdim * G.L); B = cols.data(); }
+          gemm_acc(Y, G.L, 1, B, 1, G.L, Cw, G.Kdim, G.Og, G.Kdim, G.L, A(1));
+        } else {
+          for (int64_t q0 = 0; q0 < rows; q0 += R) {
+            const int64_t q1 = std::min(rows, q0 + R), Lb = (q1 - q0) * O2;
+            im2col(G, xg, cols.data(), q0, q1);
+            gemm_acc(Y + q0 * O2, G.L, 1, cols.data(), 1, Lb, Cw, G.Kdim, G.Og, G.Kdim, Lb, A(1));
+          }
+        }
       }
     std::lock_guard<std::mutex> lock(mu);
     for (size_t i = 0; i < acc.size(); ++i) total[i] += acc[i];
