@@ -230,14 +230,14 @@ Tensor avg_pool(const Tensor& x, IntList k, IntList s, IntList p, bool ceil_mode
 Tensor adaptive_avg_pool(const Tensor& x, IntList output_size) {
   const char* name = output_size.size() == 3 ? "adaptive_avg_pool3d" : "adaptive_avg_pool2d";
   Pool P = adaptive_pool(Kind::AdaptiveAvg, x, output_size, name);
-  AG_CHECK_NOT_IMPL(is_floating(x.dtype()), "\"", name, "\" not implemented for '", scalar_type_name(x.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(x.dtype()) || x.numel() == 0, "\"", name, "\" not implemented for '", scalar_type_name(x.dtype()), "'");
   return pool_forward(P, x, nullptr);
 }
 
 std::pair<Tensor, Tensor> adaptive_max_pool(const Tensor& x, IntList output_size) {
   const char* name = output_size.size() == 3 ? "adaptive_max_pool3d" : "adaptive_max_pool2d";
   Pool P = adaptive_pool(Kind::AdaptiveMax, x, output_size, name);
-  AG_CHECK_NOT_IMPL(is_floating(x.dtype()), "\"", name, "\" not implemented for '", scalar_type_name(x.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(x.dtype()) || x.numel() == 0, "\"", name, "\" not implemented for '", scalar_type_name(x.dtype()), "'");
   Tensor idx;
   Tensor out = pool_forward(P, x, &idx);
   return {out, idx};

@@ -403,6 +403,11 @@ def _pool_arg(x, nd, name, fn, default=None):
     return x
 
 
+def _check_input(input, fn):
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def _pool_args(nd, fn, kernel_size, stride, padding, dilation=1):
     k = _pool_arg(kernel_size, nd, "kernel_size", fn)
     s = _pool_arg(stride, nd, "stride", fn, k) if not (isinstance(stride, (tuple, list)) and len(stride) == 0) else k
@@ -416,6 +421,7 @@ def _unsqueeze_1d(input, fn):
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn):
+    _check_input(input, fn)
     k, s, p, d = _pool_args(nd, fn, kernel_size, stride, padding, dilation)
     if nd == 1:
         if not input.dtype.is_floating_point:  # (torch's max_pool1d kernel is float only)
@@ -449,6 +455,7 @@ max_pool3d_with_indices = functools.partial(max_pool3d, return_indices=True)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_input(input, "avg_pool1d")
     k, s, p, _ = _pool_args(1, "avg_pool1d", kernel_size, stride, padding)
     out = _C._avg_pool(_unsqueeze_1d(input, "avg_pool1d"), [1, k[0]], [1, s[0]], [0, p[0]], builtins.bool(ceil_mode),
                        builtins.bool(count_include_pad), None)
@@ -456,24 +463,29 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    _check_input(input, "avg_pool2d")
     k, s, p, _ = _pool_args(2, "avg_pool2d", kernel_size, stride, padding)
     return _C._avg_pool(input, list(k), list(s), list(p), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
                         divisor_override)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    _check_input(input, "avg_pool3d")
     k, s, p, _ = _pool_args(3, "avg_pool3d", kernel_size, stride, padding)
     return _C._avg_pool(input, list(k), list(s), list(p), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
                         divisor_override)
 
 
 def _adaptive_size(output_size, input, nd, fn):
+    defaults = input.size()  # (first, as torch's _list_with_default: a non-tensor input is an AttributeError)
     if isinstance(output_size, numbers.Integral):
         return [int(output_size)] * nd
     sizes = list(output_size)
+    if nd > 1 and len(defaults) <= len(sizes):
+        raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
     if len(sizes) != nd:
         raise RuntimeError(f"{fn}: output_size must be {nd}")
-    return [input.shape[i - nd] if v is None else int(v) for i, v in enumerate(sizes)]
+    return [defaults[i - nd] if v is None else int(v) for i, v in enumerate(sizes)]
 
 
 def adaptive_avg_pool1d(input, output_size):
