@@ -31,10 +31,43 @@ inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * 
 inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
 
 // ---- max pooling: torch's rule: the first strict maximum, a NaN always taken (the last NaN wins).
+// The 2-d case without dilation: window bounds per output row and column computed once.
+template <typename T>
+void max_forward_2d(const PoolArgs& p, const T* x, T* y, int64_t* ix) {
+  using A = pacc_t<T>;
+  const int64_t H = p.in[1], W = p.in[2], OW = p.out[2];
+  const A lowest = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
+  for (int64_t oh = 0; oh < p.out[1]; ++oh) {
+    int64_t h0 = oh * p.stride[1] - p.pad[1];
+    const int64_t h1 = std::min(h0 + p.k[1], H);
+    h0 = std::max<int64_t>(h0, 0);
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      int64_t w0 = ow * p.stride[2] - p.pad[2];
+      const int64_t w1 = std::min(w0 + p.k[2], W);
+      w0 = std::max<int64_t>(w0, 0);
+      int64_t best = h0 * W + w0;
+      A m = lowest;
+      for (int64_t h = h0; h < h1; ++h) {
+        const T* row = x + h * W;
+        for (int64_t w = w0; w < w1; ++w) {
+          const A v = static_cast<A>(row[w]);
+          if (v > m || is_nan(v)) { m = v; best = h * W + w; }
+        }
+      }
+      y[oh * OW + ow] = static_cast<T>(m);
+      ix[oh * OW + ow] = best;
+    }
+  }
+}
+
 template <typename T>
 void max_forward(const PoolArgs& p, const T* in, T* out, int64_t* idx) {
   using A = pacc_t<T>;
   const int64_t Li = plane_in(p), Lo = plane_out(p);
+  if (p.in[0] == 1 && p.k[0] == 1 && p.dil[1] == 1 && p.dil[2] == 1) {
+    over_planes(p, Li + Lo, [&](int64_t pl) { max_forward_2d<T>(p, in + pl * Li, out + pl * Lo, idx + pl * Lo); });
+    return;
+  }
   over_planes(p, Li + Lo, [&](int64_t pl) {
     const T* x = in + pl * Li;
     T* y = out + pl * Lo;
