@@ -445,8 +445,15 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d")
 
 
+@engine_op("max_pool3d")
+def _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, False, "max_pool3d")
+
+
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool3d")
+    if return_indices:  # (torch's max_pool3d_with_indices has no autocast policy)
+        return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True, "max_pool3d")
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 max_pool1d_with_indices = functools.partial(max_pool1d, return_indices=True)
@@ -469,6 +476,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                         divisor_override)
 
 
+@engine_op("avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     _check_input(input, "avg_pool3d")
     k, s, p, _ = _pool_args(3, "avg_pool3d", kernel_size, stride, padding)
@@ -497,6 +505,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d"))
 
 
+@engine_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
     return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d"))
 
@@ -519,6 +528,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max(2, input, output_size, return_indices, "adaptive_max_pool2d")
 
 
+@engine_op("adaptive_max_pool3d")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max(3, input, output_size, return_indices, "adaptive_max_pool3d")
 
