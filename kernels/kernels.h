@@ -153,6 +153,24 @@ using DropoutKernel = void (*)(const Tensor& in, Tensor& out, Tensor& mask, doub
 using EmbeddingKernel = void (*)(const Tensor& weight, const Tensor& idx, Tensor& out);
 using EmbeddingBackwardKernel = void (*)(const Tensor& grad, const Tensor& idx, Tensor& grad_weight, int64_t padding_idx,
                                          bool scale_by_freq);
+// Note [Convolution kernels]: one kernel serves convolution and transposed convolution, forward and
+// backward, in "conv space": x [N, C, in...], y [N, O, out...], w [O, C/G, k...], spatial dims padded to
+// three with leading size-1 dims; output position o and tap t read input position o * stride - pad +
+// t * dilation. kForward: out = y from (a = x, b = w) (+ bias [O]); kBackwardData: out = x-shaped from
+// (a = y-shaped, b = w) (+ bias [C]: a transposed convolution's forward); kBackwardWeight: out = w-shaped
+// from (a = x, b = y-shaped). Contiguous operands of one floating dtype; low precision computes in fp32.
+struct ConvArgs { int64_t N, C, O, G; int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3]; };
+enum class ConvMode : int { kForward, kBackwardData, kBackwardWeight };
+using ConvKernel = void (*)(ConvMode mode, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
+                            const ConvArgs& g);
+// Pooling over the last three dims of contiguous [NC, in...] planes (fewer dims padded with size 1).
+// Forward: out [NC, out...] (and int64 indices into the plane for max / adaptive max); backward:
+// in = grad_out, out = grad_in (and indices as the forward returned them).
+struct PoolArgs {
+  int64_t NC; int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+  bool count_include_pad; int64_t divisor;  // avg: divisor_override, 0 for none
+};
+using PoolKernel = void (*)(bool backward, const Tensor& in, Tensor& out, Tensor* indices, const PoolArgs& p);
 
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
@@ -185,6 +203,8 @@ AG_KERNEL_SIG(LOSS_BACKWARD, LossBackwardKernel)
 AG_KERNEL_SIG(DROPOUT, DropoutKernel)
 AG_KERNEL_SIG(EMBEDDING, EmbeddingKernel)
 AG_KERNEL_SIG(EMBEDDING_BACKWARD, EmbeddingBackwardKernel)
+AG_KERNEL_SIG(CONV, ConvKernel)
+AG_KERNEL_SIG(POOL, PoolKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

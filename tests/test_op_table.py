@@ -193,6 +193,10 @@ CALLS = {
     "cross": [lambda m, t: m.cross(t(2, 3), t(2, 3, seed=1), dim=1), lambda m, t: m.linalg.cross(t(2, 3), t(2, 3, seed=1))],
     "tensordot": [lambda m, t: m.tensordot(t(3, 4), t(4, 2), dims=1)],
     "grid_sample": [lambda m, t: F(m).grid_sample(t(1, 2, 4, 4), t(1, 3, 3, 2), align_corners=False)],
+    "max_pool3d": [lambda m, t: F(m).max_pool3d(t(1, 2, 4, 4, 4).bfloat16(), 2)],
+    "avg_pool3d": [lambda m, t: F(m).avg_pool3d(t(1, 2, 4, 4, 4).bfloat16(), 2)],
+    "adaptive_avg_pool3d": [lambda m, t: F(m).adaptive_avg_pool3d(t(1, 2, 4, 4, 4).bfloat16(), 2)],
+    "adaptive_max_pool3d": [lambda m, t: F(m).adaptive_max_pool3d(t(1, 2, 4, 4, 4).bfloat16(), 2)],
 }
 
 

@@ -241,6 +241,23 @@ void init_ops(py::module_& m) {
   AG_ADDMM(addbmm, "batch1", "batch2") AG_ADDMM(baddbmm, "batch1", "batch2")
 #undef AG_ADDMM
   m.def("_linear", gated<Op::linear>([](const Tensor& x, const Tensor& w, std::optional<Tensor> b) { return linear(x, w, b); }));
+  // convolution and pooling (ops/conv.cpp, ops/pool.cpp); nn.functional parses the arguments and gates the conv rows
+  m.def("_convolution", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, IntList stride, IntList padding,
+                           IntList dilation, bool transposed, IntList output_padding, int64_t groups) {
+    return convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups);
+  });
+  m.def("_convolution_backward", [](const Tensor& g, const Tensor& x, const Tensor& w, IntList stride, IntList padding,
+                                    IntList dilation, bool transposed, IntList output_padding, int64_t groups, std::array<bool, 3> mask) {
+    auto r = convolution_backward(g, x, w, stride, padding, dilation, transposed, output_padding, groups, mask);
+    auto opt = [](const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); };
+    return py::make_tuple(opt(r[0]), opt(r[1]), opt(r[2]));
+  });
+  m.def("_max_pool", [](const Tensor& x, IntList k, IntList s, IntList p, IntList d, bool ceil) { return max_pool_with_indices(x, k, s, p, d, ceil); });
+  m.def("_avg_pool", [](const Tensor& x, IntList k, IntList s, IntList p, bool ceil, bool cip, std::optional<int64_t> div) {
+    return avg_pool(x, k, s, p, ceil, cip, div);
+  });
+  m.def("_adaptive_avg_pool", [](const Tensor& x, IntList out) { return adaptive_avg_pool(x, out); });
+  m.def("_adaptive_max_pool", [](const Tensor& x, IntList out) { return adaptive_max_pool(x, out); });
   m.def("_addmm_activation", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha,
                                  bool use_gelu) {
     return addmm_activation(s, a, b, scalar_from_handle(beta), scalar_from_handle(alpha), use_gelu);
@@ -437,7 +454,8 @@ void init_ops(py::module_& m) {
     static const char* policies[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned"};
     static const char* families[] = {"none", "elementwise", "reduce", "gemm", "gemm_bias", "index_gather", "index_put", "nonzero",
                                      "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step", "sort", "multinomial",
-                                     "sdpa", "sdpa_backward", "loss", "loss_backward", "dropout", "embedding", "embedding_backward"};
+                                     "sdpa", "sdpa_backward", "loss", "loss_backward", "dropout", "embedding", "embedding_backward",
+                                     "conv", "pool"};
     static_assert(sizeof(families) / sizeof(families[0]) == static_cast<int>(KernelFamily::kCount));
     py::list rows;
     for (int i = 0; i < kNumOps; ++i) {

@@ -24,6 +24,7 @@ enum class KernelFamily : int8_t {
   AMP_UPDATE_SCALE, SGD_STEP, ADAM_STEP,
   SORT, MULTINOMIAL,
   SDPA, SDPA_BACKWARD, LOSS, LOSS_BACKWARD, DROPOUT, EMBEDDING, EMBEDDING_BACKWARD,  // nn fused ops (ops/attention.cpp, ops/nn_misc.cpp)
+  CONV, POOL,  // convolution and pooling (ops/conv.cpp, ops/pool.cpp)
   kCount
 };
 

@@ -1,6 +1,7 @@
 // The front ends: argument checks, shape and dtype inference, the autocast hook, the kernel call
 // and the autograd record. Every public op of the engine is declared here, by family.
 #pragma once
+#include <array>
 #include <optional>
 #include <vector>
 #include "autograd/autograd_meta.h"  // the inline Tensor::requires_grad() & co. (Note [Autograd meta])
@@ -171,6 +172,23 @@ Tensor triu(const Tensor& a, int64_t k);
 Tensor flip(const Tensor& a, IntList dims);
 Tensor roll(const Tensor& a, IntList shifts, IntList dims);
 Tensor repeat(const Tensor& a, IntList repeats);
+
+// ---- convolution and pooling (ops/conv.cpp, ops/pool.cpp)
+// torch's aten::convolution: input [N, C, spatial...] (1 to 3 spatial dims), weight [O, C/groups, k...]
+// (transposed: [C, O/groups, k...]); stride / padding / dilation / output_padding: one value or one per dim.
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntList stride,
+                   IntList padding, IntList dilation, bool transposed, IntList output_padding, int64_t groups);
+// (grad_input, grad_weight, grad_bias) for the mask's true entries; differentiable.
+std::vector<Tensor> convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, IntList stride,
+                                         IntList padding, IntList dilation, bool transposed, IntList output_padding,
+                                         int64_t groups, std::array<bool, 3> mask);
+// Pooling over the last k.size() (2 or 3) dims of a batched or unbatched input; stride empty = kernel.
+std::pair<Tensor, Tensor> max_pool_with_indices(const Tensor& x, IntList kernel, IntList stride, IntList padding,
+                                                IntList dilation, bool ceil_mode);
+Tensor avg_pool(const Tensor& x, IntList kernel, IntList stride, IntList padding, bool ceil_mode, bool count_include_pad,
+                std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool(const Tensor& x, IntList output_size);
+std::pair<Tensor, Tensor> adaptive_max_pool(const Tensor& x, IntList output_size);
 
 // ---- creation and random
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device = Device());

@@ -3,6 +3,7 @@
 // row-major maps of strided operands (a transposed view maps as column-major, anything else is
 // packed first), with fp16 (and bf16 without AVX512-BF16) widened to fp32 and rounded once.
 #include <Eigen/Core>
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
 
 namespace ampgrad::cpu {
@@ -180,5 +181,17 @@ void k_gemm(const Tensor& a, const Tensor& b, Tensor& out, double beta, double a
 }
 AG_REGISTER_KERNEL(mm, CPU, k_gemm);
 }  // namespace
+
+// kernels/cpu/gemm.h: the same products on raw pointers (M, N or K may be 0).
+void gemm_f32(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs, int64_t bcs, float* c, int64_t ldc,
+              int64_t M, int64_t N, int64_t K, float beta, float alpha) {
+  if (M == 0 || N == 0) return;
+  gemm_native<float>(Mat<float>{a, M, K, ars, acs}, Mat<float>{b, K, N, brs, bcs}, c, ldc, beta, alpha);
+}
+void gemm_f64(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs, int64_t bcs, double* c,
+              int64_t ldc, int64_t M, int64_t N, int64_t K, double beta, double alpha) {
+  if (M == 0 || N == 0) return;
+  gemm_native<double>(Mat<double>{a, M, K, ars, acs}, Mat<double>{b, K, N, brs, bcs}, c, ldc, beta, alpha);
+}
 
 }  // namespace ampgrad::cpu

@@ -1,6 +1,6 @@
-"""ampgrad.nn.functional: torch.nn.functional's signatures. Activations, linear and softmax are
-C++ ops; convolutions, normalisations and losses are composed here from differentiable ops, each
-starting with the autocast hook of its op row (csrc/ops/op_list.def)."""
+"""ampgrad.nn.functional: torch.nn.functional's signatures. Activations, linear, softmax, convolutions
+and pooling are C++ ops (the functions here parse arguments); normalisations and losses are composed
+here from differentiable ops, each starting with the autocast hook of its op row (csrc/ops/op_list.def)."""
 import builtins
 import functools
 import math
@@ -313,28 +313,6 @@ def _tuple(x, n, name, op):
     return x
 
 
-@functools.lru_cache(maxsize=256)
-def _conv_index(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo):
-    """im2col as one gather: for kernel tap (i, j) and output (y, x), the flat input position, or
-    H*W (a zero slot appended to the input) where the tap falls into the padding."""
-    r = (np.arange(kh)[:, None, None, None] * dh + np.arange(Ho)[None, None, :, None] * sh - pt)
-    c = (np.arange(kw)[None, :, None, None] * dw + np.arange(Wo)[None, None, None, :] * sw - pl)
-    valid = (r >= 0) & (r < H) & (c >= 0) & (c < W)
-    idx = np.where(valid, r * W + c, H * W).reshape(-1).astype(np.int64)
-    return _C.from_numpy(idx), not builtins.bool(valid.all())
-
-
-@functools.lru_cache(maxsize=256)
-def _conv_t_index(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo):
-    """col2im as one scatter-add: for tap (i, j) and input (y, x), the flat output position, or
-    Ho*Wo (a dump slot dropped afterwards) where it lands in the cropped padding."""
-    r = (np.arange(H)[None, None, :, None] * sh + np.arange(kh)[:, None, None, None] * dh - pt)
-    c = (np.arange(W)[None, None, None, :] * sw + np.arange(kw)[None, :, None, None] * dw - pl)
-    valid = (r >= 0) & (r < Ho) & (c >= 0) & (c < Wo)
-    idx = np.where(valid, r * Wo + c, Ho * Wo).reshape(-1).astype(np.int64)
-    return _C.from_numpy(idx), not builtins.bool(valid.all())
-
-
 def _on(idx, device):
     return idx if device.type == "cpu" else idx.to(device)
 
@@ -355,32 +333,6 @@ def _conv_prepare(input, weight, nd, name, transposed=False):
                            f"of size: {list(input.shape)}")
     batched = input.dim() == nd + 2
     return (input if batched else input.unsqueeze(0)), batched
-
-
-def _conv2d_core(x, w, b, stride, pads, dilation, groups):
-    N, C, H, W = x.shape
-    O, Cg, kh, kw = w.shape
-    (sh, sw), (dh, dw) = stride, dilation
-    pt, pb, pl, pr = pads
-    Hp, Wp = H + pt + pb, W + pl + pr
-    if Hp < dh * (kh - 1) + 1 or Wp < dw * (kw - 1) + 1:
-        raise RuntimeError(f"Calculated padded input size per channel: ({Hp} x {Wp}). Kernel size: "
-                           f"({dh * (kh - 1) + 1} x {dw * (kw - 1) + 1}). Kernel size can't be greater than actual "
-                           "input size")
-    Ho, Wo = (Hp - dh * (kh - 1) - 1) // sh + 1, (Wp - dw * (kw - 1) - 1) // sw + 1
-    xf = x.reshape(N, C, H * W)
-    if kh == kw == 1 and sh == sw == 1 and not builtins.any(pads):
-        cols = xf  # a 1x1 convolution is a plain matmul
-    else:
-        idx, needs_zero = _conv_index(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo)
-        if needs_zero:
-            xf = _C.cat([xf, xf.new_zeros(N, C, 1)], 2)
-        cols = xf.index_select(2, _on(idx, x.device))
-    cols = cols.reshape(N, groups, Cg * kh * kw, Ho * Wo)
-    out = _C.matmul(w.reshape(groups, O // groups, Cg * kh * kw), cols).reshape(N, O, Ho, Wo)
-    if b is not None:
-        out = out + b.reshape(1, O, 1, 1)
-    return out
 
 
 def _conv_padding(padding, nd, stride, dilation, kernel):
@@ -404,6 +356,7 @@ def _conv_padding(padding, nd, stride, dilation, kernel):
 
 
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    """conv1d/2d/3d: argument parsing, then the engine op convolution (csrc/ops/conv.cpp)."""
     x, batched = _conv_prepare(input, weight, nd, name)
     _check_conv_dtypes(x, weight, bias)
     stride = _tuple(stride, nd, "stride", name)
@@ -413,47 +366,14 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     pads = _conv_padding(padding, nd, stride, dilation, weight.shape[2:])
-    C = x.shape[1]
-    if C != weight.shape[1] * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
-                           f"to have {weight.shape[1] * groups} channels, but got {C} channels instead")
-    if weight.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
-                           f"got weight of size {list(weight.shape)} instead")
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
-        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
-                           f"{weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead")
-    if nd == 1:
-        out = _conv2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
-                           (0, 0, pads[0][0], pads[0][1]), (1, dilation[0]), groups).squeeze(2)
-    elif nd == 3:
-        out = _conv3d_core(x, weight, bias, stride, pads, dilation, groups)
-    else:
-        out = _conv2d_core(x, weight, bias, stride, (pads[0][0], pads[0][1], pads[1][0], pads[1][1]), dilation, groups)
+    if builtins.any(a != b for a, b in pads):
+        # 'same' with an odd total: the extra zero goes after, padded explicitly (as torch's _convolution_mode)
+        extra = []
+        for a, b in reversed(pads):
+            extra += [0, b - a]
+        x = pad(x, extra)
+    out = _C._convolution(x, weight, bias, list(stride), [a for a, _ in pads], list(dilation), False, [0] * nd, groups)
     return out if batched else out.squeeze(0)
-
-
-def _conv3d_core(x, w, b, stride, pads, dilation, groups):
-    """A 3-d convolution as one 2-d convolution per kernel depth tap, output depths in the batch."""
-    N, C, D, H, W = x.shape
-    O, kd = w.shape[0], w.shape[2]
-    sizes = [n + p0 + p1 for n, (p0, p1) in zip((D, H, W), pads)]
-    extents = [d * (k - 1) + 1 for d, k in zip(dilation, w.shape[2:])]
-    if builtins.any(n < e for n, e in zip(sizes, extents)):
-        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, sizes))}). Kernel size: "
-                           f"({' x '.join(map(str, extents))}). Kernel size can't be greater than actual input size")
-    sd, dd = stride[0], dilation[0]
-    Do = (sizes[0] - extents[0]) // sd + 1
-    if pads[0] != (0, 0):
-        x = _C.cat([x.new_zeros(N, C, pads[0][0], H, W), x, x.new_zeros(N, C, pads[0][1], H, W)], 2)
-    pads2d = (pads[1][0], pads[1][1], pads[2][0], pads[2][1])
-    out = None
-    for i in builtins.range(kd):
-        xs = x.narrow(2, i * dd, sd * (Do - 1) + 1)[:, :, ::sd].permute(0, 2, 1, 3, 4).reshape(N * Do, C, H, W)
-        y = _conv2d_core(xs, w[:, :, i], None, stride[1:], pads2d, dilation[1:], groups)
-        out = y if out is None else out + y
-    out = out.reshape(N, Do, O, *out.shape[2:]).permute(0, 2, 1, 3, 4).contiguous()
-    return out if b is None else out + b.reshape(1, O, 1, 1, 1)
 
 
 @engine_op("conv1d")
@@ -466,27 +386,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
-def _conv_t2d_core(x, w, b, stride, padding, output_padding, dilation, groups):
-    N, Cin, H, W = x.shape
-    _, Og, kh, kw = w.shape
-    (sh, sw), (ph, pw), (oph, opw), (dh, dw) = stride, padding, output_padding, dilation
-    Ho = (H - 1) * sh - 2 * ph + dh * (kh - 1) + oph + 1
-    Wo = (W - 1) * sw - 2 * pw + dw * (kw - 1) + opw + 1
-    if Ho <= 0 or Wo <= 0:
-        raise RuntimeError(f"Given input size per channel: ({H} x {W}). Calculated output size per channel: "
-                           f"({Ho} x {Wo}). Output size is too small")
-    Cout = Og * groups
-    # cols[n, (o, i, j), (y, x)] = sum_c w[c, o, i, j] x[n, c, y, x], per group.
-    wt = w.reshape(groups, Cin // groups, Og * kh * kw).transpose(1, 2)
-    cols = _C.matmul(wt, x.reshape(N, groups, Cin // groups, H * W)).reshape(N, Cout, kh * kw * H * W)
-    idx, needs_dump = _conv_t_index(H, W, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo)
-    out = cols.new_zeros(N, Cout, Ho * Wo + (1 if needs_dump else 0)).index_add(2, _on(idx, x.device), cols)
-    if needs_dump:
-        out = out.narrow(2, 0, Ho * Wo)
-    out = out.reshape(N, Cout, Ho, Wo)
-    if b is not None:
-        out = out + b.reshape(1, Cout, 1, 1)
-    return out
+@engine_op("conv3d")
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
@@ -507,52 +409,8 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
                                    f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
             raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
                                f"output_padding: {op} stride: {s} dilation: {d}")
-    C = x.shape[1]
-    if C != weight.shape[0] or C % groups:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
-                           f"to have {weight.shape[0]} channels, but got {C} channels instead")
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[1] * groups):
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
-                           f"1-dimensional with {weight.shape[1] * groups} elements, but got bias of size "
-                           f"{list(bias.shape)} instead")
-    if nd == 1:
-        out = _conv_t2d_core(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]), (0, padding[0]),
-                             (0, output_padding[0]), (1, dilation[0]), groups).squeeze(2)
-    elif nd == 3:
-        out = _conv_t3d_core(x, weight, bias, stride, padding, output_padding, dilation, groups)
-    else:
-        out = _conv_t2d_core(x, weight, bias, stride, padding, output_padding, dilation, groups)
+    out = _C._convolution(x, weight, bias, list(stride), list(padding), list(dilation), True, list(output_padding), groups)
     return out if batched else out.squeeze(0)
-
-
-@engine_op("conv3d")
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
-
-
-def _conv_t3d_core(x, w, b, stride, padding, output_padding, dilation, groups):
-    """A 3-d transposed convolution as one 2-d transposed convolution per kernel depth tap, added
-    into the output depths that tap reaches."""
-    N, Cin, D, H, W = x.shape
-    Cout, kd = w.shape[1] * groups, w.shape[2]
-    sizes = [(n - 1) * s - 2 * p + d * (k - 1) + op + 1
-             for n, s, p, d, k, op in zip((D, H, W), stride, padding, dilation, w.shape[2:], output_padding)]
-    if builtins.any(n <= 0 for n in sizes):
-        raise RuntimeError(f"Given input size per channel: ({D} x {H} x {W}). Calculated output size per channel: "
-                           f"({' x '.join(map(str, sizes))}). Output size is too small")
-    Do = sizes[0]
-    xs = x.permute(0, 2, 1, 3, 4).reshape(N * D, Cin, H, W)
-    out = x.new_zeros(N, Do, Cout, sizes[1], sizes[2])
-    for i in builtins.range(kd):
-        pos = np.arange(D) * stride[0] + i * dilation[0] - padding[0]
-        keep = np.nonzero((pos >= 0) & (pos < Do))[0]
-        if keep.size == 0:
-            continue
-        y = _conv_t2d_core(xs, w[:, :, i], None, stride[1:], padding[1:], output_padding[1:], dilation[1:], groups)
-        y = y.reshape(N, D, Cout, sizes[1], sizes[2]).index_select(1, _on(_C.from_numpy(keep.astype(np.int64)), x.device))
-        out = out.index_add(1, _on(_C.from_numpy(pos[keep].astype(np.int64)), x.device), y)
-    out = out.permute(0, 2, 1, 3, 4).contiguous()
-    return out if b is None else out + b.reshape(1, Cout, 1, 1, 1)
 
 
 @engine_op("conv_transpose1d")
@@ -571,6 +429,154 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
                              "conv_transpose3d")
+
+
+# ---------------------------------------------------------------- pooling (engine ops: csrc/ops/pool.cpp)
+_TORCH_TYPE_NAMES = {"ampgrad.int64": "Long", "ampgrad.int32": "Int", "ampgrad.int16": "Short", "ampgrad.int8": "Char",
+                     "ampgrad.uint8": "Byte", "ampgrad.bool": "Bool"}
+
+
+def _pool_arg(x, nd, name, fn, default=None):
+    if x is None:
+        return default
+    if isinstance(x, numbers.Integral):
+        return (int(x),) * nd
+    x = tuple(int(v) for v in x)
+    if len(x) == 1:
+        return x * nd
+    if len(x) != nd:
+        raise RuntimeError(f"{fn}: {name} must either be a single int, or a tuple of {nd} ints")
+    return x
+
+
+def _check_input(input, fn):
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def _pool_args(nd, fn, kernel_size, stride, padding, dilation=1):
+    k = _pool_arg(kernel_size, nd, "kernel_size", fn)
+    s = _pool_arg(stride, nd, "stride", fn, k) if not (isinstance(stride, (tuple, list)) and len(stride) == 0) else k
+    return k, s, _pool_arg(padding, nd, "padding", fn), _pool_arg(dilation, nd, "dilation", fn)
+
+
+def _unsqueeze_1d(input, fn):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"{fn}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    return input.unsqueeze(-2)
+
+
+def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn):
+    _check_input(input, fn)
+    k, s, p, d = _pool_args(nd, fn, kernel_size, stride, padding, dilation)
+    if nd == 1:
+        if not input.dtype.is_floating_point:  # (torch's max_pool1d kernel is float only)
+            raise NotImplementedError(f'"max_pool1d_impl" not implemented for \'{_TORCH_TYPE_NAMES.get(str(input.dtype), input.dtype)}\'')
+        if p[0] > k[0] // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
+                               f"and kernel_size={k[0]}")
+        out, idx = _C._max_pool(_unsqueeze_1d(input, "max_pool1d"), [1, k[0]], [1, s[0]], [0, p[0]], [1, d[0]],
+                                builtins.bool(ceil_mode))
+        out, idx = out.squeeze(-2), idx.squeeze(-2)
+    else:
+        out, idx = _C._max_pool(input, list(k), list(s), list(p), list(d), builtins.bool(ceil_mode))
+    return (out, idx) if return_indices else out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d")
+
+
+@engine_op("max_pool3d")
+def _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, False, "max_pool3d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if return_indices:  # (torch's max_pool3d_with_indices has no autocast policy)
+        return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True, "max_pool3d")
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+max_pool1d_with_indices = functools.partial(max_pool1d, return_indices=True)
+max_pool2d_with_indices = functools.partial(max_pool2d, return_indices=True)
+max_pool3d_with_indices = functools.partial(max_pool3d, return_indices=True)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_input(input, "avg_pool1d")
+    k, s, p, _ = _pool_args(1, "avg_pool1d", kernel_size, stride, padding)
+    out = _C._avg_pool(_unsqueeze_1d(input, "avg_pool1d"), [1, k[0]], [1, s[0]], [0, p[0]], builtins.bool(ceil_mode),
+                       builtins.bool(count_include_pad), None)
+    return out.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    _check_input(input, "avg_pool2d")
+    k, s, p, _ = _pool_args(2, "avg_pool2d", kernel_size, stride, padding)
+    return _C._avg_pool(input, list(k), list(s), list(p), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
+                        divisor_override)
+
+
+@engine_op("avg_pool3d")
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    _check_input(input, "avg_pool3d")
+    k, s, p, _ = _pool_args(3, "avg_pool3d", kernel_size, stride, padding)
+    return _C._avg_pool(input, list(k), list(s), list(p), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
+                        divisor_override)
+
+
+def _adaptive_size(output_size, input, nd, fn):
+    defaults = input.size()  # (first, as torch's _list_with_default: a non-tensor input is an AttributeError)
+    if isinstance(output_size, numbers.Integral):
+        return [int(output_size)] * nd
+    sizes = list(output_size)
+    if nd > 1 and len(defaults) <= len(sizes):
+        raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
+    if len(sizes) != nd:
+        raise RuntimeError(f"{fn}: output_size must be {nd}")
+    return [defaults[i - nd] if v is None else int(v) for i, v in enumerate(sizes)]
+
+
+def adaptive_avg_pool1d(input, output_size):
+    (o,) = _adaptive_size(output_size, input, 1, "adaptive_avg_pool1d")
+    return _C._adaptive_avg_pool(_unsqueeze_1d(input, "adaptive_avg_pool1d"), [1, o]).squeeze(-2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d"))
+
+
+@engine_op("adaptive_avg_pool3d")
+def adaptive_avg_pool3d(input, output_size):
+    return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d"))
+
+
+def _adaptive_max(nd, input, output_size, return_indices, fn):
+    size = _adaptive_size(output_size, input, nd, fn)
+    if nd == 1:
+        out, idx = _C._adaptive_max_pool(_unsqueeze_1d(input, fn), [1] + size)
+        out, idx = out.squeeze(-2), idx.squeeze(-2)
+    else:
+        out, idx = _C._adaptive_max_pool(input, size)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max(1, input, output_size, return_indices, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max(2, input, output_size, return_indices, "adaptive_max_pool2d")
+
+
+@engine_op("adaptive_max_pool3d")
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max(3, input, output_size, return_indices, "adaptive_max_pool3d")
 
 
 # ---------------------------------------------------------------- sampling

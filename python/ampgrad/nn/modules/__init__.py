@@ -15,6 +15,8 @@ from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, KLDivLoss, NLLLoss,
                    BCEWithLogitsLoss, HingeEmbeddingLoss, MarginRankingLoss, SoftMarginLoss, CosineEmbeddingLoss,
                    PoissonNLLLoss, TripletMarginLoss, MultiMarginLoss, MultiLabelMarginLoss)
 from .distance import CosineSimilarity, PairwiseDistance
+from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
+                      AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d)
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm",
@@ -24,4 +26,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss",
            "KLDivLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "PoissonNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "CosineSimilarity",
-           "PairwiseDistance"]
+           "PairwiseDistance",
+           "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]

@@ -1,0 +1,49 @@
+"""bf16/fp16 convolution accuracy: ampgrad computes in fp32 and rounds once (torch's opmath rule), so
+its error against a float64 reference of the same (rounded) inputs must be no worse than torch's own
+low-precision result, beyond one rounding of the output. Forward and both gradients."""
+import numpy as np
+import pytest
+
+import ampgrad
+
+torch = pytest.importorskip("torch")
+
+CASES = [
+    ("conv2d 3x3", "conv2d", (4, 16, 12, 12), (16, 16, 3, 3), {"padding": 1}),
+    ("conv2d stride groups", "conv2d", (2, 8, 11, 9), (12, 4, 3, 2), {"stride": 2, "groups": 2, "dilation": (1, 2)}),
+    ("conv2d 1x1", "conv2d", (2, 32, 6, 6), (16, 32, 1, 1), {}),
+    ("conv1d", "conv1d", (3, 16, 40), (8, 16, 5), {"padding": 2}),
+    ("conv3d", "conv3d", (2, 4, 5, 6, 5), (6, 4, 3, 3, 3), {"padding": 1}),
+    ("conv_transpose2d", "conv_transpose2d", (2, 16, 6, 6), (16, 8, 4, 4), {"stride": 2, "padding": 1}),
+]
+
+
+def _err(got, ref):
+    return float(np.abs(got.detach().double().numpy() - ref).max())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name,fn,xs,ws,kw", CASES, ids=[c[0] for c in CASES])
+def test_low_precision_conv_error_no_worse_than_torch(name, fn, xs, ws, kw, dtype):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+    b = rng.standard_normal(ws[1] if "transpose" in fn else ws[0])
+    # float64 reference on the low-precision inputs
+    tdt = getattr(torch, dtype)
+    tl = [torch.tensor(a).to(tdt).requires_grad_(True) for a in (x, w, b)]
+    td = [t.detach().double().requires_grad_(True) for t in tl]
+    al = [ampgrad.tensor(t.detach().double().numpy()).to(getattr(ampgrad, dtype)).requires_grad_(True) for t in tl]
+    ref = getattr(torch.nn.functional, fn)(*td, **kw)
+    gy = torch.tensor(rng.standard_normal(tuple(ref.shape)))
+    ref_grads = torch.autograd.grad(ref, td, gy)
+    yt = getattr(torch.nn.functional, fn)(*tl, **kw)
+    t_grads = torch.autograd.grad(yt, tl, gy.to(tdt))
+    ya = getattr(ampgrad.nn.functional, fn)(*al, **kw)
+    a_grads = ampgrad.autograd.grad(ya, al, ampgrad.tensor(gy.numpy()).to(getattr(ampgrad, dtype)))
+    eps = 2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11  # one rounding: half an ulp, relative
+    for what, a, t, r in [("output", ya, yt, ref.detach().numpy())] + [
+            (f"grad {i}", ga, gt, gr.numpy()) for i, (ga, gt, gr) in enumerate(zip(a_grads, t_grads, ref_grads))]:
+        ea, et = _err(a, r), _err(t, r)
+        bound = max(et, float(np.abs(r).max()) * eps) * 1.05 + 1e-12
+        assert ea <= bound, f"{name} {dtype} {what}: ampgrad error {ea:.3g} > torch's {et:.3g} (bound {bound:.3g})"
