@@ -21,7 +21,9 @@ enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROM
 // op has no kernel of its own (composed of other ops).
 enum class KernelFamily : int8_t {
   NONE, ELEMENTWISE, REDUCE, GEMM, GEMM_BIAS, INDEX_GATHER, INDEX_PUT, NONZERO, RANDOM, AMP_UNSCALE,
-  AMP_UPDATE_SCALE, SGD_STEP, ADAM_STEP, kCount
+  AMP_UPDATE_SCALE, SGD_STEP, ADAM_STEP,
+  NORM, NORM_BACKWARD, SOFTMAX_BACKWARD, NLL, NLL_BACKWARD,  // fused nn ops (Note [Fused norms], ops/norm.cpp, ops/loss.cpp)
+  kCount
 };
 
 enum class Op : int16_t {

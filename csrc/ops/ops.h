@@ -181,6 +181,18 @@ Tensor& fill_(Tensor& t, const Tensor& value);
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device = Device());
 Tensor randperm(int64_t n, ScalarType dtype, Device device = Device());
 
+// ---- fused nn ops (ops/norm.cpp, ops/loss.cpp; Note [Fused norms])
+Tensor layer_norm(const Tensor& x, IntList normalized_shape, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps);
+Tensor rms_norm(const Tensor& x, IntList normalized_shape, const std::optional<Tensor>& weight, std::optional<double> eps);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps);
+// Updates running_mean / running_var in place in training mode.
+Tensor batch_norm(const Tensor& x, const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, bool training, double momentum, double eps);
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, const std::string& reduction,
+                int64_t ignore_index);
+// The gradient of softmax / log_softmax output y along dim d (wrapped) for the output gradient g.
+Tensor softmax_backward_data(const Tensor& g, const Tensor& y, int64_t d, bool is_log);
+
 // ---- optimizer steps: in place over lists, no autograd (Note [Fused optimizer steps]).
 // Returns the momentum buffers, creating the missing (undefined) ones when momentum != 0.
 std::vector<Tensor> sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
