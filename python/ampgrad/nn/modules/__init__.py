@@ -5,6 +5,7 @@ from .linear import Identity, Linear, Bilinear
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .sparse import Embedding
 from .normalization import LayerNorm, GroupNorm, RMSNorm
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
 from .activation import (ReLU, ReLU6, GELU, SiLU, Tanh, Sigmoid, Softplus, PReLU, LeakyReLU, ELU, CELU, SELU, Hardtanh,
@@ -24,4 +25,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss",
            "KLDivLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "PoissonNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "CosineSimilarity",
-           "PairwiseDistance"]
+           "PairwiseDistance", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
