@@ -13,9 +13,29 @@ int reduction_enum(const std::string& r) {
   AG_THROW(ValueError, r, " is not a valid value for reduction");
 }
 
+// A device without the nll kernels (CUDA today): gather, weights and reductions in ampgrad ops.
+Tensor nll_composite(const Tensor& logp, const Tensor& target, const Tensor& weight, int red, int64_t ignore_index) {
+  const int64_t cdim = logp.dim() == 1 ? 0 : 1, C = logp.sizes()[cdim];
+  Tensor t = to_dtype(target, ScalarType::Int64);
+  Tensor valid = compare(Op::ne, t, wrap_scalar(ignore_index));
+  Tensor bad = logical(Op::logical_and, valid, logical(Op::logical_or, compare(Op::lt, t, wrap_scalar(int64_t(0))),
+                                                       compare(Op::ge, t, wrap_scalar(C))));
+  if (t.numel() && item_double(any(bad, std::nullopt, false)) != 0)  // a host sync, as torch's device assert
+    AG_THROW(IndexError, "Target ", static_cast<int64_t>(item_double(narrow(masked_select(t, bad), 0, 0, 1))), " is out of bounds.");
+  Tensor tz = where(valid, t, zeros_like(t));
+  Tensor picked = squeeze(gather(logp, cdim, unsqueeze(tz, cdim)), IntList{cdim});
+  Tensor w = to_dtype(valid, logp.dtype());
+  if (weight.defined()) w = w * reshape(index_select(to_dtype(weight, logp.dtype()), 0, reshape(tz, {-1})), tz.sizes());
+  Tensor loss = -picked * w;
+  if (red == 0) return loss;
+  if (red == 2) return sum(loss, std::nullopt, false, std::nullopt);
+  return sum(loss, std::nullopt, false, std::nullopt) / sum(w, std::nullopt, false, std::nullopt);
+}
+
 // nll_loss over logp [N, C] / [C] (NllLossBackward0) or [N, C, H, W] (NllLoss2DBackward0).
 Tensor nll_core(const Tensor& logp0, const Tensor& target, const Tensor& weight0, int red, int64_t ignore_index) {
   const bool is2d = logp0.dim() == 4;
+  if (!has_kernel(Op::nll_loss, logp0.device().type)) return nll_composite(logp0, target, weight0, red, ignore_index);
   NllArgs a{};
   a.N = logp0.dim() <= 1 ? 1 : logp0.sizes()[0];
   a.C = logp0.dim() == 0 ? 1 : logp0.sizes()[logp0.dim() == 1 ? 0 : 1];
@@ -83,7 +103,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 // must be differentiable (create_graph, forward AD): then the same formula in ampgrad ops.
 Tensor softmax_backward_data(const Tensor& g, const Tensor& y, int64_t d, bool is_log) {
   IntList dd = y.dim() ? IntList{d} : IntList{};
-  if (autograd::GradMode::is_enabled() || autograd::fw::on() || y.dim() == 0 || y.dtype() != g.dtype()) {
+  if (autograd::GradMode::is_enabled() || autograd::fw::on() || y.dim() == 0 || y.dtype() != g.dtype() ||
+      !has_kernel(is_log ? Op::log_softmax_backward : Op::softmax_backward, y.device().type)) {
     if (is_log) return g - exp(y) * sum(g, dd, true, std::nullopt);
     return y * (g - sum(g * y, dd, true, std::nullopt));
   }

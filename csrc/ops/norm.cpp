@@ -76,11 +76,37 @@ variable_list backward_composite(const Spec& sp, const Tensor& dy, const Tensor&
   return {dx, dw, db};
 }
 
+// A device without the fused kernels (CUDA today): the same normalization in ampgrad ops (the nodes
+// of those ops are recorded instead of the fused one).
+Tensor norm_composite(const Spec& sp, const Tensor& x, const Tensor& w, const Tensor& b, Tensor* mean_out, Tensor* rstd_out,
+                      const Tensor& mean_in, const Tensor& rstd_in) {
+  ScalarType ct = stat_dtype(x.dtype());
+  Tensor xv = reshape(to_dtype(x, ct), sp.xview), mu, rs;
+  if (sp.a.use_stats) {
+    mu = reshape(mean_in, sp.statview);
+    rs = reshape(rstd_in, sp.statview);
+  } else {
+    mu = sp.rms ? Tensor() : mean(xv, sp.red, true, std::nullopt);
+    Tensor xc = sp.rms ? xv : xv - mu;
+    rs = rsqrt(mean(xc * xc, sp.red, true, std::nullopt) + sp.a.eps);
+  }
+  Tensor y = (sp.rms ? xv : xv - mu) * rs;
+  if (w.defined()) y = y * reshape(to_dtype(w, ct), sp.wview);
+  if (b.defined()) y = y + reshape(to_dtype(b, ct), sp.wview);
+  {
+    autograd::AutoGradMode off(false);
+    if (mean_out) *mean_out = mu.defined() ? reshape(detach(mu), {-1}) : Tensor();
+    if (rstd_out) *rstd_out = reshape(detach(rs), {-1});
+  }
+  return to_dtype(reshape(y, x.sizes()), x.dtype());
+}
+
 // Runs the forward kernel and records the node. For batch_norm's eval mode, mean_in / rstd_in are
 // the statistics to use (float32 / float64 copies of the running ones).
 Tensor norm_forward(const Spec& sp, const Tensor& x0, const Tensor& w0, const Tensor& b0, Tensor* mean_out = nullptr,
                     Tensor* rstd_out = nullptr, const Tensor& mean_in = Tensor(), const Tensor& rstd_in = Tensor()) {
   const bool use_stats = sp.a.use_stats;
+  if (!has_kernel(sp.op, x0.device().type)) return norm_composite(sp, x0, w0, b0, mean_out, rstd_out, mean_in, rstd_in);
   Tensor x = flat(x0), w = flat(w0), b = flat(b0);
   ScalarType st = stat_dtype(x.dtype());
   Tensor y = empty(x.sizes(), x.dtype(), x.device());
