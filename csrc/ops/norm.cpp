@@ -231,9 +231,7 @@ Tensor group_norm(const Tensor& x, int64_t G, const std::optional<Tensor>& w0, c
 Tensor batch_norm(const Tensor& x, const std::optional<Tensor>& rm0, const std::optional<Tensor>& rv0, const std::optional<Tensor>& w0,
                   const std::optional<Tensor>& b0, bool training, double momentum, double eps) {
   Tensor rm = opt(rm0), rv = opt(rv0), w = opt(w0), b = opt(b0);
-  AG_CHECK_INDEX(x.dim() >= 2, "Dimension out of range (expected to be in range of [", -std::max<int64_t>(x.dim(), 1), ", ",
-                 std::max<int64_t>(x.dim(), 1) - 1, "], but got 1)");
-  const int64_t N = x.sizes()[0], C = x.sizes()[1];
+  const int64_t C = x.dim() >= 2 ? x.sizes()[1] : 0;  // torch's num_features
   if (x.numel() > 0) {
     auto check = [&](const Tensor& t, const char* name) {
       AG_CHECK(t.numel() == C, name, " should contain ", C, " elements not ", t.numel());
@@ -243,6 +241,10 @@ Tensor batch_norm(const Tensor& x, const std::optional<Tensor>& rm0, const std::
     if (w.defined()) check(w, "weight");
     if (b.defined()) check(b, "bias");
   }
+  AG_CHECK_INDEX(x.dim() >= 2, "Dimension out of range (expected to be in range of [", -std::max<int64_t>(x.dim(), 1), ", ",
+                 std::max<int64_t>(x.dim(), 1) - 1, "], but got 1)");
+  const int64_t N = x.sizes()[0];
+  if (x.numel() == 0 && !is_floating(x.dtype())) return clone(x);  // torch returns before its dtype dispatch
   check_mixed(x, {&w, &b, &rm, &rv});
   AG_CHECK_NOT_IMPL(is_floating(x.dtype()), "\"batch_norm\" not implemented for '", scalar_type_name(x.dtype()), "'");
   int64_t HW = 1;

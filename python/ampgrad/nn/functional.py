@@ -615,7 +615,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 def _verify_batch_size(size):
-    n = size[0] if len(size) else 1
+    n = size[0]  # a 0-d input: IndexError, as torch's
     for s in size[2:]:
         n *= s
     if n == 1:
