@@ -171,6 +171,33 @@ struct PoolArgs {
   bool count_include_pad; int64_t divisor;  // avg: divisor_override, 0 for none
 };
 using PoolKernel = void (*)(bool backward, const Tensor& in, Tensor& out, Tensor* indices, const PoolArgs& p);
+// Note [Fused norms]: the normalizations run as one forward and one backward kernel each. x is
+// contiguous and viewed as [N, C, HW]; statistics are float32 for fp16/bf16 inputs (opmath), one
+// per row of HW for layer_norm / rms_norm (C = 1, affine per element of the row), per (n, group)
+// for group_norm (G groups, affine per channel) and per channel for batch_norm. mean / rstd are the
+// outputs of the forward (inputs of batch_norm's eval mode: use_stats) and inputs of the backward.
+// An undefined w / b means no affine; an undefined dx / dw / db is not wanted.
+struct NormArgs {
+  int64_t N = 0, C = 1, HW = 0, G = 1;
+  double eps = 0;
+  bool use_stats = false;  // batch_norm eval: normalize with the given mean / rstd
+};
+using NormKernel = void (*)(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, Tensor& mean, Tensor& rstd,
+                            const NormArgs& a);
+using NormBackwardKernel = void (*)(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                    const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db, const NormArgs& a);
+// softmax / log_softmax backward over the [A, R, B] plan of the forward (Note [Reduce plan]):
+// gin = y * (g - sum(g * y)) or g - exp(y) * sum(g), sums along R in float32 (float64 for double).
+using SoftmaxBackwardKernel = void (*)(const Tensor& g, const Tensor& y, Tensor& gin, const ReduceArgs& r);
+// nll_loss over logp [N, C, S] (contiguous) and int64 target [N, S]: reduction 0 none (out [N, S]),
+// 1 mean, 2 sum; total_weight is a 1-element tensor of logp's dtype. Returns the flat index of
+// the first target that is neither ignore_index nor in [0, C), or -1 (the front end raises).
+struct NllArgs { int64_t N, C, S, ignore_index; int reduction; };
+using NllKernel = int64_t (*)(const Tensor& logp, const Tensor& target, const Tensor& weight, Tensor& out,
+                              Tensor& total_weight, const NllArgs& a);
+// gin [N, C, S] (=) -w[t] * grad (/ total_weight for mean) at the target class, 0 elsewhere.
+using NllBackwardKernel = void (*)(const Tensor& grad, const Tensor& target, const Tensor& weight,
+                                   const Tensor& total_weight, Tensor& gin, const NllArgs& a);
 
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
@@ -205,6 +232,11 @@ AG_KERNEL_SIG(EMBEDDING, EmbeddingKernel)
 AG_KERNEL_SIG(EMBEDDING_BACKWARD, EmbeddingBackwardKernel)
 AG_KERNEL_SIG(CONV, ConvKernel)
 AG_KERNEL_SIG(POOL, PoolKernel)
+AG_KERNEL_SIG(NORM, NormKernel)
+AG_KERNEL_SIG(NORM_BACKWARD, NormBackwardKernel)
+AG_KERNEL_SIG(SOFTMAX_BACKWARD, SoftmaxBackwardKernel)
+AG_KERNEL_SIG(NLL, NllKernel)
+AG_KERNEL_SIG(NLL_BACKWARD, NllBackwardKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

@@ -10,6 +10,10 @@ hinge_embedding_loss kl_div l1_loss layer_norm log log_softmax log10 log1p log2 
 multilabel_margin_loss multi_margin_loss nll_loss norm normalize pdist poisson_nll_loss pow prod reciprocal rsqrt
 sinh smooth_l1_loss soft_margin_loss softmax softmin softplus sum renorm tan triplet_margin_loss""".split()
 
+# torch 2.13's CUDA autocast casts rms_norm to float32 too (torch.testing._internal.autocast_test_lists'
+# torch_fp32 list; newer than the list above).
+CUDA_FP32.append("rms_norm")
+
 CUDA_PROMOTE = "addcdiv addcmul atan2 bilinear cross dot grid_sample index_put scatter_add tensordot".split()
 
 CUDA_BANNED = ["binary_cross_entropy"]

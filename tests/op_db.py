@@ -1384,6 +1384,38 @@ NN_OPS = [
     NN("grid_sample", [Sample((T((2, 3, 5, 4)), T((2, 3, 6, 2), -1.3, 1.3), md, pm, ac), {}, f"{md} {pm} align_corners={ac}")
                        for md in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (False, True)]),
 ]
+# Fused norms and losses (csrc/ops/norm.cpp, csrc/ops/loss.cpp): the engine ops' layouts and modes.
+_BN = lambda m, x, rm, rv, w, b, **k: m.nn.functional.batch_norm(x, rm, rv, w, b, **k)
+NN_OPS += [
+    NN("batch_norm", [Sample((T((4, 3, 5)), T((3,), grad=False), Pos(3, grad=False), T((3,)), T((3,))), {"training": True, "momentum": 0.3}, "train 3-d"),
+                      Sample((T((6, 3)), T((3,), grad=False), Pos(3, grad=False), T((3,)), T((3,))), {"training": True}, "train 2-d"),
+                      Sample((T((2, 3, 2, 3)), T((3,), grad=False), Pos(3, grad=False), T((3,)), T((3,))), {"training": False}, "eval 4-d"),
+                      Sample((T((4, 2, 3)), None, None, None, None), {"training": True}, "train no stats no affine")], fn=_BN),
+    NN("layer_norm_nd", [Sample((T((2, 3, 8)), (8,), T((8,)), T((8,)))), Sample((T((2, 3, 4, 5)), (4, 5), T((4, 5)), None), {}, "2 dims weight only"),
+                         Sample((T((0, 4)), (4,), T((4,)), T((4,))), {}, "empty batch", special=True)],
+       fn=lambda m, *a, **k: m.nn.functional.layer_norm(*a, **k)),
+    NN("group_norm_nd", [Sample((T((2, 6, 2, 2, 2)), 2, T((6,)), T((6,)))), Sample((T((3, 4)), 2, T((4,)), None), {}, "2-d"),
+                         Sample((T((2, 4, 3)), 1), {"eps": 1e-2}, "one group")],
+       fn=lambda m, *a, **k: m.nn.functional.group_norm(*a, **k)),
+    NN("rms_norm_nd", [Sample((T((3, 2, 6)), (6,))), Sample((T((2, 3, 4)), [3, 4], T((3, 4))), {"eps": 1e-6}, "2 dims")],
+       fn=lambda m, *a, **k: m.nn.functional.rms_norm(*a, **k)),
+    NN("nll_loss_2d", _red(T((2, 3, 2, 2)), Lbl([[[0, 2], [1, 1]], [[2, 0], [-100, 1]]]), desc="4-d")
+       + _red(T((2, 3, 2, 1, 2)), Lbl([[[[0, 2]], [[1, 1]]], [[[2, 0]], [[1, 1]]]]), Pos(3, grad=False), desc="5-d weight"),
+       fn=lambda m, *a, **k: m.nn.functional.nll_loss(*a, **k),
+       skip={"noncontig-transposed": "torch's nll_loss2d backward raises 'grad_input must be contiguous' for a non-contiguous "
+                                     "input (a torch bug); ampgrad computes it"}),
+    NN("nll_loss_nd", _red(T((2, 4, 3)), Lbl([[0, 3, -100], [2, 1, 1]]), desc="3-d")
+       + [Sample((T((5,)), Lbl(3)), {}, "unbatched"), Sample((T((5,)), Lbl(3)), {"reduction": "none"}, "unbatched none"),
+          Sample((T((3, 4)), Lbl([-100, -100, -100])), {}, "all ignored mean", special=True),
+          Sample((T((3, 4)), Lbl([1, 1, 2])), {"ignore_index": 1, "reduction": "sum"}, "ignore_index class")],
+       fn=lambda m, *a, **k: m.nn.functional.nll_loss(*a, **k)),
+    NN("cross_entropy_nd", _red(T((2, 4, 3, 2)), Lbl([[[0, 3], [1, -100], [2, 2]], [[3, 3], [0, 1], [1, 0]]]), Pos(4, grad=False), desc="4-d weight")
+       + [Sample((T((0, 5)), Const([], "int64")), {}, "empty batch mean", special=True),
+          Sample((T((0, 5)), Const([], "int64")), {"reduction": "sum"}, "empty batch sum", special=True),
+          Sample((T((3, 5)), Lbl([-100, -100, -100])), {}, "all ignored mean", special=True),
+          Sample((T((3, 65)), Lbl([64, 0, 17])), {"label_smoothing": 0.1}, "65 classes ls")],
+       fn=lambda m, *a, **k: m.nn.functional.cross_entropy(*a, **k)),
+]
 OPS += NN_OPS
 _NN_EXTRA = {
     "nn.functional.relu": [Sample((T((4, 6)),), desc="normal")],

@@ -83,6 +83,7 @@ CASES = {
     "kl_div": lambda m, x: m.nn.functional.kl_div(x.T(3, 4), x.Z(3, 4), reduction="batchmean"),
     "l1_loss": lambda m, x: m.nn.functional.l1_loss(x.T(4), x.T(4)),
     "layer_norm": lambda m, x: m.nn.functional.layer_norm(x.T(2, 4), (4,), x.T(4), x.T(4)),
+    "rms_norm": lambda m, x: m.nn.functional.rms_norm(x.T(2, 4), (4,), x.T(4)),
     "log": lambda m, x: m.log(x.P(4)),
     "log_softmax": lambda m, x: m.nn.functional.log_softmax(x.T(3, 4), 1),
     "log10": lambda m, x: m.log10(x.P(4)),

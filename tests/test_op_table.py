@@ -164,6 +164,7 @@ CALLS = {
     "scaled_dot_product_attention": [lambda m, t: F(m).scaled_dot_product_attention(t(1, 3, 4), t(1, 3, 4, seed=1), t(1, 3, 4, seed=2))],
     "layer_norm": [lambda m, t: F(m).layer_norm(t(2, 4).bfloat16(), (4,))],
     "group_norm": [lambda m, t: F(m).group_norm(t(2, 4, 3).bfloat16(), 2)],
+    "rms_norm": [lambda m, t: F(m).rms_norm(t(2, 4).bfloat16(), (4,))],
     "softmin": [lambda m, t: F(m).softmin(t(2, 4).bfloat16(), 1)],
     "normalize": [lambda m, t: F(m).normalize(t(2, 4).bfloat16())],
     "cosine_similarity": [lambda m, t: F(m).cosine_similarity(t(2, 4).bfloat16(), t(2, 4, seed=1))],

@@ -223,6 +223,18 @@ void init_ops(py::module_& m) {
   m.def("_any", [](const Tensor& a, py::handle dim, bool keepdim) { return any(a, dims_from_handle(dim), keepdim); });
   m.def("_softmax", gated<Op::softmax>([](const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return softmax(a, dim, dtype); }));
   m.def("_log_softmax", gated<Op::log_softmax>([](const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) { return log_softmax(a, dim, dtype); }));
+  // fused nn ops (ops/norm.cpp, ops/loss.cpp); nn/functional.py normalizes the arguments
+  m.def("_layer_norm", gated<Op::layer_norm>([](const Tensor& x, IntList ns, std::optional<Tensor> w, std::optional<Tensor> b, double eps) {
+    return layer_norm(x, ns, w, b, eps); }));
+  m.def("_rms_norm", gated<Op::rms_norm>([](const Tensor& x, IntList ns, std::optional<Tensor> w, std::optional<double> eps) {
+    return rms_norm(x, ns, w, eps); }));
+  m.def("_group_norm", gated<Op::group_norm>([](const Tensor& x, int64_t g, std::optional<Tensor> w, std::optional<Tensor> b, double eps) {
+    return group_norm(x, g, w, b, eps); }));
+  m.def("_batch_norm", gated<Op::batch_norm>([](const Tensor& x, std::optional<Tensor> rm, std::optional<Tensor> rv, std::optional<Tensor> w,
+                                                std::optional<Tensor> b, bool training, double momentum, double eps) {
+    return batch_norm(x, rm, rv, w, b, training, momentum, eps); }));
+  m.def("_nll_loss", [](const Tensor& x, const Tensor& t, std::optional<Tensor> w, const std::string& red, int64_t ignore) {
+    return nll_loss(x, t, w, red, ignore); });
 
   // ---- linear algebra
   def_op<Op::matmul>(m, cls, "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("other"));
@@ -455,7 +467,8 @@ void init_ops(py::module_& m) {
     static const char* families[] = {"none", "elementwise", "reduce", "gemm", "gemm_bias", "index_gather", "index_put", "nonzero",
                                      "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step", "sort", "multinomial",
                                      "sdpa", "sdpa_backward", "loss", "loss_backward", "dropout", "embedding", "embedding_backward",
-                                     "conv", "pool"};
+                                     "conv", "pool",
+                                     "norm", "norm_backward", "softmax_backward", "nll", "nll_backward"};
     static_assert(sizeof(families) / sizeof(families[0]) == static_cast<int>(KernelFamily::kCount));
     py::list rows;
     for (int i = 0; i < kNumOps; ++i) {

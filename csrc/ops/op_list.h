@@ -25,6 +25,7 @@ enum class KernelFamily : int8_t {
   SORT, MULTINOMIAL,
   SDPA, SDPA_BACKWARD, LOSS, LOSS_BACKWARD, DROPOUT, EMBEDDING, EMBEDDING_BACKWARD,  // nn fused ops (ops/attention.cpp, ops/nn_misc.cpp)
   CONV, POOL,  // convolution and pooling (ops/conv.cpp, ops/pool.cpp)
+  NORM, NORM_BACKWARD, SOFTMAX_BACKWARD, NLL, NLL_BACKWARD,  // fused nn ops (Note [Fused norms], ops/norm.cpp, ops/loss.cpp)
   kCount
 };
 

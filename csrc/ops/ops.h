@@ -218,6 +218,17 @@ Tensor fused_loss(int64_t kind, const Tensor& input, const Tensor& target, const
 Tensor dropout_mask(const Shape& shape, ScalarType dtype, Device device, double p);
 Tensor fused_dropout(const Tensor& input, double p);
 Tensor fused_embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq);
+// ---- fused nn ops (ops/norm.cpp, ops/loss.cpp; Note [Fused norms])
+Tensor layer_norm(const Tensor& x, IntList normalized_shape, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps);
+Tensor rms_norm(const Tensor& x, IntList normalized_shape, const std::optional<Tensor>& weight, std::optional<double> eps);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps);
+// Updates running_mean / running_var in place in training mode.
+Tensor batch_norm(const Tensor& x, const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, bool training, double momentum, double eps);
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, const std::string& reduction,
+                int64_t ignore_index);
+// The gradient of softmax / log_softmax output y along dim d (wrapped) for the output gradient g.
+Tensor softmax_backward_data(const Tensor& g, const Tensor& y, int64_t d, bool is_log);
 
 // ---- optimizer steps: in place over lists, no autograd (Note [Fused optimizer steps]).
 // Returns the momentum buffers, creating the missing (undefined) ones when momentum != 0.

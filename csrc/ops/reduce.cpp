@@ -396,10 +396,7 @@ static Tensor softmax_impl(Op op, const Tensor& a0, int64_t dim, std::optional<S
     return out * (t[0] - sum(t[0] * out, dd, true, std::nullopt));
   });
   record_reduce(is_log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", a, out, AG_BW {
-    Tensor y = c.get(1);
-    IntList dd = y.dim() ? IntList{d} : IntList{};
-    if (is_log) return {g[0] - exp(y) * sum(g[0], dd, true, std::nullopt)};
-    return {y * (g[0] - sum(g[0] * y, dd, true, std::nullopt))};
+    return {softmax_backward_data(g[0], c.get(1), d, is_log)};  // ops/loss.cpp
   }, false, true);
   return out;
 }

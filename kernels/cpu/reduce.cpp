@@ -323,38 +323,66 @@ void k_scan(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 AG_REGISTER_KERNEL(cumsum, CPU, k_scan<true>);
 AG_REGISTER_KERNEL(cumprod, CPU, k_scan<false>);
 
-// Contiguous rows of fp32/fp64: Eigen's vectorized exp. Rows holding inf/NaN take the scalar path.
+// Contiguous rows (B == 1): Eigen's vectorized exp in opmath (float32 for fp16 / bf16, converted
+// through a row buffer): max, exp and sum, then one scaling pass (a multiply by the reciprocal). A
+// row holding inf / NaN (the max or the sum is not finite) is redone by the scalar path, which
+// gives torch's results there.
+template <bool IsLog, typename A>
+void softmax_row_scalar(const A* xr, A* yr, int64_t R) {
+  A mm = -std::numeric_limits<A>::infinity();
+  for (int64_t k = 0; k < R; ++k) mm = math::nan_max_step(mm, xr[k]);
+  A sum = 0;
+  for (int64_t k = 0; k < R; ++k) sum += std::exp(xr[k] - mm);
+  for (int64_t k = 0; k < R; ++k) yr[k] = IsLog ? xr[k] - mm - std::log(sum) : std::exp(xr[k] - mm) / sum;
+}
+
 template <bool IsLog, typename scalar_t>
 bool softmax_rows_fast(const scalar_t* x, scalar_t* y, const ReduceArgs& r) {
-  if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
-    if (r.B != 1) return false;
-    using Arr = Eigen::Array<scalar_t, Eigen::Dynamic, 1>;
-    parallel_for(r.A, std::max<int64_t>(1, kGrain / std::max<int64_t>(r.R, 1)), [&](int64_t a0, int64_t a1) {
-      for (int64_t a = a0; a < a1; ++a) {
-        Eigen::Map<const Arr> xr(x + a * r.R, r.R);
-        Eigen::Map<Arr> yr(y + a * r.R, r.R);
-        const scalar_t m = r.R ? xr.maxCoeff() : scalar_t(0);
-        if (!std::isfinite(m) || !xr.isFinite().all()) {
-          scalar_t mm = -std::numeric_limits<scalar_t>::infinity();
-          for (int64_t k = 0; k < r.R; ++k) mm = math::nan_max_step(mm, xr[k]);
-          scalar_t sum = 0;
-          for (int64_t k = 0; k < r.R; ++k) sum += std::exp(xr[k] - mm);
-          for (int64_t k = 0; k < r.R; ++k) yr[k] = IsLog ? xr[k] - mm - std::log(sum) : std::exp(xr[k] - mm) / sum;
-          continue;
-        }
+  if (r.B != 1) return false;
+  using A = acc_t<scalar_t>;
+  using Arr = Eigen::Array<A, Eigen::Dynamic, 1>;
+  const int64_t R = r.R;
+  // Short rows go through an aligned buffer padded with -inf to whole packets (exp(-inf) = 0): Eigen
+  // would otherwise peel the unaligned head and the tail of every row with scalar exp calls.
+  constexpr bool kSame = std::is_same_v<scalar_t, A>;
+  const bool pad = !kSame || (R <= 4096 && R % 16 != 0);
+  const int64_t Rp = pad ? (R + 15) / 16 * 16 : R;
+  parallel_for(r.A, std::max<int64_t>(1, kGrain / std::max<int64_t>(R, 1)), [&](int64_t a0, int64_t a1) {
+    Arr bx(pad ? Rp : 0), by(pad ? Rp : 0);
+    if (pad) bx.tail(Rp - R).setConstant(-std::numeric_limits<A>::infinity());
+    for (int64_t a = a0; a < a1; ++a) {
+      const A* xp;
+      A* yp;
+      if (pad) {
+        for (int64_t k = 0; k < R; ++k) bx[k] = static_cast<A>(x[a * R + k]);
+        xp = bx.data();
+        yp = by.data();
+      } else {
+        xp = reinterpret_cast<const A*>(x + a * R);
+        yp = reinterpret_cast<A*>(y + a * R);
+      }
+      Eigen::Map<const Arr> xr(xp, Rp);
+      Eigen::Map<Arr> yr(yp, Rp);
+      A m = R ? xr.maxCoeff() : A(0);
+      bool ok = std::isfinite(m);
+      if (ok) {
         if (IsLog) {
-          const scalar_t ls = std::log((xr - m).exp().sum());
-          yr = xr - (m + ls);
+          const A s = (xr - m).exp().sum();
+          ok = std::isfinite(s);
+          if (ok) yr = xr - (m + std::log(s));
         } else {
           yr = (xr - m).exp();
-          yr /= yr.sum();
+          const A s = yr.sum();
+          ok = std::isfinite(s);
+          if (ok) yr *= A(1) / s;
         }
       }
-    });
-    return true;
-  } else {
-    return false;
-  }
+      if (!ok) softmax_row_scalar<IsLog>(xp, yp, R);
+      if (pad)
+        for (int64_t k = 0; k < R; ++k) y[a * R + k] = static_cast<scalar_t>(by[k]);
+    }
+  });
+  return true;
 }
 
 template <bool IsLog>

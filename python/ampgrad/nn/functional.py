@@ -646,78 +646,38 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 
 # ---------------------------------------------------------------- normalisation
-def _affine(out, weight, bias, shape):
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
-
-
-def _norm_out(out, input):
-    """torch's CPU norms take float32 weights with a float16/bfloat16 input and return the input's dtype."""
-    return out.to(input.dtype) if input.dtype in (_C.float16, _C.bfloat16) else out
-
-
-@engine_op("layer_norm")
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def _shape_list(normalized_shape):
     if isinstance(normalized_shape, numbers.Integral):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(int(s) for s in normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != normalized_shape:
-        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-                           f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
-                           f"{list(input.shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != normalized_shape:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
-                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
-    for t in (weight, bias):
-        if t is not None and t.dtype != input.dtype and not (input.dtype in (_C.float16, _C.bfloat16) and t.dtype == _C.float32):
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-    dims = list(range(input.dim() - k, input.dim()))
-    mu = input.mean(dims, keepdim=True)
-    xc = input - mu
-    var = (xc * xc).mean(dims, keepdim=True)
-    return _norm_out(_affine(xc * (var + eps).rsqrt(), weight, bias, normalized_shape), input)
+        return [int(normalized_shape)]
+    return [int(s) for s in normalized_shape]
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return _C._layer_norm(input, _shape_list(normalized_shape), weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    if isinstance(normalized_shape, numbers.Integral):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(int(s) for s in normalized_shape)
-    k = len(normalized_shape)
-    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != normalized_shape:
-        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-                           f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
-                           f"{list(input.shape)}")
-    x = input.float() if input.dtype in (_C.float16, _C.bfloat16) else input  # torch computes in opmath
-    if eps is None:
-        eps = _finfo(x.dtype).eps
-    dims = list(range(input.dim() - k, input.dim()))
-    out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
-    return _norm_out(_affine(out, weight, None, normalized_shape), input)
+    return _C._rms_norm(input, _shape_list(normalized_shape), weight, eps)
 
 
-@engine_op("group_norm")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    if input.dim() < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
-    N, C = input.shape[0], input.shape[1]
-    if C % num_groups:
-        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {list(input.shape)} and num_groups={num_groups}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and (t.dim() != 1 or t.numel() != C):
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
-                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    x = input.reshape(N, num_groups, -1)
-    mu = x.mean(2, keepdim=True)
-    xc = x - mu
-    var = (xc * xc).mean(2, keepdim=True)
-    out = (xc * (var + eps).rsqrt()).reshape(input.shape)
-    return _norm_out(_affine(out, weight, bias, [C] + [1] * (input.dim() - 2)), input)
+    if num_groups == 0 and input.dim() >= 2:
+        raise ZeroDivisionError("integer division or modulo by zero")  # torch's _verify_batch_size
+    return _C._group_norm(input, num_groups, weight, bias, eps)
+
+
+def _verify_batch_size(size):
+    n = size[0]  # a 0-d input: IndexError, as torch's
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if training:
+        _verify_batch_size(input.size())
+    return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 @engine_op("normalize")
@@ -1022,28 +982,21 @@ def _check_target(input, target):
 def _nll(logp, target, weight, ignore_index, reduction):
     """nll_loss on log-probabilities logp [N, C, *] (or [C]) and class indices target."""
     _check_target(logp, target)
-    target = target.long()
     cdim = 0 if logp.dim() == 1 else 1
     C = logp.shape[cdim]
-    if weight is not None and (weight.dim() != 1 or weight.numel() != C):
-        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
-                           f"tensor of shape: {list(weight.shape)}")
-    valid = target != ignore_index
-    bad = valid & ((target < 0) | (target >= C))
-    if target.numel() and builtins.bool(bad.any()):
-        raise IndexError(f"Target {int(target.masked_select(bad)[0].item())} is out of bounds.")
-    t = _C.where(valid, target, 0)
-    picked = logp.gather(cdim, t.unsqueeze(cdim)).squeeze(cdim)
-    w = valid.to(logp.dtype)
     if weight is not None:
-        w = weight.to(logp.dtype).index_select(0, t.reshape(-1)).reshape(t.shape) * w
-    loss = -picked * w
+        if weight.dim() != 1 or weight.numel() != C:
+            raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
+                               f"tensor of shape: {list(weight.shape)}")
+        if weight.dtype != logp.dtype:
+            raise RuntimeError(f"expected scalar type {_type_name(logp.dtype)} but found {_type_name(weight.dtype)}")
     _Reduction.get_enum(reduction)
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w.sum()
+    return _C._nll_loss(logp, target, weight, reduction, ignore_index)
+
+
+def _type_name(dtype):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}.get(
+        str(dtype).split(".")[-1], str(dtype).split(".")[-1])
 
 
 @engine_op("nll_loss")
