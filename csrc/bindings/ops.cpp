@@ -464,12 +464,15 @@ void init_ops(py::module_& m) {
   // has a CPU kernel) per row, in Op order.
   m.def("_op_table", [] {
     static const char* policies[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned"};
-    static const char* families[] = {"none", "elementwise", "reduce", "gemm", "gemm_bias", "index_gather", "index_put", "nonzero",
-                                     "random", "amp_unscale", "amp_update_scale", "sgd_step", "adam_step", "sort", "multinomial",
-                                     "sdpa", "sdpa_backward", "loss", "loss_backward", "dropout", "embedding", "embedding_backward",
-                                     "conv", "pool",
-                                     "norm", "norm_backward", "softmax_backward", "nll", "nll_backward"};
-    static_assert(sizeof(families) / sizeof(families[0]) == static_cast<int>(KernelFamily::kCount));
+    // Note [Kernel families]: the names, lower-cased from the one list
+    static const std::vector<std::string> families = [] {
+      std::vector<std::string> v{"none"};
+#define AG_FAMILY_NAME(F) v.push_back(#F);
+      AG_KERNEL_FAMILIES(AG_FAMILY_NAME)
+#undef AG_FAMILY_NAME
+      for (auto& s : v) for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return v;
+    }();
     py::list rows;
     for (int i = 0; i < kNumOps; ++i) {
       Op op = static_cast<Op>(i);

@@ -17,15 +17,21 @@ namespace ampgrad {
 
 enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROMOTE, BANNED };
 
-// The kernel signature of an op (kernels/kernels.h maps each family to its function type). NONE: the
-// op has no kernel of its own (composed of other ops).
+// Note [Kernel families]: the kernel signature of an op (kernels/kernels.h maps each family to its
+// function type with AG_KERNEL_SIG). This list is the only place a family is named: the enum,
+// has_kernel (kernels/common/kernel_table.cpp) and _C._op_table's names are generated from it. NONE
+// (first, not listed): the op has no kernel of its own (composed of other ops).
+#define AG_KERNEL_FAMILIES(X)                                                                              \
+  X(ELEMENTWISE) X(REDUCE) X(GEMM) X(GEMM_BIAS) X(INDEX_GATHER) X(INDEX_PUT) X(NONZERO) X(RANDOM)        \
+  X(AMP_UNSCALE) X(AMP_UPDATE_SCALE) X(SGD_STEP) X(ADAM_STEP) X(SORT) X(MULTINOMIAL)                      \
+  /* fused nn ops: ops/attention.cpp, ops/nn_misc.cpp, ops/conv.cpp, ops/pool.cpp, ops/norm.cpp, ops/loss.cpp */ \
+  X(SDPA) X(SDPA_BACKWARD) X(LOSS) X(LOSS_BACKWARD) X(DROPOUT) X(EMBEDDING) X(EMBEDDING_BACKWARD)          \
+  X(CONV) X(POOL) X(NORM) X(NORM_BACKWARD) X(SOFTMAX_BACKWARD) X(NLL) X(NLL_BACKWARD)
 enum class KernelFamily : int8_t {
-  NONE, ELEMENTWISE, REDUCE, GEMM, GEMM_BIAS, INDEX_GATHER, INDEX_PUT, NONZERO, RANDOM, AMP_UNSCALE,
-  AMP_UPDATE_SCALE, SGD_STEP, ADAM_STEP,
-  SORT, MULTINOMIAL,
-  SDPA, SDPA_BACKWARD, LOSS, LOSS_BACKWARD, DROPOUT, EMBEDDING, EMBEDDING_BACKWARD,  // nn fused ops (ops/attention.cpp, ops/nn_misc.cpp)
-  CONV, POOL,  // convolution and pooling (ops/conv.cpp, ops/pool.cpp)
-  NORM, NORM_BACKWARD, SOFTMAX_BACKWARD, NLL, NLL_BACKWARD,  // fused nn ops (Note [Fused norms], ops/norm.cpp, ops/loss.cpp)
+  NONE,
+#define AG_FAMILY_ENUM(F) F,
+  AG_KERNEL_FAMILIES(AG_FAMILY_ENUM)
+#undef AG_FAMILY_ENUM
   kCount
 };
 

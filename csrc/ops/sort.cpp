@@ -99,11 +99,10 @@ std::pair<Tensor, Tensor> median_dim(const Tensor& a, int64_t dim, bool keepdim,
 }
 
 Tensor median_all(const Tensor& a, bool ignore_nan) {
+  // torch: NaN for an empty input, converted to the input's type as C++ converts it (0 for int8,
+  // INT64_MIN for int64, true for bool)
+  if (a.numel() == 0) return to_dtype(full({}, Scalar(std::numeric_limits<double>::quiet_NaN()), ScalarType::Float32, a.device()), a.dtype());
   AG_CHECK_NOT_IMPL(a.dtype() != ScalarType::Bool, "\"", ignore_nan ? "nanmedian_cpu" : "median_cpu", "\" not implemented for 'Bool'");
-  if (a.numel() == 0) {  // torch: nan for an empty input
-    AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "median() input tensor cannot be empty");
-    return full({}, Scalar(std::numeric_limits<double>::quiet_NaN()), a.dtype(), a.device());
-  }
   Tensor flat = reshape(a, {a.numel()});
   Selected s = run_sort(flat, 0, 1, ignore_nan ? SortArgs::kNanMedian : SortArgs::kMedian, false);
   s.values = reshape(s.values, {});
