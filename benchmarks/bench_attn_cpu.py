@@ -78,13 +78,13 @@ def main():
         th = cases(torch, dt) if torch is not None else {}
         for name, (fn, leaves) in ag.items():
             for kind in ("fwd", "fwd+bwd"):
-                def run(f=fn, ls=leaves, k=kind, lib=ampgrad):
+                def run(f=fn, ls=leaves, k=kind, lib=ampgrad, tag=name + dt):
                     if k == "fwd":
                         with lib.no_grad():
                             f()
                     else:  # backward from a gradient of ones made once (no .sum() in the timing)
                         y = f()
-                        key = (id(f), tuple(y.shape))
+                        key = (lib.__name__, tag, tuple(y.shape))  # not id(f): ids of freed closures are reused
                         if key not in _ONES:
                             _ONES[key] = lib.ones_like(y)
                         y.backward(_ONES[key])
@@ -94,7 +94,7 @@ def main():
                 tt = None
                 if name in th:
                     f2, l2 = th[name]
-                    tt = timeit(lambda: run(f2, l2, kind, torch), iters)
+                    tt = timeit(lambda: run(f2, l2, kind, torch, name + dt), iters)
                 r = f"{ta / tt:6.2f}" if tt else "     -"
                 ts = f"{tt * 1e3:9.3f}" if tt else "        -"
                 print(f"{name + ' ' + dt:46s} {kind:8s} {ta * 1e3:9.3f} {ts} {r}")
