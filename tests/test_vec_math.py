@@ -223,3 +223,33 @@ def test_sum_independent_of_threads():
     finally:
         ag.set_num_threads(n)
     assert a == b
+
+
+# Note [Float norms] and the float32 amax/amin rows: vector paths with parts of long rows in parallel.
+@pytest.mark.parametrize("n", [5, 33, 1000, 65536 + 5, 3 * 65536 + 17, 1 << 20])
+@pytest.mark.parametrize("dt", ["float32", "bfloat16"])
+def test_float_norm_and_minmax_against_float64(n, dt):
+    import torch as th
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(np.float32) * 3
+    t = th.tensor(a).to(getattr(th, dt))
+    x = ag.tensor(a).to(getattr(ag, dt))
+    ref = t.double().numpy()
+    for p, r in ((2, np.sqrt((ref * ref).sum())), (1, np.abs(ref).sum())):
+        mine, theirs = float(x.norm(p)), float(t.norm(p))
+        tol = max(abs(theirs - r) / r, 2.0 ** -8 if dt == "bfloat16" else 2.0 ** -22)
+        assert abs(mine - r) / r <= tol * 1.01, (p, mine, theirs, r)
+    assert float(x.amax()) == float(t.amax()) and float(x.amin()) == float(t.amin())
+
+
+def test_float_amax_and_norm_propagate_nan_in_any_part():
+    for n in (40, 70000, 3 * 65536 + 3):
+        for pos in (0, n // 2, n - 1):
+            a = np.zeros(n, np.float32)
+            a[pos] = np.nan
+            x = ag.tensor(a)
+            assert np.isnan(float(x.amax())) and np.isnan(float(x.amin())) and np.isnan(float(x.norm()))
+    rows = np.random.default_rng(0).standard_normal((6, 100)).astype(np.float32)
+    rows[2, 50] = np.nan
+    got = ag.tensor(rows).amax(1).numpy()
+    assert np.isnan(got[2]) and np.array_equal(np.delete(got, 2), np.delete(rows.max(1), 2))

@@ -70,31 +70,46 @@ template <typename T> inline vec::vf load16(const T* x) {
   }
 }
 
-template <typename T> float block_sum(const T* x, int64_t n) {
+// Elementwise transforms summed by the float reductions: the value, its square (norm 2), its
+// magnitude (norm 1); each has a vector and a scalar form.
+struct Ident {
+  vec::vf operator()(vec::vf v) const { return v; }
+  float operator()(float v) const { return v; }
+};
+struct Square {
+  vec::vf operator()(vec::vf v) const { return v * v; }
+  float operator()(float v) const { return v * v; }
+};
+struct Magnitude {
+  vec::vf operator()(vec::vf v) const { return v < 0 ? -v : v; }  // -0.0 and nan keep |.| semantics in a sum
+  float operator()(float v) const { return std::fabs(v); }
+};
+
+template <typename T, typename Tr = Ident> float block_sum(const T* x, int64_t n, Tr tr = Tr()) {
   vec::vf a0 = {}, a1 = {}, a2 = {}, a3 = {};
   int64_t j = 0;
   for (; j + 4 * vec::kW <= n; j += 4 * vec::kW) {
-    a0 += load16(x + j);
-    a1 += load16(x + j + vec::kW);
-    a2 += load16(x + j + 2 * vec::kW);
-    a3 += load16(x + j + 3 * vec::kW);
+    a0 += tr(load16(x + j));
+    a1 += tr(load16(x + j + vec::kW));
+    a2 += tr(load16(x + j + 2 * vec::kW));
+    a3 += tr(load16(x + j + 3 * vec::kW));
   }
-  for (; j + vec::kW <= n; j += vec::kW) a0 += load16(x + j);
+  for (; j + vec::kW <= n; j += vec::kW) a0 += tr(load16(x + j));
   vec::vf v = (a0 + a1) + (a2 + a3);
   float l[vec::kW];
   vec::store(l, v);
   for (int w = vec::kW / 2; w > 0; w /= 2)
     for (int i = 0; i < w; ++i) l[i] += l[i + w];
   float tail = 0;
-  for (; j < n; ++j) tail += static_cast<float>(x[j]);
+  for (; j < n; ++j) tail += tr(static_cast<float>(x[j]));
   return l[0] + tail;
 }
 
 // Pairwise over blocks (a block boundary is a multiple of kSumBlock from x).
-template <typename T> float cascade_sum(const T* x, int64_t n) {
-  if (n <= kSumBlock) return block_sum(x, n);
+template <typename T, typename Tr = Ident> float cascade_sum(const T* x, int64_t n, Tr tr = Tr()) {
+  if (n <= kSumBlock) return block_sum(x, n, tr);
   const int64_t half = ((n / kSumBlock + 1) / 2) * kSumBlock;
-  return cascade_sum(x, half) + cascade_sum(x + half, n - half);
+  return cascade_sum(x, half, tr) + cascade_sum(x + half, n - half, tr);
 }
 
 inline float pairwise(const float* p, int64_t n) {
@@ -200,8 +215,64 @@ void k_prod(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 }
 AG_REGISTER_KERNEL(prod, CPU, k_prod);
 
+// amax / amin of float32 rows (B == 1, no indices): 16-lane max/min, NaN tracked on the side (a
+// NaN anywhere in the row is the answer, as torch).
+template <bool IsMax> bool float_minmax_rows(const Tensor& in, Tensor& out, Tensor* idx, const ReduceArgs& r) {
+  if (idx || r.B != 1 || r.R < 2 * vec::kW || in.dtype() != ScalarType::Float32) return false;
+  const float* x = in.data<float>();
+  float* y = out.data<float>();
+  const int64_t R = r.R;
+  auto row_best = [&](const float* p, int64_t n) {
+    if (n < vec::kW) {  // a short last part of a long row
+      float best = p[0];
+      for (int64_t j = 0; j < n; ++j) {
+        if (p[j] != p[j]) return std::numeric_limits<float>::quiet_NaN();
+        best = IsMax ? std::max(best, p[j]) : std::min(best, p[j]);
+      }
+      return best;
+    }
+    vec::vf m = vec::load(p), nan = {};
+    int64_t j = vec::kW;
+    for (; j + vec::kW <= n; j += vec::kW) {
+      const vec::vf v = vec::load(p + j);
+      nan = nan + (v != v ? vec::vf{} + 1.0f : vec::vf{});
+      m = IsMax ? (v > m ? v : m) : (v < m ? v : m);
+    }
+    float l[vec::kW], f[vec::kW];
+    vec::store(l, m);
+    vec::store(f, nan);
+    float best = l[0];
+    bool has_nan = best != best;
+    for (int i = 0; i < vec::kW; ++i) {
+      has_nan |= f[i] != 0 || l[i] != l[i];
+      best = IsMax ? std::max(best, l[i]) : std::min(best, l[i]);
+    }
+    for (; j < n; ++j) {
+      has_nan |= p[j] != p[j];
+      best = IsMax ? std::max(best, p[j]) : std::min(best, p[j]);
+    }
+    return has_nan ? std::numeric_limits<float>::quiet_NaN() : best;
+  };
+  if (r.A == 1 && R > kSumPart) {
+    const int64_t np = (R + kSumPart - 1) / kSumPart;
+    std::vector<float> parts(np);
+    parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
+      for (int64_t q = p0; q < p1; ++q) parts[q] = row_best(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart));
+    });
+    float best = parts[0];
+    for (float v : parts) best = (best != best || v != v) ? std::numeric_limits<float>::quiet_NaN() : IsMax ? std::max(best, v) : std::min(best, v);
+    y[0] = best;
+    return true;
+  }
+  parallel_for(r.A, std::max<int64_t>(1, kGrain / R), [&](int64_t a0, int64_t a1) {
+    for (int64_t a = a0; a < a1; ++a) y[a] = row_best(x + a * R, R);
+  });
+  return true;
+}
+
 template <bool IsMax>
 void k_minmax(const Tensor& in, Tensor& out, Tensor* idx, const ReduceArgs& r) {
+  if (float_minmax_rows<IsMax>(in, out, idx, r)) return;
   AG_DISPATCH_ALL(in.dtype(), IsMax ? "max" : "min", [&] {
     using T = acc_t<scalar_t>;
     scalar_t* y = out.data<scalar_t>();
@@ -244,7 +315,43 @@ void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 AG_REGISTER_KERNEL(var, CPU, k_var);
 AG_REGISTER_KERNEL(std, CPU, k_var);  // s[1] asks for the square root
 
+// Note [Float norms]: norm 2 and norm 1 of float32 / fp16 / bf16 rows (B == 1) as the float sums:
+// |x| or x*x in float32 vectors, pairwise, parts of a long row in parallel (clip_grad_norm_'s hot
+// path; torch accumulates these in float too). Other p, dtypes and layouts take the double loop.
+template <typename T, typename Tr> void norm_rows(const T* x, T* y, int64_t A, int64_t R, Tr tr, bool root) {
+  auto fin = [&](float v) { return static_cast<T>(root ? std::sqrt(v) : v); };
+  if (A == 1 && R > kSumPart) {
+    const int64_t np = (R + kSumPart - 1) / kSumPart;
+    std::vector<float> parts(np);
+    parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) parts[p] = cascade_sum(x + p * kSumPart, std::min(kSumPart, R - p * kSumPart), tr);
+    });
+    y[0] = fin(pairwise(parts.data(), np));
+    return;
+  }
+  parallel_for(A, std::max<int64_t>(1, kGrain / std::max<int64_t>(R, 1)), [&](int64_t a0, int64_t a1) {
+    for (int64_t a = a0; a < a1; ++a) y[a] = fin(R ? cascade_sum(x + a * R, R, tr) : 0.0f);
+  });
+}
+
+bool float_norm(const Tensor& in, Tensor& out, const ReduceArgs& r) {
+  const double p = r.s[0];
+  if (r.B != 1 || (p != 2 && p != 1)) return false;
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    if (p == 2) norm_rows(in.data<T>(), out.data<T>(), r.A, r.R, Square(), true);
+    else norm_rows(in.data<T>(), out.data<T>(), r.A, r.R, Magnitude(), false);
+  };
+  switch (in.dtype()) {
+    case ScalarType::Float32: go(float{}); return true;
+    case ScalarType::Float16: go(Half{}); return true;
+    case ScalarType::BFloat16: go(BFloat16{}); return true;
+    default: return false;
+  }
+}
+
 void k_norm(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  if (float_norm(in, out, r)) return;
   AG_DISPATCH_FLOAT(in.dtype(), "norm", [&] {
     scalar_t* y = out.data<scalar_t>();
     const math::NormOp<double> norm{r.s[0]};
