@@ -31,7 +31,7 @@ _LAYERS = [
     ["ampgrad._functions", "ampgrad._linalg_extra", "ampgrad._sorting", "ampgrad._legacy"],
     ["ampgrad.autograd"],
     ["ampgrad.amp", "ampgrad._autocast_state", "ampgrad.cuda", "ampgrad.cpu", "ampgrad.backends", "ampgrad.nn",
-     "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.profiler", "ampgrad._surface",
+     "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.func", "ampgrad.profiler", "ampgrad._surface",
      "ampgrad.accelerator", "ampgrad.utils"],
 ]
 

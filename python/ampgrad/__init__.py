@@ -60,6 +60,7 @@ from ._autocast_state import (is_autocast_enabled, set_autocast_enabled, get_aut
                               clear_autocast_cache, is_autocast_cache_enabled, set_autocast_cache_enabled,
                               autocast_increment_nesting, autocast_decrement_nesting)
 from . import linalg
+from . import func  # noqa: E402
 from . import optim
 from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
                       pairwise_distance, pdist, dropout, layer_norm, group_norm, embedding)
