@@ -165,6 +165,16 @@ static void k_bitwise_not(TensorIter& it, const double*) {
 }
 AG_REGISTER_KERNEL(bitwise_not, CPU, k_bitwise_not);
 
+// n copies of the Size-byte value at src into dst, as plain integers of that size (a fill of a class
+// type such as BFloat16 did not vectorize: bf16 sum backward was 1.7x torch's).
+template <size_t Size> void fill_bits(char* dst, const char* src, int64_t n) {
+  using U = std::conditional_t<Size == 1, uint8_t, std::conditional_t<Size == 2, uint16_t, std::conditional_t<Size == 4, uint32_t, uint64_t>>>;
+  static_assert(sizeof(U) == Size, "fill_bits: unsupported element size");
+  U v;
+  std::memcpy(&v, src, Size);
+  std::fill_n(reinterpret_cast<U*>(dst), n, v);
+}
+
 static void k_copy(TensorIter& it, const double*) {
   AG_DISPATCH_ALL(it.dtype(0), "copy_", [&] {
     using O = scalar_t;
@@ -172,7 +182,7 @@ static void k_copy(TensorIter& it, const double*) {
       if constexpr (std::is_same_v<O, scalar_t>) {
         for_each(it, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == sizeof(O) && s[1] == sizeof(O)) std::memcpy(p[0], p[1], n * sizeof(O));
-          else if (s[0] == sizeof(O) && s[1] == 0) std::fill_n(reinterpret_cast<O*>(p[0]), n, *reinterpret_cast<const O*>(p[1]));  // an expanded scalar (the gradient of a sum)
+          else if (s[0] == sizeof(O) && s[1] == 0) fill_bits<sizeof(O)>(p[0], p[1], n);  // an expanded scalar (the gradient of a sum)
           else for (int64_t i = 0; i < n; ++i) *reinterpret_cast<O*>(p[0] + i * s[0]) = *reinterpret_cast<const O*>(p[1] + i * s[1]);
         });
       } else {
