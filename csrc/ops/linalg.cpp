@@ -284,6 +284,18 @@ void check_same_dtypes3(const Tensor& s, const Tensor& a, const Tensor& b, const
            scalar_type_name(s.dtype()), ", ", scalar_type_name(a.dtype()), ", and ", scalar_type_name(b.dtype()));
 }
 
+// baddbmm's and addbmm's shared checks: two 3-d batches of compatible products, one device.
+void check_batched_operands(const Tensor& s, const Tensor& a, const Tensor& b, const char* what) {
+  AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ",
+           b.sizes()[0]);
+  AG_CHECK(a.sizes()[2] == b.sizes()[1], "Incompatible matrix sizes for bmm (", a.sizes()[1], "x", a.sizes()[2], " and ",
+           b.sizes()[1], "x", b.sizes()[2], ")");
+  check_same_device(a, b, what);
+  check_same_device(s, a, what);
+}
+
 // beta * ds + alpha * (da @ b + a @ db): the jvp shared by the GEMM-epilogue ops (f is the plain product).
 template <typename F>
 Tensor epilogue_jvp(F f, const Tensor& a, const Tensor& b, const variable_list& t, double be, double al) {
@@ -316,7 +328,7 @@ Tensor addmv(const Tensor& s0, const Tensor& a0, const Tensor& v0, Scalar beta, 
                 c.needs_input_grad(2) ? scaled(mv(mT(c.get(0)), g[0]), al) : Tensor()};
       })) {
     autograd::set_history(node, {&out});
-    node->save(a); node->save(v); 
+    node->save(a); node->save(v);
   }
   return out;
 }
@@ -351,21 +363,14 @@ Tensor addr(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, S
                 c.needs_input_grad(2) ? scaled(mv(mT(g[0]), c.get(0)), al) : Tensor()};
       })) {
     autograd::set_history(node, {&out});
-    node->save(to_dtype(a, dt)); node->save(to_dtype(b, dt)); 
+    node->save(to_dtype(a, dt)); node->save(to_dtype(b, dt));
   }
   return out;
 }
 
 Tensor baddbmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor s = s0, a = a0, b = b0;
-  AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
-  AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
-  AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ",
-           b.sizes()[0]);
-  AG_CHECK(a.sizes()[2] == b.sizes()[1], "Incompatible matrix sizes for bmm (", a.sizes()[1], "x", a.sizes()[2], " and ",
-           b.sizes()[1], "x", b.sizes()[2], ")");
-  check_same_device(a, b, "baddbmm");
-  check_same_device(s, a, "baddbmm");
+  check_batched_operands(s, a, b, "baddbmm");
   AG_CHECK(s.dtype() == a.dtype() && a.dtype() == b.dtype(), "Input dtypes must be the same, got: input ",
            cpp_type_name(s.dtype()), ", batch1: ", cpp_type_name(a.dtype()), ", batch2: ", cpp_type_name(b.dtype()));
   AG_CHECK_NOT_IMPL(is_floating(a.dtype()) || a.device().is_cpu(), "\"baddbmm_cuda\" not implemented for '", scalar_type_name(a.dtype()), "'");
@@ -381,21 +386,14 @@ Tensor baddbmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta
                 c.needs_input_grad(2) ? scaled(bmm(mT(c.get(0)), g[0]), al) : Tensor()};
       })) {
     autograd::set_history(node, {&out});
-    node->save(b.requires_grad() ? a : Tensor()); node->save(a.requires_grad() ? b : Tensor()); 
+    node->save(b.requires_grad() ? a : Tensor()); node->save(a.requires_grad() ? b : Tensor());
   }
   return out;
 }
 
 Tensor addbmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, Scalar alpha) {
   Tensor s = s0, a = a0, b = b0;
-  AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
-  AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
-  AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ",
-           b.sizes()[0]);
-  AG_CHECK(a.sizes()[2] == b.sizes()[1], "Incompatible matrix sizes for bmm (", a.sizes()[1], "x", a.sizes()[2], " and ",
-           b.sizes()[1], "x", b.sizes()[2], ")");
-  check_same_device(a, b, "addbmm");
-  check_same_device(s, a, "addbmm");
+  check_batched_operands(s, a, b, "addbmm");
   AG_CHECK(s.dtype() == a.dtype() && a.dtype() == b.dtype(), "self and mat2 must have the same dtype, but got ",
            scalar_type_name(s.dtype() != a.dtype() ? s.dtype() : a.dtype()), " and ",
            scalar_type_name(s.dtype() != a.dtype() ? a.dtype() : b.dtype()));
@@ -424,7 +422,7 @@ Tensor addbmm(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta,
                 c.needs_input_grad(2) ? scaled(bmm(mT(c.get(0)), ge), al) : Tensor()};
       })) {
     autograd::set_history(node, {&out});
-    node->save(a); node->save(b); 
+    node->save(a); node->save(b);
   }
   return out;
 }
