@@ -66,6 +66,23 @@ void init_ops(py::module_& m) {
   }, py::arg("nan") = 0.0, py::arg("posinf") = py::none(), py::arg("neginf") = py::none());
   m.def("_gelu", [](const Tensor& a, const std::string& approx) { return gelu(a, approx); });
   m.def("_softplus", gated<Op::softplus>([](const Tensor& a, double beta, double threshold) { return softplus(a, beta, threshold); }));
+  // torch.nn.functional's parametrized activations; the in-place forms return the same Python object.
+  m.def("_elu", [](const Tensor& a, double alpha, double scale, double input_scale) { return elu(a, alpha, scale, input_scale); });
+  m.def("_celu", [](const Tensor& a, double alpha) { return celu(a, alpha); });
+  m.def("_selu", [](const Tensor& a) { return selu(a); });
+  m.def("_leaky_relu", [](const Tensor& a, double slope) { return leaky_relu(a, slope); });
+  m.def("_hardsigmoid", [](const Tensor& a) { return hardsigmoid(a); });
+  m.def("_hardswish", [](const Tensor& a) { return hardswish(a); });
+  m.def("_mish", [](const Tensor& a) { return mish(a); });
+  m.def("_log_sigmoid", [](const Tensor& a) { return log_sigmoid(a); });
+  m.def("_elu_", [](py::object self, double alpha, double scale, double input_scale) {
+    Tensor t = self.cast<Tensor>(); elu_(t, alpha, scale, input_scale); return self; });
+  m.def("_celu_", [](py::object self, double alpha) { Tensor t = self.cast<Tensor>(); celu_(t, alpha); return self; });
+  m.def("_selu_", inplace([](Tensor& t) { selu_(t); }));
+  m.def("_leaky_relu_", [](py::object self, double slope) { Tensor t = self.cast<Tensor>(); leaky_relu_(t, slope); return self; });
+  m.def("_hardsigmoid_", inplace([](Tensor& t) { hardsigmoid_(t); }));
+  m.def("_hardswish_", inplace([](Tensor& t) { hardswish_(t); }));
+  m.def("_mish_", inplace([](Tensor& t) { mish_(t); }));
 
   auto clamp_fn = [](const Tensor& a, py::object lo, py::object hi) {
     if (is_tensor(lo) || is_tensor(hi)) {

@@ -96,4 +96,74 @@ Tensor softplus_backward(const Tensor& g, const Tensor& x, double beta, double t
   return out;
 }
 
+Tensor elu_backward(const Tensor& g, const Tensor& x, double alpha, double scale, double input_scale) {
+  double s[5] = {0, 0, alpha, scale, input_scale};
+  Tensor out = run_act_backward(Op::elu_backward, g, x, s);
+  record_act_backward("EluBackwardBackward0", g, x, out, AG_BW {
+    Tensor go = c.get(0), xx = c.get(1);
+    Tensor gx;
+    if (c.needs_input_grad(1)) {  // alpha scale is^2 e^(is x) for x < 0 (0 at x = 0, torch's elu_double_backward)
+      Tensor d = g[0] * go * exp(xx * input_scale) * (input_scale * input_scale * alpha * scale);
+      gx = where(compare(Op::lt, xx, wrap_scalar(0.0)), d, zeros_like(d));
+    }
+    return {c.needs_input_grad(0) ? elu_backward(g[0], xx, alpha, scale, input_scale) : Tensor(), gx};
+  });
+  return out;
+}
+
+Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, double slope) {
+  double s[3] = {0, 0, slope};
+  Tensor out = run_act_backward(Op::leaky_relu_backward, g, x, s);
+  record_act_backward("LeakyReluBackwardBackward0", g, x, out, AG_BW {
+    Tensor xx = c.get(1);
+    return {c.needs_input_grad(0) ? leaky_relu_backward(g[0], xx, slope) : Tensor(),
+            c.needs_input_grad(1) ? zeros_like(g[0] * xx) : Tensor()};
+  });
+  return out;
+}
+
+Tensor hardsigmoid_backward(const Tensor& g, const Tensor& x) {
+  Tensor out = run_act_backward(Op::hardsigmoid_backward, g, x);
+  record_act_backward("HardsigmoidBackwardBackward0", g, x, out, AG_BW {
+    Tensor xx = c.get(1);
+    return {c.needs_input_grad(0) ? hardsigmoid_backward(g[0], xx) : Tensor(),
+            c.needs_input_grad(1) ? zeros_like(g[0] * xx) : Tensor()};
+  });
+  return out;
+}
+
+// torch's hardswish double backward: g gg / 3 inside (-3, 3), else 0.
+Tensor hardswish_backward(const Tensor& g, const Tensor& x) {
+  Tensor out = run_act_backward(Op::hardswish_backward, g, x);
+  record_act_backward("HardswishBackwardBackward0", g, x, out, AG_BW {
+    Tensor go = c.get(0), xx = c.get(1);
+    Tensor gx;
+    if (c.needs_input_grad(1)) {
+      Tensor d = g[0] * go / 3.0;
+      Tensor inside = logical(Op::logical_and, compare(Op::gt, xx, wrap_scalar(-3.0)), compare(Op::lt, xx, wrap_scalar(3.0)));
+      gx = where(inside, d, zeros_like(d));
+    }
+    return {c.needs_input_grad(0) ? hardswish_backward(g[0], xx) : Tensor(), gx};
+  });
+  return out;
+}
+
+// Only run without grad mode (MishBackward0 composes differentiable ops under create_graph).
+Tensor mish_backward(const Tensor& g, const Tensor& x) { return run_act_backward(Op::mish_backward, g, x); }
+
+// torch's log_sigmoid_double_backward for the self term: g gg (z - 1) z, z = sigmoid(x).
+Tensor log_sigmoid_backward(const Tensor& g, const Tensor& x) {
+  Tensor out = run_act_backward(Op::log_sigmoid_backward, g, x);
+  record_act_backward("LogSigmoidBackwardBackward0", g, x, out, AG_BW {
+    Tensor go = c.get(0), xx = c.get(1);
+    Tensor gx;
+    if (c.needs_input_grad(1)) {
+      Tensor z = sigmoid(xx);
+      gx = g[0] * go * (z - 1.0) * z;
+    }
+    return {c.needs_input_grad(0) ? log_sigmoid_backward(g[0], xx) : Tensor(), gx};
+  });
+  return out;
+}
+
 }  // namespace ampgrad

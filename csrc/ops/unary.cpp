@@ -46,6 +46,12 @@ Tensor tanh_backward(const Tensor& g, const Tensor& y);
 Tensor gelu_backward(const Tensor& g, const Tensor& x, const std::string& approximate);
 Tensor silu_backward(const Tensor& g, const Tensor& x);
 Tensor softplus_backward(const Tensor& g, const Tensor& x, double beta, double threshold);
+Tensor elu_backward(const Tensor& g, const Tensor& x, double alpha, double scale, double input_scale);
+Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, double slope);
+Tensor hardsigmoid_backward(const Tensor& g, const Tensor& x);
+Tensor hardswish_backward(const Tensor& g, const Tensor& x);
+Tensor mish_backward(const Tensor& g, const Tensor& x);
+Tensor log_sigmoid_backward(const Tensor& g, const Tensor& x);
 
 #define AG_UNARY_GRAD(name, to_float, bw_name, save, formula)                                              \
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
@@ -136,6 +142,105 @@ Tensor softplus(const Tensor& a, double beta, double threshold) {
   return unary_impl(Op::softplus, a, false, "SoftplusBackward0", IN, AG_BW {
     return {softplus_backward(g[0], c.get(0), beta, threshold)};
   }, s);
+}
+
+// ---- the parametrized activations of torch.nn.functional: one kernel forward, one kernel backward
+// (ops/activation_backward.cpp), float dtypes only as torch's "<op>_cpu" kernels.
+namespace {
+void check_float_act(const Tensor& a, const char* kernel) {
+  AG_CHECK_NOT_IMPL(is_floating(a.dtype()), "\"", kernel, "\" not implemented for '", scalar_type_name(a.dtype()), "'");
+}
+// The in-place form: written straight into self when no history is recorded, else computed out of
+// place and rebased (Note [In-place ops]), so a failed check leaves self as it was.
+Tensor& act_inplace(Tensor& a, Op op, const double* s, const std::function<Tensor()>& compute, const char* name) {
+  if ((!autograd::GradMode::is_enabled() || !a.requires_grad()) && !fw_has(a)) {
+    assert_no_internal_overlap(a);
+    autograd::before_mutation(a);
+    run_elementwise(op, a, {&a}, s);
+    a.bump_version();
+    return a;
+  }
+  return apply_inplace(a, compute, name);
+}
+Tensor elu_impl(const Tensor& a, double alpha, double scale, double input_scale, const char* bw_name) {
+  check_float_act(a, "elu_cpu");
+  double s[3] = {alpha, scale, input_scale};
+  return unary_impl(Op::elu, a, false, bw_name, IN, AG_BW {
+    return {elu_backward(g[0], c.get(0), alpha, scale, input_scale)};
+  }, s);
+}
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717, kSeluScale = 1.0507009873554804934193349852946;
+}  // namespace
+
+Tensor elu(const Tensor& a, double alpha, double scale, double input_scale) {
+  return elu_impl(a, alpha, scale, input_scale, "EluBackward0");
+}
+Tensor celu(const Tensor& a, double alpha) {
+  AG_CHECK(alpha != 0.0, "ZeroDivisionError: alpha cannot be 0 for CELU");
+  return elu_impl(a, alpha, 1.0, 1.0 / alpha, "CeluBackward0");
+}
+Tensor selu(const Tensor& a) { return elu_impl(a, kSeluAlpha, kSeluScale, 1.0, "EluBackward0"); }
+Tensor leaky_relu(const Tensor& a, double slope) {
+  check_float_act(a, "leaky_relu_cpu");
+  double s[1] = {slope};
+  return unary_impl(Op::leaky_relu, a, false, "LeakyReluBackward0", IN, AG_BW {
+    return {leaky_relu_backward(g[0], c.get(0), slope)};
+  }, s);
+}
+Tensor hardsigmoid(const Tensor& a) {
+  check_float_act(a, "hardsigmoid_cpu");
+  return unary_impl(Op::hardsigmoid, a, false, "HardsigmoidBackward0", IN, AG_BW { return {hardsigmoid_backward(g[0], c.get(0))}; });
+}
+Tensor hardswish(const Tensor& a) {
+  check_float_act(a, "hardswish_cpu");
+  return unary_impl(Op::hardswish, a, false, "HardswishBackward0", IN, AG_BW { return {hardswish_backward(g[0], c.get(0))}; });
+}
+// Under create_graph the backward composes differentiable ops (torch's infinitely_differentiable_mish_backward).
+Tensor mish(const Tensor& a) {
+  check_float_act(a, "mish_cpu");
+  return unary_impl(Op::mish, a, false, "MishBackward0", IN, AG_BW {
+    Tensor x = c.get(0);
+    if (!autograd::GradMode::is_enabled()) return {mish_backward(g[0], x)};
+    Tensor sg = sigmoid(x), ts = tanh(softplus(x));
+    return {g[0] * (ts + x * sg * (1.0 - ts * ts))};
+  });
+}
+Tensor log_sigmoid(const Tensor& a) {
+  check_float_act(a, "log_sigmoid_cpu");
+  return unary_impl(Op::log_sigmoid, a, false, "LogSigmoidBackward0", IN, AG_BW { return {log_sigmoid_backward(g[0], c.get(0))}; });
+}
+Tensor& elu_(Tensor& a, double alpha, double scale, double input_scale) {
+  check_float_act(a, "elu_cpu");
+  double s[3] = {alpha, scale, input_scale};
+  return act_inplace(a, Op::elu, s, [&] { return elu(a, alpha, scale, input_scale); }, "elu_");
+}
+Tensor& celu_(Tensor& a, double alpha) {
+  AG_CHECK(alpha != 0.0, "ZeroDivisionError: alpha cannot be 0 for CELU");
+  check_float_act(a, "elu_cpu");
+  double s[3] = {alpha, 1.0, 1.0 / alpha};
+  return act_inplace(a, Op::elu, s, [&] { return celu(a, alpha); }, "celu_");
+}
+Tensor& selu_(Tensor& a) {
+  check_float_act(a, "elu_cpu");
+  double s[3] = {kSeluAlpha, kSeluScale, 1.0};
+  return act_inplace(a, Op::elu, s, [&] { return selu(a); }, "selu_");
+}
+Tensor& leaky_relu_(Tensor& a, double slope) {
+  check_float_act(a, "leaky_relu_cpu");
+  double s[1] = {slope};
+  return act_inplace(a, Op::leaky_relu, s, [&] { return leaky_relu(a, slope); }, "leaky_relu_");
+}
+Tensor& hardsigmoid_(Tensor& a) {
+  check_float_act(a, "hardsigmoid_cpu");
+  return act_inplace(a, Op::hardsigmoid, nullptr, [&] { return hardsigmoid(a); }, "hardsigmoid_");
+}
+Tensor& hardswish_(Tensor& a) {
+  check_float_act(a, "hardswish_cpu");
+  return act_inplace(a, Op::hardswish, nullptr, [&] { return hardswish(a); }, "hardswish_");
+}
+Tensor& mish_(Tensor& a) {
+  check_float_act(a, "mish_cpu");
+  return act_inplace(a, Op::mish, nullptr, [&] { return mish(a); }, "mish_");
 }
 
 Tensor isnan(const Tensor& a) { return elementwise(Op::isnan, a.sizes(), ScalarType::Bool, {&a}); }

@@ -266,6 +266,33 @@ struct Softplus {
   }
 };
 
+// torch's elu(x, alpha, scale, input_scale), which is also celu (input_scale = 1 / alpha) and selu.
+struct Elu {
+  double alpha = 1, scale = 1, input_scale = 1;
+  Elu() = default;
+  explicit Elu(const double* s) : alpha(s[0]), scale(s[1]), input_scale(s[2]) {}
+  template <typename T> AG_HOST_DEVICE T operator()(T x) const {
+    return x > T(0) ? x * T(scale) : expm1(x * T(input_scale)) * T(alpha * scale);
+  }
+};
+struct LeakyRelu {
+  double slope = 0.01;
+  LeakyRelu() = default;
+  explicit LeakyRelu(const double* s) : slope(s[0]) {}
+  template <typename T> AG_HOST_DEVICE T operator()(T x) const { return x > T(0) ? x : x * T(slope); }
+};
+// min(max(x + 3, 0), 6) written so a NaN passes through, as torch's std::min/std::max order does.
+template <typename T> AG_HOST_DEVICE T relu6_of_shifted(T x) {
+  T y = x + T(3);
+  y = y < T(0) ? T(0) : y;
+  return y > T(6) ? T(6) : y;
+}
+AG_MATH_UNARY(Hardsigmoid, relu6_of_shifted(x) / T(6))
+AG_MATH_UNARY(Hardswish, x * relu6_of_shifted(x) / T(6))
+AG_MATH_UNARY(Mish, x * tanh(log1p(exp(x))))
+// log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): finite for every finite x.
+AG_MATH_UNARY(LogSigmoid, (x < T(0) ? x : T(0)) - log1p(exp(-(x < T(0) ? -x : x))))
+
 struct Clamp {  // an infinite bound is no bound
   double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
   Clamp() = default;
@@ -385,6 +412,36 @@ struct SoftplusBackward {  // s[2] = beta, s[3] = threshold (s[0], s[1]: the bin
   template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
     const T z = b * T(beta);
     return z > T(threshold) ? a : a / (T(1) + exp(-z));
+  }
+};
+struct EluBackward {  // s[2..4] = alpha, scale, input_scale; b is the input
+  double alpha = 1, scale = 1, input_scale = 1;
+  EluBackward() = default;
+  explicit EluBackward(const double* s) : alpha(s[2]), scale(s[3]), input_scale(s[4]) {}
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
+    return b > T(0) ? a * T(scale) : a * T(input_scale * alpha * scale) * exp(b * T(input_scale));
+  }
+};
+struct LeakyReluBackward {  // s[2] = negative slope
+  double slope = 0.01;
+  LeakyReluBackward() = default;
+  explicit LeakyReluBackward(const double* s) : slope(s[2]) {}
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const { return b > T(0) ? a : a * T(slope); }
+};
+AG_MATH_BINARY(HardsigmoidBackward, T, (b > T(-3) && b < T(3)) ? a / T(6) : T(0))
+AG_MATH_BINARY(HardswishBackward, T, b < T(-3) ? T(0) : (b <= T(3) ? a * (b / T(3) + T(0.5)) : a))
+struct MishBackward {
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
+    const T sg = T(1) / (T(1) + exp(-b));
+    const T ts = tanh(log1p(exp(b)));
+    return a * (ts + b * sg * (T(1) - ts * ts));
+  }
+};
+struct LogSigmoidBackward {  // torch's log_sigmoid_backward: g * (max_deriv - sign * z / (1 + z)), z = exp(-|x|)
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
+    const bool neg = b < T(0);
+    const T z = exp(neg ? b : -b);
+    return a * ((neg ? T(1) : T(0)) - (neg ? T(1) : T(-1)) * (z / (T(1) + z)));
   }
 };
 template <int Kind> struct Bitwise {  // Kind as bit_op

@@ -42,6 +42,12 @@ AG_VEC_UNARY(Gelu, vec::gelu(x))
 AG_VEC_UNARY(GeluTanh, vec::gelu_tanh(x))
 AG_VEC_UNARY(Silu, vec::silu(x))
 AG_VEC_UNARY(Softplus, vec::softplus(x, static_cast<float>(f.beta), static_cast<float>(f.threshold)))
+AG_VEC_UNARY(Elu, vec::elu(x, static_cast<float>(f.alpha), static_cast<float>(f.scale), static_cast<float>(f.input_scale)))
+AG_VEC_UNARY(LeakyRelu, vec::leaky_relu(x, static_cast<float>(f.slope)))
+AG_VEC_UNARY(Hardsigmoid, vec::hardsigmoid(x))
+AG_VEC_UNARY(Hardswish, vec::hardswish(x))
+AG_VEC_UNARY(Mish, vec::mish(x))
+AG_VEC_UNARY(LogSigmoid, vec::log_sigmoid(x))
 #undef AG_VEC_UNARY
 
 template <typename F> struct VecBinary { static constexpr bool ok = false; };
@@ -56,6 +62,12 @@ AG_VEC_BINARY(GeluBackward, vec::gelu_backward(a, b))
 AG_VEC_BINARY(GeluTanhBackward, vec::gelu_tanh_backward(a, b))
 AG_VEC_BINARY(SiluBackward, vec::silu_backward(a, b))
 AG_VEC_BINARY(SoftplusBackward, vec::softplus_backward(a, b, static_cast<float>(f.beta), static_cast<float>(f.threshold)))
+AG_VEC_BINARY(EluBackward, vec::elu_backward(a, b, static_cast<float>(f.alpha), static_cast<float>(f.scale), static_cast<float>(f.input_scale)))
+AG_VEC_BINARY(LeakyReluBackward, vec::leaky_relu_backward(a, b, static_cast<float>(f.slope)))
+AG_VEC_BINARY(HardsigmoidBackward, vec::hardsigmoid_backward(a, b))
+AG_VEC_BINARY(HardswishBackward, vec::hardswish_backward(a, b))
+AG_VEC_BINARY(MishBackward, vec::mish_backward(a, b))
+AG_VEC_BINARY(LogSigmoidBackward, vec::log_sigmoid_backward(a, b))
 #undef AG_VEC_BINARY
 
 constexpr int64_t kChunk = 256;

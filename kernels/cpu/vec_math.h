@@ -226,6 +226,19 @@ inline vf softplus(vf x, float beta, float threshold) {
   const vf z = x * beta;
   return sel(z > threshold, x, log1p(exp(z)) / beta);
 }
+inline vf elu(vf x, float alpha, float scale, float input_scale) {
+  return sel(x > 0.0f, x * scale, expm1(x * input_scale) * (alpha * scale));
+}
+inline vf leaky_relu(vf x, float slope) { return sel(x > 0.0f, x, x * slope); }
+inline vf relu6_of_shifted(vf x) {  // NaN passes through, as the scalar functor
+  vf y = x + 3.0f;
+  y = sel(y < 0.0f, splat(0.0f), y);
+  return sel(y > 6.0f, splat(6.0f), y);
+}
+inline vf hardsigmoid(vf x) { return relu6_of_shifted(x) / 6.0f; }
+inline vf hardswish(vf x) { return x * relu6_of_shifted(x) / 6.0f; }
+inline vf mish(vf x) { return x * tanh(softplus(x, 1.0f, 20.0f)); }
+inline vf log_sigmoid(vf x) { return vmin(x, splat(0.0f)) - log1p(exp(-vabs(x))); }
 
 // ---- fp16 / bf16 storage <-> float32, 16 at a time (the bits as uint16_t)
 typedef uint16_t vh __attribute__((vector_size(32)));
@@ -266,6 +279,22 @@ inline vf silu_backward(vf g, vf x) {
 inline vf softplus_backward(vf g, vf x, float beta, float threshold) {
   const vf z = x * beta;
   return sel(z > threshold, g, g * sigmoid(z));
+}
+inline vf elu_backward(vf g, vf x, float alpha, float scale, float input_scale) {
+  return sel(x > 0.0f, g * scale, g * (input_scale * alpha * scale) * exp(x * input_scale));
+}
+inline vf leaky_relu_backward(vf g, vf x, float slope) { return sel(x > 0.0f, g, g * slope); }
+inline vf hardsigmoid_backward(vf g, vf x) { return sel((x > -3.0f) & (x < 3.0f), g / 6.0f, splat(0.0f)); }
+inline vf hardswish_backward(vf g, vf x) {
+  return sel(x < -3.0f, splat(0.0f), sel(x <= 3.0f, g * (x / 3.0f + 0.5f), g));
+}
+inline vf mish_backward(vf g, vf x) {
+  const vf sg = sigmoid(x);
+  const vf ts = tanh(softplus(x, 1.0f, 20.0f));
+  return g * (ts + x * sg * (1.0f - ts * ts));
+}
+inline vf log_sigmoid_backward(vf g, vf x) {  // d/dx log sigmoid(x) = sigmoid(-x)
+  return g * sigmoid(-x);
 }
 
 }  // namespace ampgrad::cpu::vec

@@ -63,7 +63,8 @@ from . import linalg
 from . import func  # noqa: E402
 from . import optim
 from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
-                      pairwise_distance, pdist, dropout, layer_norm, group_norm, embedding)
+                      pairwise_distance, pdist, dropout, layer_norm, group_norm, embedding, selu, celu, selu_,
+                      celu_, relu_)
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool

@@ -2,10 +2,10 @@
 signatures those names have in torch; the implementations live in nn.functional."""
 from .nn import functional as F
 from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
-                            pairwise_distance, pdist)
+                            pairwise_distance, pdist, selu, celu, selu_, celu_, relu_)
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu", "bilinear", "cosine_similarity",
-           "pairwise_distance", "pdist", "dropout", "layer_norm", "group_norm", "embedding"]
+           "pairwise_distance", "pdist", "selu", "celu", "selu_", "celu_", "relu_", "dropout", "layer_norm", "group_norm", "embedding"]
 
 
 def dropout(input, p, train):

@@ -63,28 +63,35 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _inplace(input, _C.where(input > 0, input, input * negative_slope), inplace)
+    return _C._leaky_relu_(input, float(negative_slope)) if inplace else _C._leaky_relu(input, float(negative_slope))
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return leaky_relu(input, negative_slope, True)
+    return _C._leaky_relu_(input, float(negative_slope))
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _C.where(input > 0, input, input.expm1() * alpha), inplace)
+    return _C._elu_(input, float(alpha), 1.0, 1.0) if inplace else _C._elu(input, float(alpha), 1.0, 1.0)
 
 
 def elu_(input, alpha=1.0):
-    return elu(input, alpha, True)
+    return _C._elu_(input, float(alpha), 1.0, 1.0)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _C.where(input > 0, input, (input / alpha).expm1() * alpha), inplace)
+    return _C._celu_(input, float(alpha)) if inplace else _C._celu(input, float(alpha))
+
+
+def celu_(input, alpha=1.0):
+    return _C._celu_(input, float(alpha))
 
 
 def selu(input, inplace=False):
-    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return _inplace(input, _C.where(input > 0, input, input.expm1() * alpha) * scale, inplace)
+    return _C._selu_(input) if inplace else _C._selu(input)
+
+
+def selu_(input):
+    return _C._selu_(input)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -101,20 +108,19 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace(input, (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    return _C._hardsigmoid_(input) if inplace else _C._hardsigmoid(input)
 
 
 def hardswish(input, inplace=False):
-    return _inplace(input, input * (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    return _C._hardswish_(input) if inplace else _C._hardswish(input)
 
 
 def mish(input, inplace=False):
-    return _inplace(input, input * _C.tanh(softplus(input)), inplace)
+    return _C._mish_(input) if inplace else _C._mish(input)
 
 
 def logsigmoid(input):
-    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): finite for every x.
-    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+    return _C._log_sigmoid(input)
 
 
 def softsign(input):
