@@ -152,9 +152,12 @@ void check_float_act(const Tensor& a, const char* kernel) {
 }
 // The in-place form: written straight into self when no history is recorded, else computed out of
 // place and rebased (Note [In-place ops]), so a failed check leaves self as it was.
-Tensor& act_inplace(Tensor& a, Op op, const double* s, const std::function<Tensor()>& compute, const char* name) {
+// The overlap check comes first, as torch's TensorIterator runs it before the kernel's dtype check.
+Tensor& act_inplace(Tensor& a, Op op, const double* s, const std::function<Tensor()>& compute, const char* name,
+                    const char* kernel) {
+  assert_no_internal_overlap(a);
+  check_float_act(a, kernel);
   if ((!autograd::GradMode::is_enabled() || !a.requires_grad()) && !fw_has(a)) {
-    assert_no_internal_overlap(a);
     autograd::before_mutation(a);
     run_elementwise(op, a, {&a}, s);
     a.bump_version();
@@ -210,37 +213,30 @@ Tensor log_sigmoid(const Tensor& a) {
   return unary_impl(Op::log_sigmoid, a, false, "LogSigmoidBackward0", IN, AG_BW { return {log_sigmoid_backward(g[0], c.get(0))}; });
 }
 Tensor& elu_(Tensor& a, double alpha, double scale, double input_scale) {
-  check_float_act(a, "elu_cpu");
   double s[3] = {alpha, scale, input_scale};
-  return act_inplace(a, Op::elu, s, [&] { return elu(a, alpha, scale, input_scale); }, "elu_");
+  return act_inplace(a, Op::elu, s, [&] { return elu(a, alpha, scale, input_scale); }, "elu_", "elu_cpu");
 }
 Tensor& celu_(Tensor& a, double alpha) {
   AG_CHECK(alpha != 0.0, "ZeroDivisionError: alpha cannot be 0 for CELU");
-  check_float_act(a, "elu_cpu");
   double s[3] = {alpha, 1.0, 1.0 / alpha};
-  return act_inplace(a, Op::elu, s, [&] { return celu(a, alpha); }, "celu_");
+  return act_inplace(a, Op::elu, s, [&] { return celu(a, alpha); }, "celu_", "elu_cpu");
 }
 Tensor& selu_(Tensor& a) {
-  check_float_act(a, "elu_cpu");
   double s[3] = {kSeluAlpha, kSeluScale, 1.0};
-  return act_inplace(a, Op::elu, s, [&] { return selu(a); }, "selu_");
+  return act_inplace(a, Op::elu, s, [&] { return selu(a); }, "selu_", "elu_cpu");
 }
 Tensor& leaky_relu_(Tensor& a, double slope) {
-  check_float_act(a, "leaky_relu_cpu");
   double s[1] = {slope};
-  return act_inplace(a, Op::leaky_relu, s, [&] { return leaky_relu(a, slope); }, "leaky_relu_");
+  return act_inplace(a, Op::leaky_relu, s, [&] { return leaky_relu(a, slope); }, "leaky_relu_", "leaky_relu_cpu");
 }
 Tensor& hardsigmoid_(Tensor& a) {
-  check_float_act(a, "hardsigmoid_cpu");
-  return act_inplace(a, Op::hardsigmoid, nullptr, [&] { return hardsigmoid(a); }, "hardsigmoid_");
+  return act_inplace(a, Op::hardsigmoid, nullptr, [&] { return hardsigmoid(a); }, "hardsigmoid_", "hardsigmoid_cpu");
 }
 Tensor& hardswish_(Tensor& a) {
-  check_float_act(a, "hardswish_cpu");
-  return act_inplace(a, Op::hardswish, nullptr, [&] { return hardswish(a); }, "hardswish_");
+  return act_inplace(a, Op::hardswish, nullptr, [&] { return hardswish(a); }, "hardswish_", "hardswish_cpu");
 }
 Tensor& mish_(Tensor& a) {
-  check_float_act(a, "mish_cpu");
-  return act_inplace(a, Op::mish, nullptr, [&] { return mish(a); }, "mish_");
+  return act_inplace(a, Op::mish, nullptr, [&] { return mish(a); }, "mish_", "mish_cpu");
 }
 
 Tensor isnan(const Tensor& a) { return elementwise(Op::isnan, a.sizes(), ScalarType::Bool, {&a}); }

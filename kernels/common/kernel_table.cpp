@@ -39,9 +39,26 @@ void TensorIter::build(const Tensor* const* ops, int n) {
   }
   shape.clear();
   strides.clear();
+  // Note [Iteration order]: the dims are walked in the output's memory order (outermost first), as
+  // torch's TensorIterator reorders them: an output laid out like a transposed input (Note [Output
+  // layout]) then has a dense inner loop for both instead of a strided one. A dim moves outward past
+  // its neighbour only when the first operand with two nonzero strides says so; ties keep the order.
+  SmallVec<int64_t, 32> order;
+  for (size_t d = 0; d < sz.size(); ++d)
+    if (sz[d] != 1) order.push_back(static_cast<int64_t>(d));
+  auto outer_first = [&](int64_t a, int64_t b) {  // dim a must be walked outside dim b
+    for (int i = 0; i < nops; ++i) {
+      const int64_t sa = ops[i]->strides()[a], sb = ops[i]->strides()[b];
+      if (sa == 0 || sb == 0 || sa == sb) continue;
+      return sa > sb;
+    }
+    return false;
+  };
+  for (size_t k = 1; k < order.size(); ++k)  // stable insertion sort (a handful of dims)
+    for (size_t j = k; j > 0 && outer_first(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
   // Drop size-1 dims, then merge neighbours that are contiguous for every operand.
-  for (size_t d = 0; d < sz.size(); ++d) {
-    if (sz[d] == 1) continue;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int64_t d = order[k];
     std::array<int64_t, kMaxOps> st{};
     for (int i = 0; i < nops; ++i) st[i] = ops[i]->strides()[d] * itemsize(dtypes[i]);
     if (!shape.empty()) {

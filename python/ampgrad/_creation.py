@@ -5,9 +5,12 @@ A leaf of the package's import layering (tests/test_import_layers.py): it import
 other module can import it at module level. At call time these functions use Tensor methods that
 ampgrad._tensor installs (tolist, all); the package imports _tensor before any of them can run."""
 import builtins
+import functools
+import inspect
 import math
 import numbers
 import random as _random
+import warnings
 
 import numpy as np
 
@@ -62,6 +65,52 @@ def _finish(t, requires_grad):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
+
+
+# Note [out= of factories]: torch.zeros(..., out=t) and friends write into `out` (its dtype and device
+# when none is given; a given dtype must equal out's), resizing it when the shape differs (with torch's
+# warning for a non-empty out), and return it. out= with a tensor that requires grad is refused.
+_DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _dtype_name(dt):
+    return _DTYPE_NAMES.get(str(dt).split(".")[-1], str(dt))
+
+
+def _outable(fn):
+    takes = inspect.signature(fn).parameters
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if out.requires_grad and _C.is_grad_enabled():
+            raise RuntimeError(f"aten::{fn.__name__}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        if "dtype" in takes:
+            if kwargs.get("dtype") is not None and kwargs["dtype"] != out.dtype:
+                raise RuntimeError(f"dtype {_dtype_name(kwargs['dtype'])} does not match dtype of out parameter "
+                                   f"({_dtype_name(out.dtype)})")
+            kwargs["dtype"] = out.dtype
+        if "device" in takes and kwargs.get("device") is None:
+            kwargs["device"] = out.device
+        t = fn(*args, **kwargs)
+        if tuple(out.shape) != tuple(t.shape):
+            if out.numel():
+                warnings.warn(f"An output with one or more elements was resized since it had shape "
+                              f"{list(out.shape)}, which does not match the required output shape {list(t.shape)}. "
+                              "This behavior is deprecated, and in a future PyTorch release outputs will not be "
+                              "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
+                              "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=2)
+            out.data = t.to(out.dtype)
+        else:
+            out.copy_(t)  # (out does not require grad here, or grad mode is off)
+        return out
+    return wrapper
+
 
 
 # ---- tensor(), as_tensor(), from data
@@ -186,6 +235,7 @@ def _fill_dtype(value, dtype):
     return _C.get_default_dtype()
 
 
+@_outable
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
@@ -194,14 +244,17 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return _finish(t, requires_grad)
 
 
+@_outable
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
     return _finish(_C._full(_size(size), 0, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
+@_outable
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
     return _finish(_C._full(_size(size), 1, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
+@_outable
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None):
     return _finish(_C._empty(_size(size), dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
@@ -229,6 +282,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
+@_outable
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if end is None:
         start, end = 0, start
@@ -255,6 +309,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     return _finish(t.to(dtype or _C.get_default_dtype()), requires_grad)
 
 
+@_outable
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if not isinstance(steps, numbers.Integral):
         raise TypeError("linspace(): argument 'steps' must be int")
@@ -267,6 +322,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return _finish(t, requires_grad)
 
 
+@_outable
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     t = _C._eye(int(n), int(n if m is None else m), dtype or _C.get_default_dtype(), _check_device(_device(device)))
     return _finish(t, requires_grad)
@@ -315,12 +371,14 @@ def seed():
 initial_seed = _C.initial_seed
 
 
+@_outable
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
     t = empty(*size, dtype=dtype, device=device)
     t.uniform_(0, 1)
     return _finish(t, requires_grad)
 
 
+@_outable
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
     t = empty(*size, dtype=dtype, device=device)
     t.normal_(0, 1)
@@ -337,6 +395,7 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=No
     return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
+@_outable
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     args = list(args)
     # a trailing tuple or list (an ampgrad.Size is a tuple) is the size
@@ -361,10 +420,12 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
                    requires_grad=requires_grad)
 
 
+@_outable
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
 
 
+@_outable
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
@@ -401,5 +462,6 @@ def bernoulli(input, p=None, *, generator=None):
     return out
 
 
+@_outable
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     return input.multinomial(num_samples, replacement, generator=generator)
