@@ -177,6 +177,14 @@ def test_cell_errors():
         (lambda m, a, b: m.lstm_cell(a(3, 10), (a(2, 8), a(3, 8)), b(32, 10), b(32, 8)), "batch size"),
         (lambda m, a, b: m.lstm_cell(a(3, 10), (a(3, 8), a(3, 7)), b(32, 10), b(32, 8)), "hidden1 has inconsistent"),
         (lambda m, a, b: m.gru_cell(a(3, 10), a(3, 7), b(24, 10), b(24, 8)), "hidden0 has inconsistent"),
+        (lambda m, a, b: m.lstm_cell(a(3, 10), [a(3, 8)], b(32, 10), b(32, 8)), "expects two hidden states"),
+        (lambda m, a, b: m.lstm_cell(a(3, 10), (a(2, 8), a(3, 8)), b(31, 10), b(32, 8)), "weight_ih first dim"),
+        (lambda m, a, b: m.gru_cell(a(3, 10), a(3, 8), b(24, 10), b(23, 8)), "weight_hh first dim"),
+        (lambda m, a, b: m.rnn_tanh_cell(a(3, 10), a(3, 8), b(9, 10), b(9, 8)), "weight_ih first dim must be 1 *"),
+        (lambda m, a, b: m.rnn_relu_cell(a(3, 5), a(3, 4), b(5, 2), b(4, 4)), "weight_ih first dim must be 1 *"),
+        (lambda m, a, b: m.gru_cell(a(3, 5), a(3, 4), b(11, 2), b(12, 4)), "input has inconsistent"),
+        (lambda m, a, b: m.gru_cell(a(3, 2), a(3, 3), b(11, 2), b(12, 4)), "hidden0 has inconsistent"),
+        (lambda m, a, b: m.gru_cell(a(3, 5), a(3, 4), b(12, 2), b(())), "input has inconsistent"),
     ]
     del rng, w_ih, w_hh
     for fn, msg in cases:
@@ -185,6 +193,24 @@ def test_cell_errors():
         with pytest.raises(RuntimeError) as ea:
             fn(ampgrad, lambda *s: ampgrad.zeros(*s), lambda *s: ampgrad.zeros(*s))
         assert msg in str(et.value) and str(ea.value) == str(et.value)
+    for fn in [lambda m: m.lstm_cell("abc", "abc", "abc", "abc"), lambda m: m.lstm_cell(m.zeros(3, 2), "abc", m.zeros(16, 2), m.zeros(16, 4)),
+               lambda m: m.lstm_cell(m.zeros(3, 2), (m.zeros(3, 4), "a"), m.zeros(16, 2), m.zeros(16, 4)),
+               lambda m: m.gru_cell(m.zeros(3, 2), m.zeros(3, 4), m.zeros(12, 2), m.zeros(12, 4), 3),
+               lambda m: m.rnn_tanh_cell(m.zeros(3, 2), 5, m.zeros(4, 2), m.zeros(4, 4))]:
+        with pytest.raises(TypeError) as et:
+            fn(torch)
+        with pytest.raises(TypeError) as ea:
+            fn(ampgrad)
+        assert str(ea.value) == str(et.value)
+    for fn in [lambda m: m.rnn_tanh_cell(m.zeros(3, 5), m.zeros(3, 4), m.zeros(4, 2), m.zeros(())),  # w_hh read first
+               lambda m: m.lstm_cell(m.zeros(3, 5), (m.zeros(3, 4), m.zeros(3, 4)), m.zeros(16, 2), m.zeros(())),
+               lambda m: m.rnn_tanh_cell(m.zeros(3, 2), m.zeros(3, 4), m.zeros(()), m.zeros(4, 4)),
+               lambda m: m.rnn_relu_cell(m.zeros(3), m.zeros(4), m.zeros(4, 3), m.zeros(4, 4))]:
+        with pytest.raises(IndexError) as et:
+            fn(torch)
+        with pytest.raises(IndexError) as ea:
+            fn(ampgrad)
+        assert str(ea.value) == str(et.value)
 
 
 # ---------------------------------------------------------------- the modules
