@@ -8,9 +8,14 @@ import weakref
 
 from ... import _C
 from ... import _rnn
+from ..._autocast_state import is_autocast_enabled
 from ..._creation import empty, zeros
+from ..._op_gate import engine_op
+from ...autograd.function import Function
+from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -115,13 +120,142 @@ class GRUCell(RNNCellBase):
         return ret if batched else ret.squeeze(0)
 
 
+# ---------------------------------------------------------------- the time loop
+# A layer computes its input gates for all time steps in one GEMM, then loops over the steps (packed
+# layout: step t holds the next batch_sizes[t] rows), as torch's CPU implementation does.
+class _SplitRows(Function):
+    """Rows of a 2-D tensor in consecutive pieces, with ONE backward node that concatenates the
+    pieces' gradients (per-piece narrow views would each scatter into a full-size zero gradient:
+    quadratic in the sequence length)."""
+
+    @staticmethod
+    def forward(ctx, x, sizes):
+        ctx.shape = x.shape
+        out, s = [], 0
+        for n in sizes:
+            out.append(x.narrow(0, s, n))
+            s += n
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _C.cat(list(grads), 0), None
+
+
+def _split_rows(x, sizes):
+    if len(sizes) == 1:
+        return (x,)
+    return _SplitRows.apply(x, sizes)
+
+
+def _step_fn(mode, w_hh, b_hh, w_hr):
+    if mode == "LSTM":
+        w_hr_t = w_hr.t() if w_hr is not None else None
+
+        def step(gi, h, c):
+            h, c = _C._lstm_cell_fused(_rnn._linear(h, w_hh, b_hh) + gi, c)
+            if w_hr_t is not None:
+                h = _C.matmul(h, w_hr_t)
+            return h, c
+    elif mode == "GRU":
+        def step(gi, h, c):
+            return _C._gru_cell_fused(gi, _rnn._linear(h, w_hh, b_hh), h), None
+    else:
+        act = _C.tanh if mode == "RNN_TANH" else _C.relu
+
+        def step(gi, h, c):
+            return act(_rnn._linear(h, w_hh, b_hh) + gi), None
+    return step
+
+
+def _run_direction(mode, x, sizes, h0, c0, w, reverse):
+    """One layer, one direction over packed rows x [N, I] (step t: the next sizes[t] rows). Returns
+    (output [N, H_out], h_n [B, H_out], c_n [B, H] or None); h0 / c0 are [B, *] with B = sizes[0]."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = w
+    step = _step_fn(mode, w_hh, b_hh, w_hr)
+    gis = _split_rows(_rnn._linear(x, w_ih, b_ih), sizes)
+    T = len(sizes)
+    outs = [None] * T
+    lstm = mode == "LSTM"
+    if not reverse:
+        h, c, last = h0, c0, sizes[0]
+        done_h, done_c = [], []
+        for t in range(T):
+            bs = sizes[t]
+            if bs < last:  # sequences that ended: their final states
+                done_h.append(h[bs:last])
+                h = h[:bs]
+                if lstm:
+                    done_c.append(c[bs:last])
+                    c = c[:bs]
+                last = bs
+            h, c = step(gis[t], h, c)
+            outs[t] = h
+        if done_h:
+            h = _C.cat([h] + done_h[::-1], 0)
+            if lstm:
+                c = _C.cat([c] + done_c[::-1], 0)
+    else:
+        last = sizes[-1]
+        full = h0.size(0)
+        h = h0 if last == full else h0[:last]
+        c = (c0 if last == full else c0[:last]) if lstm else None
+        for t in range(T - 1, -1, -1):
+            bs = sizes[t]
+            if bs > last:  # sequences that start here (from the end)
+                h = _C.cat([h, h0[last:bs]], 0)
+                if lstm:
+                    c = _C.cat([c, c0[last:bs]], 0)
+                last = bs
+            h, c = step(gis[t], h, c)
+            outs[t] = h
+    return _C.cat(outs, 0), h, c
+
+
+def _rnn_layers(mode, x, sizes, hx, cx, weights, num_layers, num_directions, dropout, training):
+    """x [N, I] packed rows; hx [L*D, B, H_out], cx [L*D, B, H] (LSTM) or None; weights: per layer and
+    direction (w_ih, w_hh, b_ih, b_hh, w_hr). Returns (output [N, D*H_out], h_n, c_n or None)."""
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(num_directions):
+            k = layer * num_directions + d
+            out, h, c = _run_direction(mode, x, sizes, hx[k], cx[k] if cx is not None else None, weights[k], d == 1)
+            outs.append(out)
+            hs.append(h)
+            cs.append(c)
+        x = outs[0] if num_directions == 1 else _C.cat(outs, 1)
+        if dropout != 0 and training and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    h_n = _C.stack(hs, 0)
+    return x, h_n, (_C.stack(cs, 0) if cx is not None else None)
+
+
+# torch's CPU LSTM runs on oneDNN (mkldnn_rnn_layer, lower precision under CPU autocast) for float32 /
+# bfloat16 input without projections or packing: everything, states included, is cast to bf16.
+@engine_op("mkldnn_rnn_layer")
+def _lstm_mkldnn_layers(x, sizes, hx, cx, flat_weights, bias, num_layers, num_directions, dropout, training):
+    return _rnn_layers("LSTM", x, sizes, hx, cx, group_weights(flat_weights, bias, False), num_layers, num_directions,
+                       dropout, training)
+
+
+def group_weights(flat, bias, proj):
+    """torch's _flat_weights (per layer and direction: w_ih, w_hh[, b_ih, b_hh][, w_hr]) as
+    (w_ih, w_hh, b_ih, b_hh, w_hr) tuples with None for the absent ones."""
+    n = 2 + 2 * bool(bias) + bool(proj)
+    out = []
+    for i in range(0, len(flat), n):
+        g = flat[i:i + n]
+        out.append((g[0], g[1], g[2] if bias else None, g[3] if bias else None, g[-1] if proj else None))
+    return out
+
+
 # ---------------------------------------------------------------- RNN, LSTM, GRU
 def _apply_permutation(tensor, permutation, dim=1):
     return tensor.index_select(dim, permutation)
 
 
 def _autocast_on():
-    from ... import is_autocast_enabled
     return is_autocast_enabled("cpu") or is_autocast_enabled("cuda")
 
 
@@ -324,11 +458,11 @@ class RNNBase(Module):
             raise RuntimeError("RNN: the input sequence must not be empty")
         flat = [w for w in self._flat_weights if w is not None]
         if self.mode == "LSTM" and self.proj_size == 0 and batch_sizes is None:
-            out, h, c = _rnn._lstm_mkldnn_layers(x, sizes, hx, cx, flat, self.bias, self.num_layers, num_directions,
+            out, h, c = _lstm_mkldnn_layers(x, sizes, hx, cx, flat, self.bias, self.num_layers, num_directions,
                                                  self.dropout, self.training)
         else:
-            weights = _rnn.group_weights(flat, self.bias, self.proj_size > 0)
-            out, h, c = _rnn._rnn_layers(self.mode, x, sizes, hx, cx, weights, self.num_layers, num_directions,
+            weights = group_weights(flat, self.bias, self.proj_size > 0)
+            out, h, c = _rnn_layers(self.mode, x, sizes, hx, cx, weights, self.num_layers, num_directions,
                                          self.dropout, self.training)
         if shape is not None:
             out = out.reshape(shape[0], shape[1], out.size(-1))
@@ -338,7 +472,6 @@ class RNNBase(Module):
 
     def _forward_plain(self, input, hx):
         # RNN and GRU: one hidden state
-        from ..utils.rnn import PackedSequence
         self._update_flat_weights()
         num_directions = 2 if self.bidirectional else 1
         orig_input = input
@@ -443,7 +576,6 @@ class LSTM(RNNBase):
         return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
 
     def forward(self, input, hx=None):
-        from ..utils.rnn import PackedSequence
         self._update_flat_weights()
         orig_input = input
         batch_sizes = None

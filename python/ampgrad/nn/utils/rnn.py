@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 from ... import _C
 from ..._creation import tensor as _tensor, as_tensor, arange, empty_like, full
+from ..._sorting import sort
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
@@ -136,7 +137,6 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if enforce_sorted:
         sorted_indices = None
     else:
-        from ..._sorting import sort
         lengths, sorted_indices = sort(lengths, descending=True)
         sorted_indices = sorted_indices.to(input.device)
         batch_dim = 0 if batch_first else 1
