@@ -491,3 +491,26 @@ def test_pack_errors():
     pa = arnn.pack_sequence([ampgrad.zeros(3, 2), ampgrad.zeros(1, 2)])
     pt = trnn.pack_sequence([torch.zeros(3, 2), torch.zeros(1, 2)])
     _raises_like(lambda: arnn.pad_packed_sequence(pa, total_length=2), lambda: trnn.pad_packed_sequence(pt, total_length=2))
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_module_double_backward_and_forward_ad(kind):
+    rng = np.random.default_rng(21)
+    am, tm = modules(kind, np.float64, input_size=3, hidden_size=4, num_layers=2, bidirectional=True)
+    xa, xt = pair(rng, (4, 2, 3), np.float64)
+    res = []
+    for m, mod, x in ((ampgrad, am, xa), (torch, tm, xt)):
+        out, _ = mod(x)
+        params = list(mod.parameters())
+        gs = m.autograd.grad((out * out).sum(), [x] + params, create_graph=True)
+        res.append(m.autograd.grad(sum((g * g).sum() for g in gs), [x] + params))
+    for i, (a, t) in enumerate(zip(*res)):
+        close(a, t, f"second derivative {i}", rtol=1e-9, atol=1e-9)
+    import ampgrad.autograd.forward_ad as fwAD
+    tx = ampgrad.tensor(rng.standard_normal((4, 2, 3)))
+    with fwAD.dual_level():
+        jt = fwAD.unpack_dual(am(fwAD.make_dual(xa.detach(), tx))[0]).tangent
+    eps = 1e-6
+    with ampgrad.no_grad():
+        fd = (am(xa + eps * tx)[0] - am(xa - eps * tx)[0]) / (2 * eps)
+    close(jt, fd, "jvp", rtol=1e-6, atol=1e-7)

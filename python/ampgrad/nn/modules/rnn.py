@@ -130,7 +130,11 @@ class _SplitRows(Function):
 
     @staticmethod
     def forward(ctx, x, sizes):
-        ctx.shape = x.shape
+        ctx.sizes = sizes
+        return _SplitRows._split(x, sizes)
+
+    @staticmethod
+    def _split(x, sizes):
         out, s = [], 0
         for n in sizes:
             out.append(x.narrow(0, s, n))
@@ -140,6 +144,10 @@ class _SplitRows(Function):
     @staticmethod
     def backward(ctx, *grads):
         return _C.cat(list(grads), 0), None
+
+    @staticmethod
+    def jvp(ctx, tx, _):
+        return _SplitRows._split(tx, ctx.sizes)
 
 
 def _split_rows(x, sizes):
