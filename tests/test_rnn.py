@@ -514,3 +514,26 @@ def test_module_double_backward_and_forward_ad(kind):
     with ampgrad.no_grad():
         fd = (am(xa + eps * tx)[0] - am(xa - eps * tx)[0]) / (2 * eps)
     close(jt, fd, "jvp", rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_partial_backward_then_full_backward(kind):
+    # Note [Deferred recurrent weight grad]: a pass that does not need W_hh's gradient (grad w.r.t. the
+    # initial state only, graph retained) must not leak into the next pass's weight gradient
+    rng = np.random.default_rng(22)
+    am, tm = modules(kind, np.float64, input_size=3, hidden_size=4)
+    xa, xt = pair(rng, (5, 2, 3), np.float64)
+    ha, ht = pair(rng, (1, 2, 4), np.float64)
+    hxa, hxt = ((ha, ha * 0.5), (ht, ht * 0.5)) if kind == "LSTM" else (ha, ht)
+    oa, ot = am(xa, hxa)[0], tm(xt, hxt)[0]
+    ga = ampgrad.autograd.grad(oa[2:].sum(), [ha], retain_graph=True)[0]
+    gt = torch.autograd.grad(ot[2:].sum(), [ht], retain_graph=True)[0]
+    close(ga, gt, "grad of h0", **TOL[np.float64])
+    oa.sum().backward(retain_graph=True)
+    ot.sum().backward(retain_graph=True)
+    for (n, pa), (_, pt) in zip(am.named_parameters(), tm.named_parameters()):
+        close(pa.grad, pt.grad, f"grad of {n}", **TOL[np.float64])
+    oa.sum().backward()  # a second full pass accumulates the same again
+    ot.sum().backward()
+    for (n, pa), (_, pt) in zip(am.named_parameters(), tm.named_parameters()):
+        close(pa.grad, pt.grad, f"grad of {n} after two passes", **TOL[np.float64])

@@ -150,29 +150,102 @@ class _SplitRows(Function):
         return _SplitRows._split(tx, ctx.sizes)
 
 
+class _WeightGradSink:
+    """The (grad, h) pairs a layer's steps file in one backward pass (Note [Deferred recurrent weight grad])."""
+
+    def __init__(self):
+        self.items, self.task = [], None
+
+    def file(self, g, h):
+        task = _C._current_graph_task_id()
+        if task != self.task:  # a new backward pass: drop what an earlier pass filed and did not use
+            self.items, self.task = [], task
+        self.items.append((g, h))
+
+
+# Note [Deferred recurrent weight grad]: the recurrent product h_{t-1} @ W_hh^T of every step would give
+# W_hh a [G, H] gradient per step from a GEMM over the batch only (K = B: slow), summed step by step. Its
+# steps instead file (grad, h) with the layer's sink, and one node that runs after all the steps (a
+# zero joined to the layer's input gates) forms dW_hh = cat(grads)^T @ cat(h) with one GEMM. Under
+# create_graph every step returns its own (differentiable) weight gradient.
+class _RecurrentMM(Function):
+    @staticmethod
+    def forward(ctx, h, w, sink):
+        ctx.save_for_backward(h, w)
+        ctx.save_for_forward(h, w)
+        ctx.sink = sink
+        return _C.mm(h, w.t())
+
+    @staticmethod
+    def backward(ctx, g):
+        h, w = ctx.saved_tensors
+        dh = _C.mm(g, w) if ctx.needs_input_grad[0] else None
+        dw = None
+        if ctx.needs_input_grad[1]:
+            if _C.is_grad_enabled():
+                dw = _C.mm(g.t(), h)
+            else:
+                ctx.sink.file(g, h)
+        return dh, dw, None
+
+    @staticmethod
+    def jvp(ctx, th, tw, _):
+        h, w = ctx.saved_tensors
+        return _C.mm(th, w.t()) + _C.mm(h, tw.t())
+
+
+class _DeferredWeightGrad(Function):
+    @staticmethod
+    def forward(ctx, w, sink):
+        ctx.sink = sink
+        return zeros((), dtype=w.dtype, device=w.device)
+
+    @staticmethod
+    def backward(ctx, g):
+        sink = ctx.sink
+        if not sink.items or sink.task != _C._current_graph_task_id():
+            return None, None
+        gs, hs = zip(*sink.items)
+        sink.items = []
+        return _C.mm(_C.cat(list(gs), 0).t(), _C.cat(list(hs), 0)), None
+
+    @staticmethod
+    def jvp(ctx, tw, _):
+        return None
+
+
 def _split_rows(x, sizes):
     if len(sizes) == 1:
         return (x,)
     return _SplitRows.apply(x, sizes)
 
 
-def _step_fn(mode, w_hh, b_hh, w_hr):
+def _step_fn(mode, w_hh, b_hh, w_hr, sink):
+    """The step (gi, h, c) -> (h', c'); with a sink, the recurrent product defers its weight gradient
+    and the LSTM / RNN hidden bias is already in gi."""
+    if sink is not None:
+        def rec(h):
+            return _RecurrentMM.apply(h, w_hh, sink)
+        rec_b = rec if b_hh is None or mode != "GRU" else (lambda h: rec(h) + b_hh)
+    else:
+        def rec_b(h):
+            return _rnn._linear(h, w_hh, b_hh)
     if mode == "LSTM":
         w_hr_t = w_hr.t() if w_hr is not None else None
 
         def step(gi, h, c):
-            h, c = _C._lstm_cell_fused(_rnn._linear(h, w_hh, b_hh) + gi, c)
+            h, c = _C._lstm_cell_fused(rec_b(h) + gi, c)
             if w_hr_t is not None:
                 h = _C.matmul(h, w_hr_t)
             return h, c
     elif mode == "GRU":
         def step(gi, h, c):
-            return _C._gru_cell_fused(gi, _rnn._linear(h, w_hh, b_hh), h), None
+            return _C._gru_cell_fused(gi, rec_b(h), h), None
     else:
         act = _C.tanh if mode == "RNN_TANH" else _C.relu
 
         def step(gi, h, c):
-            return act(_rnn._linear(h, w_hh, b_hh) + gi), None
+            return act(rec_b(h) + gi), None
     return step
 
 
@@ -180,8 +253,17 @@ def _run_direction(mode, x, sizes, h0, c0, w, reverse):
     """One layer, one direction over packed rows x [N, I] (step t: the next sizes[t] rows). Returns
     (output [N, H_out], h_n [B, H_out], c_n [B, H] or None); h0 / c0 are [B, *] with B = sizes[0]."""
     w_ih, w_hh, b_ih, b_hh, w_hr = w
-    step = _step_fn(mode, w_hh, b_hh, w_hr)
-    gis = _split_rows(_rnn._linear(x, w_ih, b_ih), sizes)
+    # Note [Deferred recurrent weight grad]; autocast (outside the LSTM's gate) casts each linear instead
+    defer = _C.is_grad_enabled() and w_hh.requires_grad and not _autocast_on()
+    sink = _WeightGradSink() if defer else None
+    step = _step_fn(mode, w_hh, b_hh, w_hr, sink)
+    if defer and mode != "GRU" and b_hh is not None:
+        gi = _rnn._linear(x, w_ih, b_ih + b_hh)
+    else:
+        gi = _rnn._linear(x, w_ih, b_ih)
+    if defer:
+        gi = gi + _DeferredWeightGrad.apply(w_hh, sink)
+    gis = _split_rows(gi, sizes)
     T = len(sizes)
     outs = [None] * T
     lstm = mode == "LSTM"
