@@ -249,12 +249,13 @@ def _step_fn(mode, w_hh, b_hh, w_hr, sink):
     return step
 
 
-def _run_direction(mode, x, sizes, h0, c0, w, reverse):
+def _run_direction(mode, x, sizes, h0, c0, w, reverse, gated=False):
     """One layer, one direction over packed rows x [N, I] (step t: the next sizes[t] rows). Returns
     (output [N, H_out], h_n [B, H_out], c_n [B, H] or None); h0 / c0 are [B, *] with B = sizes[0]."""
     w_ih, w_hh, b_ih, b_hh, w_hr = w
-    # Note [Deferred recurrent weight grad]; autocast (outside the LSTM's gate) casts each linear instead
-    defer = _C.is_grad_enabled() and w_hh.requires_grad and not _autocast_on()
+    # Note [Deferred recurrent weight grad]; autocast (outside the LSTM's gate, which has cast everything
+    # already: `gated`) casts each linear instead
+    defer = _C.is_grad_enabled() and w_hh.requires_grad and (gated or not _autocast_on())
     sink = _WeightGradSink() if defer else None
     step = _step_fn(mode, w_hh, b_hh, w_hr, sink)
     if defer and mode != "GRU" and b_hh is not None:
@@ -302,7 +303,7 @@ def _run_direction(mode, x, sizes, h0, c0, w, reverse):
     return _C.cat(outs, 0), h, c
 
 
-def _rnn_layers(mode, x, sizes, hx, cx, weights, num_layers, num_directions, dropout, training):
+def _rnn_layers(mode, x, sizes, hx, cx, weights, num_layers, num_directions, dropout, training, gated=False):
     """x [N, I] packed rows; hx [L*D, B, H_out], cx [L*D, B, H] (LSTM) or None; weights: per layer and
     direction (w_ih, w_hh, b_ih, b_hh, w_hr). Returns (output [N, D*H_out], h_n, c_n or None)."""
     hs, cs = [], []
@@ -310,7 +311,7 @@ def _rnn_layers(mode, x, sizes, hx, cx, weights, num_layers, num_directions, dro
         outs = []
         for d in range(num_directions):
             k = layer * num_directions + d
-            out, h, c = _run_direction(mode, x, sizes, hx[k], cx[k] if cx is not None else None, weights[k], d == 1)
+            out, h, c = _run_direction(mode, x, sizes, hx[k], cx[k] if cx is not None else None, weights[k], d == 1, gated)
             outs.append(out)
             hs.append(h)
             cs.append(c)
@@ -326,7 +327,7 @@ def _rnn_layers(mode, x, sizes, hx, cx, weights, num_layers, num_directions, dro
 @engine_op("mkldnn_rnn_layer")
 def _lstm_mkldnn_layers(x, sizes, hx, cx, flat_weights, bias, num_layers, num_directions, dropout, training):
     return _rnn_layers("LSTM", x, sizes, hx, cx, group_weights(flat_weights, bias, False), num_layers, num_directions,
-                       dropout, training)
+                       dropout, training, gated=True)
 
 
 def group_weights(flat, bias, proj):
