@@ -32,6 +32,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
-# recurrent layers (ampgrad/_rnn.py runs them on the fused cell ops)
+# recurrent layers (a time loop over the fused cell ops of csrc/ops/rnn.cpp)
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: E402
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU"]

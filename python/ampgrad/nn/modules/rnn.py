@@ -1,6 +1,7 @@
 """RNN, LSTM, GRU and their cells: torch's gate layouts (weight_ih [G*H, I], gates i|f|g|o for LSTM and
 r|z|n for GRU), parameter names (weight_ih_l0, weight_hh_l0_reverse, ...), U(-1/sqrt(H), 1/sqrt(H))
-init and checks. The math is in ampgrad/_rnn.py (fused cell ops of the engine, Note [Fused RNN cells])."""
+init and checks. The cells' math is in ampgrad/_rnn.py (fused cell ops of the engine, Note [Fused RNN
+cells]); the modules loop over time steps here."""
 import math
 import numbers
 import warnings
