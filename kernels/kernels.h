@@ -198,6 +198,16 @@ using NllKernel = int64_t (*)(const Tensor& logp, const Tensor& target, const Te
 // gin [N, C, S] (=) -w[t] * grad (/ total_weight for mean) at the target class, 0 elsewhere.
 using NllBackwardKernel = void (*)(const Tensor& grad, const Tensor& target, const Tensor& weight,
                                    const Tensor& total_weight, Tensor& gin, const NllArgs& a);
+// Note [Fused RNN cells]: the pointwise part of an LSTM / GRU cell in one pass over contiguous [B, *]
+// operands of one dtype (fp16 / bf16 compute in fp32; ws is fp32 then, the input dtype otherwise).
+// LSTM: a = gates [B, 4H] (i|f|g|o, biases added), b = c [B, H], c undefined -> y0 = h', y1 = c',
+// ws = the activated gates [B, 4H]. GRU: a = input gates [B, 3H], b = hidden gates [B, 3H] (r|z|n, each
+// with its bias), c = h -> y0 = h' = n + z * (h - n), n = tanh(a_n + r * b_n), y1 undefined,
+// ws = [B, 4H] (r, z, n, b_n). Backward (gradients g0 = dh', g1 = dc' or undefined = zero):
+// LSTM s0 = c, s1 = c' -> d0 = dgates, d1 = dc; GRU s0 = h -> d0 = dgi, d1 = dgh, d2 = dh.
+using RnnCellKernel = void (*)(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& y0, Tensor& y1, Tensor& ws);
+using RnnCellBackwardKernel = void (*)(const Tensor& g0, const Tensor& g1, const Tensor& s0, const Tensor& s1,
+                                       const Tensor& ws, Tensor& d0, Tensor& d1, Tensor& d2);
 
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
@@ -237,6 +247,8 @@ AG_KERNEL_SIG(NORM_BACKWARD, NormBackwardKernel)
 AG_KERNEL_SIG(SOFTMAX_BACKWARD, SoftmaxBackwardKernel)
 AG_KERNEL_SIG(NLL, NllKernel)
 AG_KERNEL_SIG(NLL_BACKWARD, NllBackwardKernel)
+AG_KERNEL_SIG(RNN_CELL, RnnCellKernel)
+AG_KERNEL_SIG(RNN_CELL_BACKWARD, RnnCellBackwardKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

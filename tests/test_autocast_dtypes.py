@@ -57,6 +57,7 @@ CASES = {
     "GRUCell": lambda m, x: x.M("GRUCell", 4, 3)(x.T(2, 4), x.T(2, 3)),
     "LSTMCell": lambda m, x: x.M("LSTMCell", 4, 3)(x.T(2, 4), (x.T(2, 3), x.T(2, 3))),
     "RNNCell": lambda m, x: x.M("RNNCell", 4, 3)(x.T(2, 4), x.T(2, 3)),
+    "mkldnn_rnn_layer": lambda m, x: x.M("LSTM", 4, 3, 2)(x.T(5, 2, 4)),
     "linear": lambda m, x: m.nn.functional.linear(x.T(3, 4), x.T(5, 4), x.T(5)),
     "mm": lambda m, x: m.mm(x.T(3, 4), x.T(4, 5)),
     "mv": lambda m, x: m.mv(x.T(3, 4), x.T(4)),
@@ -172,6 +173,8 @@ def test_cpu_autocast_dtype_and_values_match_torch(name, dtype):
         with torch.autocast("cpu", dtype=getattr(torch, dtype)):
             ref = _flat(CASES[name](torch, Inputs(torch, seed)))
     except RuntimeError as e:
+        if name == "mkldnn_rnn_layer" and dtype == "float16":
+            pytest.skip("torch's oneDNN LSTM has no float16 primitive on this CPU (ampgrad computes it)")
         with pytest.raises(RuntimeError):
             with ag.autocast("cpu", dtype=getattr(ag, dtype)):
                 CASES[name](ag, Inputs(ag, seed))

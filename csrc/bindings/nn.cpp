@@ -2,6 +2,7 @@
 // an alias of `data` (shares storage and version counter, no history). nn.Parameter uses it, as
 // torch's Parameter uses Tensor._make_subclass.
 #include "bindings/convert.h"
+#include "ops/rnn.h"
 
 namespace ampgrad::bind {
 
@@ -34,6 +35,9 @@ void init_nn(py::module_& m) {
   m.def("_dropout", [](const Tensor& x, double p) { return fused_dropout(x, p); });
   m.def("_dropout_mask", [](py::handle shape, ScalarType dt, Device dev, double p) { return dropout_mask(int_list(shape, "size"), dt, dev, p); });
   m.def("_embedding", [](const Tensor& w, const Tensor& idx, int64_t padding_idx, bool scale) { return fused_embedding(w, idx, padding_idx, scale); });
+  // Fused RNN cells (ops/rnn.cpp); python/ampgrad/nn/modules/rnn.py composes the cells and modules on them.
+  m.def("_lstm_cell_fused", [](const Tensor& gates, const Tensor& cx) { auto r = lstm_cell_fused(gates, cx); return py::make_tuple(r[0], r[1]); });
+  m.def("_gru_cell_fused", [](const Tensor& gi, const Tensor& gh, const Tensor& hx) { return gru_cell_fused(gi, gh, hx); });
 }
 
 }  // namespace ampgrad::bind

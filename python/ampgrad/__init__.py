@@ -96,5 +96,6 @@ from ._surface import (use_deterministic_algorithms, are_deterministic_algorithm
                        compile)
 from . import accelerator  # noqa: E402
 from . import utils  # noqa: E402
+from ._rnn import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E402  (fused cell ops, csrc/ops/rnn.cpp)
 
 __version__ = "0.1.0"

@@ -31,3 +31,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+# recurrent layers (a time loop over the fused cell ops of csrc/ops/rnn.cpp)
+from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: E402
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU"]
