@@ -1,0 +1,242 @@
+"""The spatial ops of nn.functional (pad, interpolate and the upsample aliases, pixel_(un)shuffle,
+channel_shuffle, unfold / fold, max_unpool, lp_pool): torch's Python argument handling over the engine
+ops of csrc/ops/spatial.cpp. The pad and max_unpool rows carry torch's CPU autocast policy (fp32)."""
+import builtins
+import math
+import numbers
+import operator
+import warnings
+
+from .. import _C
+from .._op_gate import engine_op
+
+__all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle", "native_channel_shuffle", "unfold", "fold", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+           "lp_pool1d", "lp_pool2d", "lp_pool3d"]
+
+
+# ---------------------------------------------------------------- pad
+def _pad_raw(input, pad, mode, value):
+    return _C._pad(input, pad, mode, value)
+
+
+# torch's autocast casts at reflection_pad1d/2d and replication_pad1d/2d/3d (not reflection_pad3d, circular, constant).
+_PAD_ROWS = {("reflect", 1): "reflection_pad1d", ("reflect", 2): "reflection_pad2d", ("replicate", 1): "replication_pad1d",
+             ("replicate", 2): "replication_pad2d", ("replicate", 3): "replication_pad3d"}
+_PAD_GATED = {k: engine_op(row)(_pad_raw) for k, row in _PAD_ROWS.items()}
+
+
+def pad(input, pad, mode="constant", value=None):
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"pad(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    pad = [operator.index(p) for p in pad]
+    if value is not None:
+        value = float(value)
+    nd = len(pad) // 2
+    fn = _PAD_GATED.get((mode, nd)) if len(pad) % 2 == 0 and input.dim() in (nd + 1, nd + 2) else None
+    return (fn or _pad_raw)(input, pad, mode, value)
+
+
+# ---------------------------------------------------------------- interpolate
+def _is_integer(x):
+    return isinstance(x, numbers.Integral) or (isinstance(x, _C.Tensor) and not x.is_floating_point() and x.dim() == 0)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    elif size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            output_size = [int(s) for s in size]
+        else:
+            output_size = [int(size) for _ in range(dim)]
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but "
+                                 f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                                 f"scale_factor of shape {scale_factor}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor) for _ in range(dim)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor is not None and recompute_scale_factor:
+        output_size = [math.floor(float(input.size(i + 2)) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor as input")
+    if antialias:
+        raise NotImplementedError("ampgrad: interpolate(antialias=True) is not implemented yet")
+    if output_size is None:  # torch's upsample::compute_output_size: the product, truncated
+        output_size = [int(float(input.size(i + 2)) * scale_factors[i]) for i in range(dim)]
+    if 1 <= dim <= 3:
+        if mode in ("nearest", "nearest-exact"):
+            return _C._upsample(input, mode, output_size, scale_factors or [], False)
+        if mode == "area":
+            from . import functional as F
+            return (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[dim - 1](input, output_size)
+        if (dim, mode) in ((1, "linear"), (2, "bilinear"), (3, "trilinear")):
+            return _C._upsample(input, "linear", output_size, scale_factors or [], builtins.bool(align_corners))
+        if dim == 2 and mode == "bicubic":
+            return _C._upsample(input, "bicubic", output_size, scale_factors or [], builtins.bool(align_corners))
+    if dim == 2 and mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        raise ValueError("Lanczos mode requires antialias=True")
+    need = {"linear": 3, "bilinear": 4, "trilinear": 5}
+    if mode in need and input.dim() in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need[mode]}D input")
+    raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported"
+                              f" (got {input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+                              f" (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---------------------------------------------------------------- shuffles
+pixel_shuffle = _C.pixel_shuffle
+pixel_unshuffle = _C.pixel_unshuffle
+channel_shuffle = _C.channel_shuffle
+native_channel_shuffle = _C.channel_shuffle
+
+
+# ---------------------------------------------------------------- unfold / fold
+def _ntuple(x, n):
+    if isinstance(x, (list, tuple)):
+        return [int(v) for v in x]
+    return [int(x)] * n
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    return _C._im2col(input, _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    return _C._col2im(input, _ntuple(output_size, 2), _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2),
+                      _ntuple(stride, 2))
+
+
+# ---------------------------------------------------------------- max_unpool
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    input_size = input.size()
+    default_size = []
+    for d in range(len(kernel_size)):
+        default_size.append((input_size[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d])
+    if output_size is None:
+        return default_size
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} or {len(kernel_size) + 2} elements, "
+                         f"but it has a length of '{len(output_size)}'")
+    for d in range(len(kernel_size)):
+        min_size = default_size[d] - stride[d]
+        max_size = default_size[d] + stride[d]
+        if not (min_size < output_size[d] < max_size):
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and {max_size})')
+    return [int(s) for s in output_size]
+
+
+@engine_op("max_unpool2d")
+def _max_unpool2d(input, indices, output_size):
+    return _C._max_unpool(input, indices, output_size)
+
+
+@engine_op("max_unpool3d")
+def _max_unpool3d(input, indices, output_size):
+    return _C._max_unpool(input, indices, output_size)
+
+
+def _unpool_args(n, kernel_size, stride, padding):
+    k = _ntuple(kernel_size, n)
+    s = _ntuple(stride, n) if stride is not None else k
+    return k, s, _ntuple(padding, n)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k, s, p = _unpool_args(1, kernel_size, stride, padding)
+    out = _unpool_output_size(input, k, s, p, output_size) + [1]
+    return _max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), out).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k, s, p = _unpool_args(2, kernel_size, stride, padding)
+    return _max_unpool2d(input, indices, _unpool_output_size(input, k, s, p, output_size))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k, s, p = _unpool_args(3, kernel_size, stride, padding)
+    return _max_unpool3d(input, indices, _unpool_output_size(input, k, s, p, output_size))
+
+
+# ---------------------------------------------------------------- lp_pool (torch's composition of avg_pool)
+def _lp_finish(out, n, norm_type):
+    from . import functional as F
+    return (_C.sign(out) * F.relu(_C.abs(out))).mul(n).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from . import functional as F
+    if stride is not None:
+        out = F.avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = F.avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    k = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
+    return _lp_finish(out, k, norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from . import functional as F
+    kw, kh = _ntuple(kernel_size, 2)
+    if stride is not None:
+        out = F.avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = F.avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kw * kh, norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from . import functional as F
+    kd, kw, kh = _ntuple(kernel_size, 3)
+    if stride is not None:
+        out = F.avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = F.avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kd * kw * kh, norm_type)
