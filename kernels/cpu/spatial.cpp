@@ -2,7 +2,10 @@
 // linear / cubic upsampling with torch's source-index math (ATen's UpSample.h), im2col / col2im
 // (the convolution's, kernels/cpu/im2col.h) and max_unpool, forward and backward, threaded over
 // planes. Low precision computes in fp32; a backward accumulates each plane in fp32 and rounds once.
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 #include "kernels/cpu/im2col.h"
 #include "kernels/cpu/loops.h"
@@ -63,6 +66,12 @@ void pad_run(Op op, bool backward, const Tensor& in, Tensor& out, const SpatialA
   if (!backward) {
     const T* x = in.data<T>();
     T* y = out.data<T>();
+    // The last dim's map as runs of consecutive input positions (the interior is one run): copies.
+    std::vector<std::array<int64_t, 3>> runs;  // (output start, input start, length)
+    for (int64_t o2 = 0; o2 < osz[2]; ++o2) {
+      if (!runs.empty() && runs.back()[1] + runs.back()[2] == m[2][o2] && runs.back()[0] + runs.back()[2] == o2) ++runs.back()[2];
+      else runs.push_back({o2, m[2][o2], 1});
+    }
     over_planes(a.NC, Lo, [&](int64_t p) {
       const T* xp = x + p * Li;
       T* yp = y + p * Lo;
@@ -70,8 +79,10 @@ void pad_run(Op op, bool backward, const Tensor& in, Tensor& out, const SpatialA
         for (int64_t o1 = 0; o1 < osz[1]; ++o1) {
           const T* row = xp + (m[0][o0] * isz[1] + m[1][o1]) * isz[2];
           T* dst = yp + (o0 * osz[1] + o1) * osz[2];
-          const int64_t* m2 = m[2].data();
-          for (int64_t o2 = 0; o2 < osz[2]; ++o2) dst[o2] = row[m2[o2]];
+          for (const auto& r : runs) {
+            if (r[2] == 1) dst[r[0]] = row[r[1]];
+            else std::memcpy(dst + r[0], row + r[1], sizeof(T) * r[2]);
+          }
         }
     });
     return;
@@ -198,6 +209,83 @@ Taps<A> make_taps(Op op, const SpatialArgs& a) {
   return t;
 }
 
+// The weighted (linear / cubic) paths with the tap counts as compile-time constants: per output row
+// the N0 * N1 input rows and their weights are fixed, the inner loop walks the last dim through raw
+// index / weight arrays. Sums and products in ATen's order (see Taps).
+template <typename T, typename A, int N0, int N1, int N2>
+void interp_plane(const Taps<A>& t, const SpatialArgs& a, const T* __restrict xp, T* __restrict yp) {
+  const int64_t O0 = a.out[0], O1 = a.out[1], O2 = a.out[2], I1 = a.in[1], I2 = a.in[2];
+  const int64_t* __restrict ix2[N2];
+  const A* __restrict w2[N2];
+  for (int c = 0; c < N2; ++c) { ix2[c] = t.idx[2].data() + c * O2; w2[c] = t.w[2].data() + c * O2; }
+  for (int64_t o0 = 0; o0 < O0; ++o0)
+    for (int64_t o1 = 0; o1 < O1; ++o1) {
+      const T* rows[N0][N1];
+      A wa[N0], wb[N1];
+      for (int i = 0; i < N0; ++i) {
+        wa[i] = t.w[0][i * O0 + o0];
+        for (int j = 0; j < N1; ++j) rows[i][j] = xp + (t.idx[0][i * O0 + o0] * I1 + t.idx[1][j * O1 + o1]) * I2;
+      }
+      for (int j = 0; j < N1; ++j) wb[j] = t.w[1][j * O1 + o1];
+      T* dst = yp + (o0 * O1 + o1) * O2;
+      for (int64_t o2 = 0; o2 < O2; ++o2) {
+        A acc0 = A(0);
+        for (int i = 0; i < N0; ++i) {
+          A acc1 = A(0);
+          for (int j = 0; j < N1; ++j) {
+            A acc2 = static_cast<A>(rows[i][j][ix2[0][o2]]) * w2[0][o2];
+            for (int c = 1; c < N2; ++c) acc2 += static_cast<A>(rows[i][j][ix2[c][o2]]) * w2[c][o2];
+            acc1 = j == 0 ? acc2 * wb[j] : acc1 + acc2 * wb[j];
+          }
+          acc0 = i == 0 ? acc1 * wa[i] : acc0 + acc1 * wa[i];
+        }
+        dst[o2] = static_cast<T>(acc0);
+      }
+    }
+}
+
+template <typename A, int N0, int N1, int N2, typename T>
+void interp_plane_backward(const Taps<A>& t, const SpatialArgs& a, const T* __restrict gp, A* __restrict buf) {
+  const int64_t O0 = a.out[0], O1 = a.out[1], O2 = a.out[2], I1 = a.in[1], I2 = a.in[2];
+  const int64_t* ix2[N2];
+  const A* w2[N2];
+  for (int c = 0; c < N2; ++c) { ix2[c] = t.idx[2].data() + c * O2; w2[c] = t.w[2].data() + c * O2; }
+  for (int64_t o0 = 0; o0 < O0; ++o0)
+    for (int64_t o1 = 0; o1 < O1; ++o1) {
+      A* rows[N0][N1];
+      A wa[N0], wb[N1];
+      for (int i = 0; i < N0; ++i) {
+        wa[i] = t.w[0][i * O0 + o0];
+        for (int j = 0; j < N1; ++j) rows[i][j] = buf + (t.idx[0][i * O0 + o0] * I1 + t.idx[1][j * O1 + o1]) * I2;
+      }
+      for (int j = 0; j < N1; ++j) wb[j] = t.w[1][j * O1 + o1];
+      const T* src = gp + (o0 * O1 + o1) * O2;
+      for (int64_t o2 = 0; o2 < O2; ++o2) {
+        const A gv = static_cast<A>(src[o2]);
+        for (int i = 0; i < N0; ++i) {
+          const A ga = gv * wa[i];  // ATen's order: grad * w0 * w1 * w2
+          for (int j = 0; j < N1; ++j) {
+            const A gab = ga * wb[j];
+            for (int c = 0; c < N2; ++c) rows[i][j][ix2[c][o2]] += gab * w2[c][o2];
+          }
+        }
+      }
+    }
+}
+
+// Runs f.template operator()<N0, N1, N2>() for the tap counts of t (1, 2 or 4 per dim).
+template <typename A, typename F>
+bool with_taps(const Taps<A>& t, F&& f) {
+  const int k = t.n[0] * 100 + t.n[1] * 10 + t.n[2];
+  switch (k) {
+    case 112: f(std::integral_constant<int, 1>(), std::integral_constant<int, 1>(), std::integral_constant<int, 2>()); return true;
+    case 122: f(std::integral_constant<int, 1>(), std::integral_constant<int, 2>(), std::integral_constant<int, 2>()); return true;
+    case 222: f(std::integral_constant<int, 2>(), std::integral_constant<int, 2>(), std::integral_constant<int, 2>()); return true;
+    case 144: f(std::integral_constant<int, 1>(), std::integral_constant<int, 4>(), std::integral_constant<int, 4>()); return true;
+    default: return false;
+  }
+}
+
 template <typename T>
 void upsample_run(Op op, bool backward, const Tensor& in, Tensor& out, const SpatialArgs& a) {
   using A = sacc_t<T>;
@@ -210,6 +298,12 @@ void upsample_run(Op op, bool backward, const Tensor& in, Tensor& out, const Spa
   if (!backward) {
     const T* x = in.data<T>();
     T* y = out.data<T>();
+    if (!nearest && with_taps(t, [&](auto n0, auto n1, auto n2) {
+          over_planes(a.NC, Lo, [&](int64_t p) {
+            interp_plane<T, A, decltype(n0)::value, decltype(n1)::value, decltype(n2)::value>(t, a, x + p * Li, y + p * Lo);
+          });
+        }))
+      return;
     over_planes(a.NC, Lo, [&](int64_t p) {
       const T* xp = x + p * Li;
       T* yp = y + p * Lo;
@@ -248,6 +342,13 @@ void upsample_run(Op op, bool backward, const Tensor& in, Tensor& out, const Spa
   over_planes(a.NC, Lo, [&](int64_t p) {
     const T* gp = g + p * Lo;
     std::vector<A> buf(Li, A(0));
+    T* dst = gx + p * Li;
+    if (!nearest && with_taps(t, [&](auto n0, auto n1, auto n2) {
+          interp_plane_backward<A, decltype(n0)::value, decltype(n1)::value, decltype(n2)::value>(t, a, gp, buf.data());
+        })) {
+      for (int64_t i = 0; i < Li; ++i) dst[i] = static_cast<T>(buf[i]);
+      return;
+    }
     for (int64_t o0 = 0; o0 < O0; ++o0)
       for (int64_t o1 = 0; o1 < O1; ++o1) {
         const T* src = gp + (o0 * O1 + o1) * O2;
@@ -270,7 +371,6 @@ void upsample_run(Op op, bool backward, const Tensor& in, Tensor& out, const Spa
           }
         }
       }
-    T* dst = gx + p * Li;
     for (int64_t i = 0; i < Li; ++i) dst[i] = static_cast<T>(buf[i]);
   });
 }
