@@ -448,3 +448,31 @@ def test_module_names_exist():
         assert hasattr(ampgrad.nn.functional, name), name
     for name in ("pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"):
         assert hasattr(ampgrad, name), name
+
+
+# ---------------------------------------------------------------- affine_grid, grid_sample bicubic / 5-D (issue 13)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid(align_corners):
+    for theta_shape, size in (((2, 2, 3), (2, 3, 4, 5)), ((2, 3, 4), (2, 3, 4, 5, 3)), ((1, 2, 3), (1, 1, 6, 7))):
+        check(lambda th: AF.affine_grid(th, size, align_corners=align_corners),
+              lambda th: TF.affine_grid(th, size, align_corners=align_corners), theta_shape, "float64", names=False)
+    err(lambda: AF.affine_grid(ampgrad.zeros(2, 3, 3), (2, 3, 4, 5), align_corners=False),
+        lambda: TF.affine_grid(torch.zeros(2, 3, 3), (2, 3, 4, 5), align_corners=False), match_message=False)
+    err(lambda: AF.affine_grid(ampgrad.zeros(2, 2, 3), (2, 3, 4), align_corners=False),
+        lambda: TF.affine_grid(torch.zeros(2, 2, 3), (2, 3, 4), align_corners=False))
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_bicubic_and_5d(padding_mode, align_corners):
+    rng = np.random.RandomState(0)
+    for mode, shape, gshape in (("bicubic", (2, 3, 5, 4), (2, 3, 6, 2)), ("bilinear", (2, 2, 3, 5, 4), (2, 2, 3, 4, 3)),
+                                ("nearest", (2, 2, 3, 5, 4), (2, 2, 3, 4, 3))):
+        grid = rng.uniform(-1.3, 1.3, gshape)
+        ga, gt = both(grid, "float64")
+        check(lambda x: AF.grid_sample(x, ga, mode=mode, padding_mode=padding_mode, align_corners=align_corners),
+              lambda x: TF.grid_sample(x, gt, mode=mode, padding_mode=padding_mode, align_corners=align_corners),
+              shape, "float64", names=False)
+        close(ga.grad, gt.grad, "float64", scale=1e4)
+    err(lambda: AF.grid_sample(ampgrad.zeros(1, 2, 3, 4, 5), ampgrad.zeros(1, 2, 2, 2, 3), mode="bicubic", align_corners=False),
+        lambda: TF.grid_sample(torch.zeros(1, 2, 3, 4, 5), torch.zeros(1, 2, 2, 2, 3), mode="bicubic", align_corners=False))

@@ -12,7 +12,7 @@ from .._op_gate import engine_op
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
            "channel_shuffle", "native_channel_shuffle", "unfold", "fold", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-           "lp_pool1d", "lp_pool2d", "lp_pool3d"]
+           "lp_pool1d", "lp_pool2d", "lp_pool3d", "affine_grid"]
 
 
 # ---------------------------------------------------------------- pad
@@ -240,3 +240,55 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     else:
         out = F.avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
     return _lp_finish(out, kd * kw * kh, norm_type)
+
+
+# ---------------------------------------------------------------- affine_grid
+def _linspace_from_neg_one(theta, num_steps, align_corners):
+    from .._creation import linspace, zeros
+    if num_steps <= 1:
+        return zeros(1, dtype=theta.dtype, device=theta.device)
+    r = linspace(-1, 1, num_steps, dtype=theta.dtype, device=theta.device)
+    return r if align_corners else r * ((num_steps - 1) / num_steps)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """torch's affine_grid: base grid (x, y[, z], 1) @ theta^T (a composition of engine ops; torch records
+    one AffineGridGeneratorBackward0 node, ampgrad the bmm / view nodes with the same gradients)."""
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size_in, size = size, [int(s) for s in size]
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size_in}. Got {theta.shape}.")
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size_in}. Got {theta.shape}.")
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. "
+                                  f"Got size {size_in}.")
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners=True. "
+                      "This is not an issue for standard usage.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size_in}")
+    N = size[0]
+    sp = spatial_size[::-1]  # (W, H[, D])
+    axes = [_linspace_from_neg_one(theta, n, align_corners) for n in sp]
+    k = len(sp)
+    shape = spatial_size
+    cols = []
+    for d, ax in enumerate(axes):  # column d varies along spatial dim k - 1 - d
+        view = [1] * k
+        view[k - 1 - d] = sp[d]
+        cols.append(ax.reshape(view).expand(shape))
+    from .._creation import ones
+    cols.append(ones(shape, dtype=theta.dtype, device=theta.device))
+    base = _C.stack(cols, -1).reshape(1, -1, k + 1).expand(N, -1, k + 1)
+    return base.bmm(theta.transpose(1, 2)).reshape([N] + list(shape) + [k])

@@ -1265,4 +1265,4 @@ def bilinear(input1, input2, weight, bias=None):
 # ---------------------------------------------------------------- spatial ops (nn/_spatial.py; engine ops of csrc/ops/spatial.cpp)
 from ._spatial import (pad, interpolate, upsample, upsample_nearest, upsample_bilinear, pixel_shuffle,  # noqa: E402
                        pixel_unshuffle, channel_shuffle, native_channel_shuffle, unfold, fold, max_unpool1d, max_unpool2d,
-                       max_unpool3d, lp_pool1d, lp_pool2d, lp_pool3d)
+                       max_unpool3d, lp_pool1d, lp_pool2d, lp_pool3d, affine_grid)
