@@ -225,6 +225,7 @@ def test_interpolate_deprecated_aliases():
     lambda F, x: F.interpolate(x.bool(), size=3, mode="nearest"),
     lambda F, x: F.interpolate(x[0, 0], size=3),
     lambda F, x: F.interpolate(x, size=3, mode="linear", antialias=True),
+    lambda F, x: F.interpolate(x, size=3, mode="nearest", antialias=True),
 ])
 def test_interpolate_errors(call):
     a, t = ampgrad.zeros(1, 2, 4, 4), torch.zeros(1, 2, 4, 4)
@@ -476,3 +477,12 @@ def test_grid_sample_bicubic_and_5d(padding_mode, align_corners):
         close(ga.grad, gt.grad, "float64", scale=1e4)
     err(lambda: AF.grid_sample(ampgrad.zeros(1, 2, 3, 4, 5), ampgrad.zeros(1, 2, 2, 2, 3), mode="bicubic", align_corners=False),
         lambda: TF.grid_sample(torch.zeros(1, 2, 3, 4, 5), torch.zeros(1, 2, 2, 2, 3), mode="bicubic", align_corners=False))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])  # torch's CPU antialias has no bfloat16
+def test_interpolate_antialias(mode, dtype):
+    for kw in ({"size": (3, 5)}, {"scale_factor": 0.3}, {"size": (13, 4)}, {"scale_factor": (2.5, 0.45)}, {"size": (16, 16)}):
+        for ac in (False, True):
+            kw2 = dict(kw, mode=mode, align_corners=ac, antialias=True)
+            check(lambda x: AF.interpolate(x, **kw2), lambda x: TF.interpolate(x, **kw2), (2, 3, 8, 9), dtype, scale=5)

@@ -182,15 +182,19 @@ Tensor pad(const Tensor& x, IntList p, const std::string& mode, std::optional<do
 }
 
 // ---------------------------------------------------------------- upsampling
-Tensor upsample(const Tensor& x, const std::string& mode, IntList output_size, const std::vector<std::optional<double>>& scales,
+Tensor upsample(const Tensor& x, const std::string& mode_in, IntList output_size, const std::vector<std::optional<double>>& scales,
                 bool align_corners) {
   const int nd = static_cast<int>(output_size.size());
+  // "bilinear-aa" / "bicubic-aa": torch's _upsample_{bilinear,bicubic}2d_aa (antialias=True)
+  const bool aa = mode_in == "bilinear-aa" || mode_in == "bicubic-aa";
+  const std::string mode = mode_in == "bilinear-aa" ? "linear" : mode_in == "bicubic-aa" ? "bicubic" : mode_in;
   const bool nearest = mode == "nearest", exact = mode == "nearest-exact", linear = mode == "linear", cubic = mode == "bicubic";
-  AG_CHECK(nearest || exact || linear || cubic, "upsample: unknown mode ", mode);
+  AG_CHECK(nearest || exact || linear || cubic, "upsample: unknown mode ", mode_in);
+  AG_CHECK(!aa || nd == 2, "upsample: antialias needs 2 spatial dims");
   AG_CHECK(nd >= 1 && nd <= 3 && (!cubic || nd == 2), "upsample: ", mode, " does not support ", nd, " spatial dims");
   AG_CHECK(scales.empty() || scales.size() == output_size.size(), "upsample: expected ", nd, " scales, got ", scales.size());
   static const char* kLinear[3] = {"linear1d", "bilinear2d", "trilinear3d"};
-  const std::string name = std::string("upsample_") +
+  const std::string name = aa ? (linear ? "_upsample_bilinear2d_aa" : "_upsample_bicubic2d_aa") : std::string("upsample_") +
                            (nearest ? "nearest" + std::to_string(nd) + "d" : exact ? "_nearest_exact" + std::to_string(nd) + "d"
                             : linear ? kLinear[nd - 1] : "bicubic2d");
   AG_CHECK(x.dim() == nd + 2, "It is expected input_size equals to ", nd + 2, ", but got size ", x.dim());
@@ -216,7 +220,7 @@ Tensor upsample(const Tensor& x, const std::string& mode, IntList output_size, c
   AG_CHECK_NOT_IMPL(is_floating(dt) || ((nearest || exact) && dt == ScalarType::UInt8), "\"", name, "\" not implemented for '",
                     scalar_type_name(dt), "'");
   L.a.align_corners = align_corners;
-  L.a.exact = exact;
+  L.a.exact = exact || aa;  // for the linear / cubic kernels `exact` means antialias (Note [Spatial kernels])
   L.op = nearest || exact ? Op::upsample_nearest : linear ? Op::upsample_linear : Op::upsample_bicubic;
   static const char* kNames[4][3][2] = {
       {{"UpsampleNearest1DBackward0", "UpsampleNearest1DBackwardBackward0"},
@@ -232,6 +236,10 @@ Tensor upsample(const Tensor& x, const std::string& mode, IntList output_size, c
   const int k = nearest ? 0 : exact ? 1 : linear ? 2 : 3;
   L.fw_node = kNames[k][nd - 1][0];
   L.bw_node = kNames[k][nd - 1][1];
+  if (aa) {
+    L.fw_node = linear ? "UpsampleBilinear2DAaBackward0" : "UpsampleBicubic2DAaBackward0";
+    L.bw_node = linear ? "UpsampleBilinear2DAaBackwardBackward0" : "UpsampleBicubic2DAaBackwardBackward0";
+  }
   return lin_apply(L, x, false);
 }
 

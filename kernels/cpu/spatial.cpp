@@ -170,6 +170,40 @@ Taps<A> make_taps(Op op, const SpatialArgs& a) {
       continue;
     }
     const A scale = compute_scale<A>(in, out, a.align_corners, a.scale[d]);
+    if (a.exact) {  // linear / cubic with antialias (SpatialArgs::exact carries it): ATen's separable aa weights
+      const bool lin = op == Op::upsample_linear;
+      const A interp = lin ? A(2) : A(4);
+      const A support = scale >= A(1) ? interp * A(0.5) * scale : interp * A(0.5);
+      const int n = static_cast<int>(std::ceil(support)) * 2 + 1;
+      const A invscale = scale >= A(1) ? A(1) / scale : A(1);
+      auto filter = [lin](A x) -> A {
+        x = x < A(0) ? -x : x;
+        if (lin) return x < A(1) ? A(1) - x : A(0);
+        const A c = A(-0.5);
+        if (x < A(1)) return ((c + A(2)) * x - (c + A(3))) * x * x + A(1);
+        if (x < A(2)) return (((x - A(5)) * x + A(8)) * x - A(4)) * c;
+        return A(0);
+      };
+      t.n[d] = n;
+      t.idx[d].assign(static_cast<size_t>(n) * out, 0);
+      t.w[d].assign(static_cast<size_t>(n) * out, A(0));
+      for (int64_t o = 0; o < out; ++o) {
+        const A center = scale * (static_cast<A>(o) + A(0.5));
+        const int64_t xmin = std::max<int64_t>(static_cast<int64_t>(center - support + A(0.5)), 0);
+        const int64_t xsize = std::min<int64_t>(static_cast<int64_t>(center + support + A(0.5)), in) - xmin;
+        A total = A(0);
+        for (int64_t j = 0; j < xsize && j < n; ++j) {
+          const A w = filter((static_cast<A>(j + xmin) - center + A(0.5)) * invscale);
+          t.w[d][j * out + o] = w;
+          total += w;
+        }
+        for (int j = 0; j < n; ++j) {
+          t.idx[d][j * out + o] = j < xsize ? xmin + j : xmin;
+          if (total != A(0)) t.w[d][j * out + o] /= total;
+        }
+      }
+      continue;
+    }
     if (op == Op::upsample_linear) {
       t.n[d] = 2;
       t.idx[d].resize(2 * out);

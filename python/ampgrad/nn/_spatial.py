@@ -89,8 +89,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         scale_factors = None
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor as input")
-    if antialias:
-        raise NotImplementedError("ampgrad: interpolate(antialias=True) is not implemented yet")
     if output_size is None:  # torch's upsample::compute_output_size: the product, truncated
         output_size = [int(float(input.size(i + 2)) * scale_factors[i]) for i in range(dim)]
     if 1 <= dim <= 3:
@@ -100,9 +98,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             from . import functional as F
             return (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[dim - 1](input, output_size)
         if (dim, mode) in ((1, "linear"), (2, "bilinear"), (3, "trilinear")):
-            return _C._upsample(input, "linear", output_size, scale_factors or [], builtins.bool(align_corners))
+            return _C._upsample(input, "bilinear-aa" if antialias else "linear", output_size, scale_factors or [],
+                                builtins.bool(align_corners))
         if dim == 2 and mode == "bicubic":
-            return _C._upsample(input, "bicubic", output_size, scale_factors or [], builtins.bool(align_corners))
+            return _C._upsample(input, "bicubic-aa" if antialias else "bicubic", output_size, scale_factors or [],
+                                builtins.bool(align_corners))
     if dim == 2 and mode == "lanczos":
         if align_corners:
             raise ValueError("Lanczos mode does not support align_corners=True")
