@@ -8,11 +8,12 @@ import operator
 import warnings
 
 from .. import _C
+from .._creation import linspace as _linspace, ones as _ones, zeros as _zeros
 from .._op_gate import engine_op
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
            "channel_shuffle", "native_channel_shuffle", "unfold", "fold", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-           "lp_pool1d", "lp_pool2d", "lp_pool3d", "affine_grid"]
+           "affine_grid"]
 
 
 # ---------------------------------------------------------------- pad
@@ -94,9 +95,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if 1 <= dim <= 3:
         if mode in ("nearest", "nearest-exact"):
             return _C._upsample(input, mode, output_size, scale_factors or [], False)
-        if mode == "area":
-            from . import functional as F
-            return (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[dim - 1](input, output_size)
+        if mode == "area":  # torch: adaptive_avg_pool{1,2,3}d
+            if dim == 1:
+                return _C._adaptive_avg_pool(input.unsqueeze(-2), [1] + output_size).squeeze(-2)
+            return (_C._adaptive_avg_pool if dim == 2 else _area3d)(input, output_size)
         if (dim, mode) in ((1, "linear"), (2, "bilinear"), (3, "trilinear")):
             return _C._upsample(input, "bilinear-aa" if antialias else "linear", output_size, scale_factors or [],
                                 builtins.bool(align_corners))
@@ -113,6 +115,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported"
                               f" (got {input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
                               f" (got {mode})")
+
+
+@engine_op("adaptive_avg_pool3d")  # torch's CPU autocast runs it in float32
+def _area3d(input, output_size):
+    return _C._adaptive_avg_pool(input, output_size)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -206,48 +213,11 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool3d(input, indices, _unpool_output_size(input, k, s, p, output_size))
 
 
-# ---------------------------------------------------------------- lp_pool (torch's composition of avg_pool)
-def _lp_finish(out, n, norm_type):
-    from . import functional as F
-    return (_C.sign(out) * F.relu(_C.abs(out))).mul(n).pow(1.0 / norm_type)
-
-
-def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    from . import functional as F
-    if stride is not None:
-        out = F.avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = F.avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    k = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
-    return _lp_finish(out, k, norm_type)
-
-
-def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    from . import functional as F
-    kw, kh = _ntuple(kernel_size, 2)
-    if stride is not None:
-        out = F.avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = F.avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kw * kh, norm_type)
-
-
-def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    from . import functional as F
-    kd, kw, kh = _ntuple(kernel_size, 3)
-    if stride is not None:
-        out = F.avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = F.avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kd * kw * kh, norm_type)
-
-
 # ---------------------------------------------------------------- affine_grid
 def _linspace_from_neg_one(theta, num_steps, align_corners):
-    from .._creation import linspace, zeros
     if num_steps <= 1:
-        return zeros(1, dtype=theta.dtype, device=theta.device)
-    r = linspace(-1, 1, num_steps, dtype=theta.dtype, device=theta.device)
+        return _zeros(1, dtype=theta.dtype, device=theta.device)
+    r = _linspace(-1, 1, num_steps, dtype=theta.dtype, device=theta.device)
     return r if align_corners else r * ((num_steps - 1) / num_steps)
 
 
@@ -288,7 +258,6 @@ def affine_grid(theta, size, align_corners=None):
         view = [1] * k
         view[k - 1 - d] = sp[d]
         cols.append(ax.reshape(view).expand(shape))
-    from .._creation import ones
-    cols.append(ones(shape, dtype=theta.dtype, device=theta.device))
+    cols.append(_ones(shape, dtype=theta.dtype, device=theta.device))
     base = _C.stack(cols, -1).reshape(1, -1, k + 1).expand(N, -1, k + 1)
     return base.bmm(theta.transpose(1, 2)).reshape([N] + list(shape) + [k])

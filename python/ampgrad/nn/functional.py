@@ -1265,4 +1265,36 @@ def bilinear(input1, input2, weight, bias=None):
 # ---------------------------------------------------------------- spatial ops (nn/_spatial.py; engine ops of csrc/ops/spatial.cpp)
 from ._spatial import (pad, interpolate, upsample, upsample_nearest, upsample_bilinear, pixel_shuffle,  # noqa: E402
                        pixel_unshuffle, channel_shuffle, native_channel_shuffle, unfold, fold, max_unpool1d, max_unpool2d,
-                       max_unpool3d, lp_pool1d, lp_pool2d, lp_pool3d, affine_grid)
+                       max_unpool3d, affine_grid)
+
+
+# ---------------------------------------------------------------- lp_pool (torch's composition of avg_pool)
+def _lp_finish(out, n, norm_type):
+    return (_C.sign(out) * relu(_C.abs(out))).mul(n).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    k = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
+    return _lp_finish(out, k, norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 2)
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kw * kh, norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kd, kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 3)
+    if stride is not None:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kd * kw * kh, norm_type)
