@@ -209,6 +209,25 @@ using RnnCellKernel = void (*)(const Tensor& a, const Tensor& b, const Tensor& c
 using RnnCellBackwardKernel = void (*)(const Tensor& g0, const Tensor& g1, const Tensor& s0, const Tensor& s1,
                                        const Tensor& ws, Tensor& d0, Tensor& d1, Tensor& d2);
 
+// Note [Spatial kernels]: pad (reflect / replicate / circular), upsample, im2col / col2im and
+// max_unpool over contiguous [NC, in...] planes, spatial dims padded to three with leading size-1 dims
+// (in / out: the op's input / output sizes, whichever direction runs). backward: in = grad of the
+// output, out = grad of the input (zeroed by the kernel). pad: before[d] (negative crops).
+// upsample: scale[d] = torch's scale passed to the source-index math (<= 0: none), align_corners,
+// exact (nearest-exact). im2col: in = [N, C, in...], out = [N, C*k..., L]; col2im the reverse (C: channels).
+// max_unpool: indices (int64, shaped as the pooled input) into each output plane. Low precision
+// computes in float32.
+struct SpatialArgs {
+  int64_t NC = 1, C = 1;
+  int nd = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  int64_t before[3] = {0, 0, 0};
+  double scale[3] = {0, 0, 0};
+  bool align_corners = false, exact = false;
+  int64_t k[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
+};
+using SpatialKernel = void (*)(bool backward, const Tensor& in, Tensor& out, const Tensor* indices, const SpatialArgs& a);
+
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
 // by (op, device). A registration type-checks against the family of the op's row (Note [Op table]),
@@ -249,6 +268,7 @@ AG_KERNEL_SIG(NLL, NllKernel)
 AG_KERNEL_SIG(NLL_BACKWARD, NllBackwardKernel)
 AG_KERNEL_SIG(RNN_CELL, RnnCellKernel)
 AG_KERNEL_SIG(RNN_CELL_BACKWARD, RnnCellBackwardKernel)
+AG_KERNEL_SIG(SPATIAL, SpatialKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

@@ -1354,6 +1354,17 @@ NN_OPS = [
     NN("adaptive_max_pool2d", [Sample((T((2, 3, 9, 8), unique=True), (4, 3))), Sample((T((3, 5, 7), unique=True), 3), desc="unbatched"),
                                Sample((T((2, 3, 5, 4), unique=True), (4, 3)), {"return_indices": True}, "indices")]),
     NN("adaptive_max_pool3d", [Sample((T((2, 2, 5, 6, 7), unique=True), (2, 4, 3)))]),
+    # spatial ops (ops/spatial.cpp)
+    NN("interpolate", [Sample((T((2, 3, 5, 6)),), {"scale_factor": 1.5, "mode": "bilinear"}, "bilinear"),
+                       Sample((T((2, 3, 5, 6)),), {"size": (7, 4), "mode": "bicubic", "align_corners": True}, "bicubic"),
+                       Sample((T((2, 3, 5)),), {"scale_factor": 2.5, "mode": "nearest"}, "nearest 1d"),
+                       Sample((T((2, 3, 5, 4)),), {"scale_factor": 1.7, "mode": "nearest-exact"}, "nearest-exact"),
+                       Sample((T((1, 2, 3, 4, 3)),), {"size": (4, 5, 6), "mode": "trilinear"}, "trilinear")],
+       tol={"bfloat16": (5e-2, 5e-2), "float16": (1e-2, 1e-2)}),
+    NN("pixel_shuffle", [Sample((T((2, 8, 3, 4)), 2))]),
+    NN("pixel_unshuffle", [Sample((T((2, 2, 4, 6)), 2))]),
+    NN("unfold", [Sample((T((2, 3, 5, 6)), 2), {"padding": 1, "stride": 2}), Sample((T((3, 5, 6)), (2, 3)), {"dilation": 2}, "unbatched")]),
+    NN("fold", [Sample((T((2, 12, 12)), (4, 5), 2)), Sample((T((8, 9)), (4, 5), 2), {"stride": 2, "padding": 1}, "unbatched")]),
     NN("rms_norm", [Sample((T((4, 5)), (5,), T((5,)))), Sample((T((2, 3, 4)), (3, 4)), {"eps": 1e-3}, "no weight, eps")]),
     NN("scaled_dot_product_attention", [Sample((T((2, 3, 4)), T((2, 3, 4)), T((2, 3, 4))), {"is_causal": True}, "causal"),
                                         Sample((T((2, 3, 4)), T((2, 5, 4)), T((2, 5, 6)), Mask((3, 5))), {}, "bool mask"),
@@ -1382,7 +1393,12 @@ NN_OPS = [
     OpInfo("cdist", lambda m, a, b, **k: m.cdist(a, b, **k), [Sample((T((3, 4)), T((2, 4)))), Sample((T((2, 3, 4)), T((2, 5, 4))), {"p": 1.0}, "p=1")],
            dtypes=FLOATS, tol=NN_TOL, grad_tol=NN_GRAD_TOL, xfail={"forward-float16": XF_LOWP, "forward-bfloat16": XF_LOWP}),
     NN("grid_sample", [Sample((T((2, 3, 5, 4)), T((2, 3, 6, 2), -1.3, 1.3), md, pm, ac), {}, f"{md} {pm} align_corners={ac}")
-                       for md in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (False, True)]),
+                       for md in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (False, True)]
+       + [Sample((T((2, 3, 5, 4)), T((2, 3, 6, 2), -1.3, 1.3), "bicubic", pm, ac), {}, f"bicubic {pm} align_corners={ac}")
+          for pm in ("zeros", "border", "reflection") for ac in (False, True)]
+       + [Sample((T((2, 2, 3, 5, 4)), T((2, 2, 3, 4, 3), -1.3, 1.3), md, pm, ac), {}, f"5-d {md} {pm} align_corners={ac}")
+          for md in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (False, True)],
+       tol={"bfloat16": (5e-2, 5e-2), "float16": (1e-2, 1e-2)}),
 ]
 # Fused norms and losses (csrc/ops/norm.cpp, csrc/ops/loss.cpp): the engine ops' layouts and modes.
 _BN = lambda m, x, rm, rv, w, b, **k: m.nn.functional.batch_norm(x, rm, rv, w, b, **k)

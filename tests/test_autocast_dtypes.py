@@ -136,6 +136,14 @@ CASES = {
     "cat": lambda m, x: m.cat([x.T(2), x.T(2).to(m.bfloat16)]),
     "stack": lambda m, x: m.stack([x.T(2), x.T(2).to(m.bfloat16)]),
     "index_copy": lambda m, x: x.T(4, 3).index_copy(0, m.tensor([2, 0]), x.T(2, 3).to(m.bfloat16)),
+    # spatial ops (ops/spatial.cpp)
+    "reflection_pad1d": lambda m, x: m.nn.functional.pad(x.T(2, 5), (2, 2), mode="reflect"),
+    "reflection_pad2d": lambda m, x: m.nn.functional.pad(x.T(1, 3, 4), (1, 1, 2, 0), mode="reflect"),
+    "replication_pad1d": lambda m, x: m.nn.functional.pad(x.T(2, 5), (2, 1), mode="replicate"),
+    "replication_pad2d": lambda m, x: m.nn.functional.pad(x.T(1, 3, 4), (1, 1, 2, 0), mode="replicate"),
+    "replication_pad3d": lambda m, x: m.nn.functional.pad(x.T(1, 2, 3, 4), (1, 1, 2, 0, 1, 1), mode="replicate"),
+    "max_unpool2d": lambda m, x: m.nn.functional.max_unpool2d(x.T(1, 2, 2, 2), x.I(1, 2, 2, 2, high=16), 2),
+    "max_unpool3d": lambda m, x: m.nn.functional.max_unpool3d(x.T(1, 1, 2, 2, 2), x.I(1, 1, 2, 2, 2, high=64), 2),
 }
 
 

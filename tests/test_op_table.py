@@ -199,6 +199,15 @@ CALLS = {
     "avg_pool3d": [lambda m, t: F(m).avg_pool3d(t(1, 2, 4, 4, 4).bfloat16(), 2)],
     "adaptive_avg_pool3d": [lambda m, t: F(m).adaptive_avg_pool3d(t(1, 2, 4, 4, 4).bfloat16(), 2)],
     "adaptive_max_pool3d": [lambda m, t: F(m).adaptive_max_pool3d(t(1, 2, 4, 4, 4).bfloat16(), 2)],
+    # spatial ops (ops/spatial.cpp): F.pad's reflect / replicate kernels and max_unpool run in fp32 under CPU autocast
+    "reflection_pad1d": [lambda m, t: F(m).pad(t(2, 5).bfloat16(), (2, 2), mode="reflect")],
+    "reflection_pad2d": [lambda m, t: F(m).pad(t(1, 3, 4).bfloat16(), (1, 1, 2, 0), mode="reflect"),
+                         lambda m, t: m.nn.ReflectionPad2d(1)(t(1, 2, 3, 4).bfloat16())],
+    "replication_pad1d": [lambda m, t: F(m).pad(t(2, 5).bfloat16(), (2, 1), mode="replicate")],
+    "replication_pad2d": [lambda m, t: F(m).pad(t(1, 3, 4).bfloat16(), (1, 1, 2, 0), mode="replicate")],
+    "replication_pad3d": [lambda m, t: F(m).pad(t(1, 2, 3, 4).bfloat16(), (1, 1, 2, 0, 1, 1), mode="replicate")],
+    "max_unpool2d": [lambda m, t: F(m).max_unpool2d(t(1, 2, 2, 2).bfloat16(), t.long(0, 3, 9, 15, 1, 2, 4, 8).reshape(1, 2, 2, 2), 2)],
+    "max_unpool3d": [lambda m, t: F(m).max_unpool3d(t(1, 1, 2, 2, 2).bfloat16(), t.long(0, 3, 9, 15, 1, 2, 4, 8).reshape(1, 1, 2, 2, 2), 2)],
 }
 
 

@@ -6,6 +6,7 @@
 #include "bindings/convert.h"
 #include "bindings/gate.h"
 #include "ops/internal.h"
+#include "ops/spatial.h"
 
 namespace ampgrad::bind {
 
@@ -287,6 +288,17 @@ void init_ops(py::module_& m) {
   });
   m.def("_adaptive_avg_pool", [](const Tensor& x, IntList out) { return adaptive_avg_pool(x, out); });
   m.def("_adaptive_max_pool", [](const Tensor& x, IntList out) { return adaptive_max_pool(x, out); });
+  // spatial ops (ops/spatial.cpp); nn.functional parses the arguments and gates the pad / max_unpool rows
+  m.def("_pad", [](const Tensor& x, IntList pad, const std::string& mode, std::optional<double> value) { return ampgrad::pad(x, pad, mode, value); });
+  m.def("_upsample", [](const Tensor& x, const std::string& mode, IntList size, std::vector<std::optional<double>> scales, bool align_corners) {
+    return upsample(x, mode, size, scales, align_corners);
+  });
+  m.def("_im2col", [](const Tensor& x, IntList k, IntList d, IntList p, IntList s) { return im2col(x, k, d, p, s); });
+  m.def("_col2im", [](const Tensor& x, IntList out, IntList k, IntList d, IntList p, IntList s) { return col2im(x, out, k, d, p, s); });
+  m.def("_max_unpool", [](const Tensor& x, const Tensor& idx, IntList out) { return max_unpool(x, idx, out); });
+  m.def("pixel_shuffle", [](const Tensor& x, int64_t r) { return pixel_shuffle(x, r); }, py::arg("input"), py::arg("upscale_factor"));
+  m.def("pixel_unshuffle", [](const Tensor& x, int64_t r) { return pixel_unshuffle(x, r); }, py::arg("input"), py::arg("downscale_factor"));
+  m.def("channel_shuffle", [](const Tensor& x, int64_t g) { return channel_shuffle(x, g); }, py::arg("input"), py::arg("groups"));
   m.def("_addmm_activation", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha,
                                  bool use_gelu) {
     return addmm_activation(s, a, b, scalar_from_handle(beta), scalar_from_handle(alpha), use_gelu);

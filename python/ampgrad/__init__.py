@@ -94,6 +94,8 @@ from ._surface import (use_deterministic_algorithms, are_deterministic_algorithm
                        is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                        get_deterministic_debug_mode, set_float32_matmul_precision, get_float32_matmul_precision,
                        compile)
+from ._C import pixel_shuffle, pixel_unshuffle, channel_shuffle  # noqa: E402  (ops/spatial.cpp)
+native_channel_shuffle = channel_shuffle
 from . import accelerator  # noqa: E402
 from . import utils  # noqa: E402
 from ._rnn import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E402  (fused cell ops, csrc/ops/rnn.cpp)

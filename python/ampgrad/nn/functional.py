@@ -619,8 +619,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
         align_corners = False
-    if input.dim() == 5 or mode == "bicubic":
-        raise NotImplementedError("ampgrad's grid_sample supports 4-D input with mode 'bilinear' or 'nearest'")
+    if input.dim() == 5:
+        return _grid_sample_3d(input, grid, mode, padding_mode, align_corners)
     if input.dim() != 4 or grid.dim() != 4 or grid.shape[0] != input.shape[0] or grid.shape[3] != 2:
         raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, batch size and "
                            f"a last grid dimension of 2, but got input with sizes {list(input.shape)} and grid with "
@@ -630,8 +630,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                            f"{input.dtype} and grid has {grid.dtype}")
     N, C, H, W = input.shape
     Ho, Wo = grid.shape[1], grid.shape[2]
-    ix = _grid_coord(grid[..., 0], W, padding_mode, align_corners)
-    iy = _grid_coord(grid[..., 1], H, padding_mode, align_corners)
     flat = input.reshape(N, C, H * W)
 
     def tap(xi, yi):  # input values at integer coordinates; zero outside
@@ -640,6 +638,29 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         vals = flat.gather(2, idx.expand(N, C, Ho * Wo)).reshape(N, C, Ho, Wo)
         return vals * valid.unsqueeze(1)
 
+    if mode == "bicubic":
+        # torch's bicubic: unnormalized coordinates, 4x4 taps each mapped by the padding mode, A = -0.75
+        ix = (grid[..., 0] + 1) / 2 * (W - 1) if align_corners else ((grid[..., 0] + 1) * W - 1) / 2
+        iy = (grid[..., 1] + 1) / 2 * (H - 1) if align_corners else ((grid[..., 1] + 1) * H - 1) / 2
+        x0, y0 = ix.floor().detach(), iy.floor().detach()
+        wx, wy = _cubic_weights(ix - x0), _cubic_weights(iy - y0)
+
+        def coord(v, size):
+            if padding_mode == "zeros":
+                return v
+            return _grid_coord_pad(v, size, padding_mode, align_corners).detach()
+        out = None
+        for j in range(4):
+            yj = coord(y0 - 1 + j, H)
+            row = None
+            for i in range(4):
+                term = tap(coord(x0 - 1 + i, W), yj) * wx[i].unsqueeze(1)
+                row = term if row is None else row + term
+            term = row * wy[j].unsqueeze(1)
+            out = term if out is None else out + term
+        return out
+    ix = _grid_coord(grid[..., 0], W, padding_mode, align_corners)
+    iy = _grid_coord(grid[..., 1], H, padding_mode, align_corners)
     if mode == "nearest":
         # torch's nearest mode gives the grid a zero gradient (not none): link it with an exact zero.
         none = grid.new_zeros(()).expand_as(grid)
@@ -649,6 +670,65 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     wx0, wy0 = 1 - wx1, 1 - wy1
     return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 + tap(x0, y0 + 1) * wx0 * wy1
             + tap(x0 + 1, y0 + 1) * wx1 * wy1)
+
+
+def _grid_coord_pad(x, size, padding_mode, align_corners):
+    """torch's compute_coordinates on already unnormalized coordinates (border / reflection)."""
+    if padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+    return x.clamp(0, size - 1)
+
+
+def _cubic_weights(t):
+    """torch's get_cubic_upsample_coefficients (A = -0.75) for t in [0, 1)."""
+    A = -0.75
+
+    def c1(x):
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def c2(x):
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    return [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+
+
+def _grid_sample_3d(input, grid, mode, padding_mode, align_corners):
+    if mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if grid.dim() != 5 or grid.shape[-1] != 3:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 3 in last dimension, but got grid with sizes {list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
+                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
+                           f"{input.dtype} and grid has {grid.dtype}")
+    N, C, D, H, W = input.shape
+    Do, Ho, Wo = grid.shape[1], grid.shape[2], grid.shape[3]
+    L = Do * Ho * Wo
+    flat = input.reshape(N, C, D * H * W)
+    ix = _grid_coord(grid[..., 0], W, padding_mode, align_corners)
+    iy = _grid_coord(grid[..., 1], H, padding_mode, align_corners)
+    iz = _grid_coord(grid[..., 2], D, padding_mode, align_corners)
+
+    def tap(xi, yi, zi):
+        valid = ((xi >= 0) & (xi <= W - 1) & (yi >= 0) & (yi <= H - 1) & (zi >= 0) & (zi <= D - 1)).to(input.dtype)
+        idx = ((zi.clamp(0, D - 1) * H + yi.clamp(0, H - 1)) * W + xi.clamp(0, W - 1)).to(_C.int64).reshape(N, 1, L)
+        vals = flat.gather(2, idx.expand(N, C, L)).reshape(N, C, Do, Ho, Wo)
+        return vals * valid.unsqueeze(1)
+
+    if mode == "nearest":
+        none = grid.new_zeros(()).expand_as(grid)
+        return tap(ix.round().detach(), iy.round().detach(), iz.round().detach()) + _C.where(none.bool(), grid, none).sum()
+    x0, y0, z0 = ix.floor().detach(), iy.floor().detach(), iz.floor().detach()
+    wx1, wy1, wz1 = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1), (iz - z0).unsqueeze(1)
+    wx0, wy0, wz0 = 1 - wx1, 1 - wy1, 1 - wz1
+    out = None
+    for dz, wz in ((0, wz0), (1, wz1)):
+        for dy, wy in ((0, wy0), (1, wy1)):
+            for dx, wx in ((0, wx0), (1, wx1)):
+                term = tap(x0 + dx, y0 + dy, z0 + dz) * (wx * wy * wz)
+                out = term if out is None else out + term
+    return out
 
 
 # ---------------------------------------------------------------- normalisation
@@ -750,61 +830,6 @@ def one_hot(tensor, num_classes=-1):
     elif tensor.numel() and builtins.bool((tensor >= num_classes).any()):
         raise RuntimeError("Class values must be smaller than num_classes.")
     return (tensor.unsqueeze(-1) == _arange(num_classes, device=tensor.device)).long()
-
-
-def _pad_index(n, before, after, mode):
-    i = np.arange(-before, n + after)
-    if mode == "reflect":
-        if before >= n or after >= n:
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
-                               f"but got: padding ({before}, {after}) at dimension of input {n}")
-        period = 2 * (n - 1) if n > 1 else 1
-        i = np.abs(i) % period
-        i = np.where(i >= n, period - i, i)
-    elif mode == "replicate":
-        i = np.clip(i, 0, n - 1)
-    else:  # circular
-        if before > n or after > n:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        i = i % n
-    return _C.from_numpy(i.astype(np.int64))
-
-
-def pad(input, pad, mode="constant", value=None):
-    pad = [int(p) for p in pad]
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
-                           f"padding length {len(pad)} and input of dimension {input.dim()}")
-    if mode not in ("constant", "reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unsupported padding mode: {mode}")
-    if mode != "constant" and value:
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
-    out = input
-    for k in range(len(pad) // 2):
-        dim = input.dim() - 1 - k
-        before, after = pad[2 * k], pad[2 * k + 1]
-        if mode == "constant":
-            # Negative pads crop; positive ones concatenate constant blocks (differentiable).
-            if before < 0:
-                out = out.narrow(dim, -before, out.shape[dim] + before)
-                before = 0
-            if after < 0:
-                out = out.narrow(dim, 0, out.shape[dim] + after)
-                after = 0
-            parts = []
-            for n in (before, None, after):
-                if n is None:
-                    parts.append(out)
-                elif n > 0:
-                    shape = list(out.shape)
-                    shape[dim] = n
-                    parts.append(out.new_full(shape, 0 if value is None else value))
-            out = _C.cat(parts, dim) if len(parts) > 1 else out
-        elif before or after:
-            out = out.index_select(dim, _on(_pad_index(out.shape[dim], before, after, mode), out.device))
-    return out
 
 
 # ---------------------------------------------------------------- losses
@@ -1241,3 +1266,41 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None:
         y = y + bias
     return y.reshape(lead + [O])
+
+
+# ---------------------------------------------------------------- spatial ops (nn/_spatial.py; engine ops of csrc/ops/spatial.cpp)
+from ._spatial import (pad, interpolate, upsample, upsample_nearest, upsample_bilinear, pixel_shuffle,  # noqa: E402
+                       pixel_unshuffle, channel_shuffle, native_channel_shuffle, unfold, fold, max_unpool1d, max_unpool2d,
+                       max_unpool3d, affine_grid)
+
+
+# ---------------------------------------------------------------- lp_pool (torch's composition of avg_pool)
+def _lp_finish(out, n, norm_type):
+    return (_C.sign(out) * relu(_C.abs(out))).mul(n).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    k = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
+    return _lp_finish(out, k, norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 2)
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kw * kh, norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kd, kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 3)
+    if stride is not None:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kd * kw * kh, norm_type)

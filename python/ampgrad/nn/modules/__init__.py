@@ -19,6 +19,8 @@ from .distance import CosineSimilarity, PairwiseDistance
 from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
                       AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d)
 
+from .spatial import *  # noqa: F401,F403  (padding, upsampling, shuffles, fold, max_unpool, lp_pool)
+from .spatial import __all__ as _spatial_all
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm",
            "RMSNorm", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Flatten", "Unflatten", "ReLU", "ReLU6", "GELU", "SiLU",
@@ -31,6 +33,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ += _spatial_all
 
 # recurrent layers (a time loop over the fused cell ops of csrc/ops/rnn.cpp)
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: E402
