@@ -1235,3 +1235,8 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None:
         y = y + bias
     return y.reshape(lead + [O])
+
+
+# ---------------------------------------------------------------- nn additions (nn/_functional_more.py)
+from ._functional_more import *  # noqa: E402,F401,F403
+from ._functional_more import _canonical_mask, _none_or_dtype, _mha_shape_check, _in_projection_packed, _in_projection  # noqa: E402,F401
