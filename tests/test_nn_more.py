@@ -260,3 +260,240 @@ def test_transformer_encoder_stack():
                                                                                   norm_first=True), 2))
     tgt, mem = pair(rng, 3, 2, 8), pair(rng, 5, 2, 8)
     run_compare(am, tm, [tgt[0], mem[0]], [tgt[1], mem[1]], rng)
+
+
+# ---------------------------------------------------------------- nn.utils: weight_norm / spectral_norm / parametrize
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated")
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_hook(dim):
+    rng = np.random.default_rng(6)
+    am, tm = nn.Linear(5, 4), torch.nn.Linear(5, 4)
+    am.load_state_dict(tm.state_dict())
+    am = nn.utils.weight_norm(am, dim=dim)
+    tm = torch.nn.utils.weight_norm(tm, dim=dim)
+    assert list(am.state_dict()) == list(tm.state_dict()) == ["bias", "weight_g", "weight_v"]
+    assert_close(am.weight_g, tm.weight_g)
+    x = pair(rng, 3, 5)
+    run_compare(am, tm, [x[0]], [x[1]], rng)
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
+        nn.utils.weight_norm(am, dim=dim)
+    nn.utils.remove_weight_norm(am)
+    torch.nn.utils.remove_weight_norm(tm)
+    assert list(am.state_dict()) == list(tm.state_dict())
+    assert_close(am.weight, tm.weight)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+        nn.utils.remove_weight_norm(am)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_parametrizations_weight_norm(dim):
+    rng = np.random.default_rng(7)
+    am, tm = nn.Conv1d(3, 4, 2), torch.nn.Conv1d(3, 4, 2)
+    am.load_state_dict(tm.state_dict())
+    am = nn.utils.parametrizations.weight_norm(am, dim=dim)
+    tm = torch.nn.utils.parametrizations.weight_norm(tm, dim=dim)
+    assert list(am.state_dict()) == list(tm.state_dict())
+    assert "parametrizations.weight.original0" in am.state_dict()
+    assert type(am).__name__ == "ParametrizedConv1d"
+    assert_close(am.parametrizations.weight.original0, tm.parametrizations.weight.original0)
+    x = pair(rng, 2, 3, 6)
+    run_compare(am, tm, [x[0]], [x[1]], rng)
+    # assigning to the parametrized tensor runs right_inverse
+    w = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    with torch.no_grad():
+        tm.weight = torch.tensor(w)
+    am.weight = ampgrad.tensor(w)
+    assert_close(am.parametrizations.weight.original0, tm.parametrizations.weight.original0)
+    assert_close(am.weight, tm.weight)
+    nn.utils.parametrize.remove_parametrizations(am, "weight")
+    torch.nn.utils.parametrize.remove_parametrizations(tm, "weight")
+    assert type(am) is nn.Conv1d
+    assert list(am.state_dict()) == list(tm.state_dict())
+    assert_close(am.weight, tm.weight)
+
+
+@pytest.mark.parametrize("new_api", [False, True])
+@pytest.mark.parametrize("conv_t", [False, True])
+def test_spectral_norm(new_api, conv_t):
+    rng = np.random.default_rng(8)
+    make = (lambda n: n.ConvTranspose2d(3, 4, 2)) if conv_t else (lambda n: n.Linear(6, 5))
+    am, tm = module_pair(make)
+    if new_api:
+        am = nn.utils.parametrizations.spectral_norm(am)
+        tm = torch.nn.utils.parametrizations.spectral_norm(tm)
+    else:
+        am = nn.utils.spectral_norm(am)
+        tm = torch.nn.utils.spectral_norm(tm)
+    assert list(am.state_dict()) == list(tm.state_dict())
+    am.load_state_dict(tm.state_dict())  # the random u, v
+    shape = (2, 3, 4, 4) if conv_t else (3, 6)
+    for training in (True, True, False):
+        am.train(training)
+        tm.train(training)
+        x = pair(rng, *shape)
+        run_compare(am, tm, [x[0]], [x[1]], rng)
+        for k, v in tm.state_dict().items():
+            assert_close(am.state_dict()[k], v, what=k)
+        for p in list(am.parameters()) + list(tm.parameters()):
+            p.grad = None
+    if new_api:
+        nn.utils.parametrize.remove_parametrizations(am, "weight")
+        torch.nn.utils.parametrize.remove_parametrizations(tm, "weight")
+    else:
+        nn.utils.remove_spectral_norm(am)
+        torch.nn.utils.remove_spectral_norm(tm)
+        with pytest.raises(ValueError, match="spectral_norm of 'weight' not found"):
+            nn.utils.remove_spectral_norm(am)
+    assert list(am.state_dict()) == list(tm.state_dict())
+    assert_close(am.weight, tm.weight)
+    with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
+        nn.utils.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
+
+
+class _Symmetric:
+    @staticmethod
+    def make(lib):
+        class Symmetric(lib.nn.Module):
+            def forward(self, X):
+                return X.triu() + X.triu(1).transpose(-1, -2)
+
+            def right_inverse(self, A):
+                return A.triu()
+        return Symmetric
+
+
+def test_register_parametrization_chain_cache_and_errors():
+    rng = np.random.default_rng(9)
+    SymA, SymT = _Symmetric.make(ampgrad), _Symmetric.make(torch)
+
+    class ScaleA(nn.Module):
+        def forward(self, X):
+            return X * 2.0
+
+    class ScaleT(torch.nn.Module):
+        def forward(self, X):
+            return X * 2.0
+
+    am, tm = module_pair(lambda n: n.Linear(4, 4))
+    P, TP = nn.utils.parametrize, torch.nn.utils.parametrize
+    P.register_parametrization(am, "weight", SymA())
+    TP.register_parametrization(tm, "weight", SymT())
+    P.register_parametrization(am, "weight", ScaleA())
+    TP.register_parametrization(tm, "weight", ScaleT())
+    assert P.is_parametrized(am) and P.is_parametrized(am, "weight") and not P.is_parametrized(am, "bias")
+    assert P.type_before_parametrizations(am) is nn.Linear
+    assert list(am.state_dict()) == list(tm.state_dict())
+    assert_close(am.weight, tm.weight)
+    x = pair(rng, 3, 4)
+    run_compare(am, tm, [x[0]], [x[1]], rng)
+    with P.cached():
+        w1 = am.weight
+        assert am.weight is w1
+    assert am.weight is not w1
+    with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a parametrized element"):
+        P.register_parametrization(am, "nope", SymA())
+    with pytest.raises(ValueError, match="may not change the shape"):
+        class Bad(nn.Module):
+            def forward(self, X):
+                return X[:2]
+        P.register_parametrization(nn.Linear(3, 3), "weight", Bad())
+    with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+        am.weight = ampgrad.zeros(4, 4)
+    P.remove_parametrizations(am, "weight", leave_parametrized=False)
+    TP.remove_parametrizations(tm, "weight", leave_parametrized=False)
+    assert_close(am.weight, tm.weight)
+    assert type(am) is nn.Linear and not P.is_parametrized(am)
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        P.remove_parametrizations(am, "weight")
+
+
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.stateless.functional_call` is deprecated")
+def test_functional_call_and_fusion():
+    rng = np.random.default_rng(10)
+    am, tm = module_pair(lambda n: n.Linear(3, 2))
+    w = rng.standard_normal((2, 3)).astype(np.float32)
+    x = pair(rng, 4, 3)
+    ya = nn.utils.stateless.functional_call(am, {"weight": ampgrad.tensor(w)}, (x[0],))
+    yt = torch.nn.utils.stateless.functional_call(tm, {"weight": torch.tensor(w)}, (x[1],))
+    assert_close(ya, yt)
+    # conv + bn
+    def make(n):
+        s = n.Sequential(n.Conv2d(3, 4, 3), n.BatchNorm2d(4))
+        return s
+    am, tm = module_pair(make)
+    for m in (tm,):
+        m[1].running_mean.uniform_(-1, 1)
+        m[1].running_var.uniform_(0.5, 2)
+        m[1].weight.data.uniform_(0.5, 2)
+        m[1].bias.data.uniform_(-1, 1)
+    am.load_state_dict(tm.state_dict())
+    am.eval()
+    tm.eval()
+    fa = nn.utils.fuse_conv_bn_eval(am[0], am[1])
+    ft = torch.nn.utils.fuse_conv_bn_eval(tm[0], tm[1])
+    assert_close(fa.weight, ft.weight)
+    assert_close(fa.bias, ft.bias)
+    x = pair(rng, 2, 3, 5, 5, grad=False)
+    assert_close(fa(x[0]), am(x[0]), rtol=1e-4, atol=1e-5)
+    assert_close(fa(x[0]), ft(x[1]), rtol=1e-4, atol=1e-5)
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        nn.utils.fuse_conv_bn_eval(nn.Conv2d(1, 1, 1), nn.BatchNorm2d(1))
+    # linear + bn
+    am, tm = module_pair(lambda n: n.Sequential(n.Linear(3, 4), n.BatchNorm1d(4)))
+    tm[1].running_mean.uniform_(-1, 1)
+    tm[1].running_var.uniform_(0.5, 2)
+    am.load_state_dict(tm.state_dict())
+    am.eval()
+    tm.eval()
+    fa = nn.utils.fusion.fuse_linear_bn_eval(am[0], am[1])
+    ft = torch.nn.utils.fusion.fuse_linear_bn_eval(tm[0], tm[1])
+    assert_close(fa.weight, ft.weight)
+    assert_close(fa.bias, ft.bias)
+    with pytest.raises(AssertionError, match="To fuse, linear.out_features == bn.num_features"):
+        nn.utils.fusion.fuse_linear_bn_eval(nn.Linear(3, 4).eval(), nn.BatchNorm1d(3).eval())
+
+
+def test_misc_utils_and_modules():
+    m = nn.utils.skip_init(nn.Linear, 3, 4)
+    assert type(m) is nn.Linear and tuple(m.weight.shape) == (4, 3)
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        nn.utils.skip_init(int, 3)
+    m = nn.Sequential(nn.Conv2d(2, 3, 3), nn.Conv3d(2, 2, 1))
+    w = m[0].weight.detach().clone()
+    assert nn.utils.convert_conv2d_weight_memory_format(m, None) is m
+    assert_close(m[0].weight, w)
+    with pytest.warns(FutureWarning, match="nn.Container` is deprecated"):
+        c = nn.Container(a=nn.Linear(2, 2))
+    assert "a.weight" in c.state_dict()
+    # SyncBatchNorm: BatchNorm on one process
+    am, tm = module_pair(lambda n: n.SyncBatchNorm(3))
+    rng = np.random.default_rng(11)
+    x = pair(rng, 4, 3, 5)
+    run_compare(am, tm, [x[0]], [x[1]], rng)
+    assert_close(am.running_mean, tm.running_mean)
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        am(ampgrad.randn(3))
+    seq = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    conv = nn.SyncBatchNorm.convert_sync_batchnorm(seq)
+    assert type(conv[1]) is nn.SyncBatchNorm and conv[1].weight is seq[1].weight
+    # DataParallel: the module under "module."
+    am, tm = module_pair(lambda n: n.DataParallel(n.Linear(3, 2)))
+    x = pair(rng, 4, 3)
+    run_compare(am, tm, [x[0]], [x[1]], rng)
+
+
+def test_init_additions():
+    ampgrad.manual_seed(0)
+    w = ampgrad.empty(10, 6)
+    nn.init.sparse_(w, 0.3)
+    zeros = (w == 0).sum(0)
+    assert all(int(z) == 3 for z in zeros)
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+        nn.init.sparse_(ampgrad.empty(3), 0.1)
+    for shape, groups in (((4, 2, 3), 1), ((4, 2, 3, 3), 2), ((2, 2, 1, 3, 3), 1)):
+        a, t = ampgrad.empty(*shape), torch.empty(*shape)
+        nn.init.dirac_(a, groups)
+        torch.nn.init.dirac_(t, groups)
+        assert_close(a, t)
+    a, t = ampgrad.empty(3, 5), torch.empty(3, 5)
+    assert_close(nn.init.eye_(a), torch.nn.init.eye_(t))

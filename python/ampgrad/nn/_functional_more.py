@@ -274,3 +274,327 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not is_batched:
         attn_output = attn_output.squeeze(1)
     return attn_output, None
+
+
+# ---------------------------------------------------------------- activations (engine ops: ops/activation_more.cpp)
+__all__ += ["hardshrink", "softshrink", "threshold", "threshold_", "rrelu", "rrelu_", "feature_alpha_dropout",
+            "instance_norm", "local_response_norm", "embedding_bag", "gaussian_nll_loss", "multilabel_soft_margin_loss",
+            "triplet_margin_with_distance_loss", "gumbel_softmax"]
+
+
+def hardshrink(input, lambd=0.5):
+    return _C._hardshrink(input, float(lambd))
+
+
+def softshrink(input, lambd=0.5):
+    return _C._softshrink(input, float(lambd))
+
+
+def threshold(input, threshold, value, inplace=False):
+    if inplace:
+        return _C._threshold_(input, float(threshold), float(value))
+    return _C._threshold(input, float(threshold), float(value))
+
+
+def threshold_(input, threshold, value):
+    return _C._threshold_(input, float(threshold), float(value))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if inplace:
+        return _C._rrelu_(input, float(lower), float(upper), bool(training))
+    return _C._rrelu(input, float(lower), float(upper), bool(training))
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return _C._rrelu_(input, float(lower), float(upper), bool(training))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """torch's feature_alpha_dropout: alpha dropout with one draw per (sample, channel)."""
+    F = _F()
+    F._check_p(p)
+    if p == 0.0 or not training or input.numel() == 0:
+        return input
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1.0:
+        return F._inplace(input, input * _C._full([], 0.0, input.dtype, input.device), inplace)
+    alpha = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
+    keep = (F._dropout_mask(input, shape, p) != 0).to(input.dtype)
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return F._inplace(input, input * (keep * a) + b, inplace)
+
+
+# ---------------------------------------------------------------- normalisation
+def _verify_spatial_size(size):
+    n = 1
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """torch.instance_norm: the engine's batch_norm over (1, N*C, *) with weight, bias and running stats repeated
+    per sample; the running stats are the mean over the samples of the per-instance updates."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    if input.dim() < 2:
+        raise ValueError(f"Expected 2D or higher input (got {input.dim()}D input)")
+    N, C = input.shape[0], input.shape[1]
+    x = input.reshape([1, N * C] + list(input.shape[2:]))
+    w = weight.repeat(N) if weight is not None else None
+    b = bias.repeat(N) if bias is not None else None
+    rm = running_mean.repeat(N) if running_mean is not None else None
+    rv = running_var.repeat(N) if running_var is not None else None
+    out = _C._batch_norm(x, rm, rv, w, b, bool(use_input_stats), float(momentum), float(eps))
+    if use_input_stats:
+        from ..autograd import no_grad
+        with no_grad():
+            if running_mean is not None:
+                running_mean.copy_(rm.view(N, C).mean(0))
+            if running_var is not None:
+                running_var.copy_(rv.view(N, C).mean(0))
+    return out.view(input.shape)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    F = _F()
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = div.unsqueeze(1)
+        div = F.pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = F.avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = F.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = F.avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+# ---------------------------------------------------------------- embedding_bag
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """torch.nn.functional.embedding_bag composed of the engine's index ops: the rows of `weight` gathered
+    (index_select), weighted, then summed per bag (index_add), averaged or maxed."""
+    F = _F()
+    if weight.dtype == _C.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, input, "
+                      "...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and tuple(input.size()) != tuple(per_sample_weights.size()):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it must "
+                         f"have the same shape as the input ({input.shape})")
+    if not weight.dim() == 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                             f"length sequences. However, found offsets of type {type(offsets)}")
+        B, L = input.shape
+        offsets_l = [i * L for i in range(B)]
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        offsets_l = [int(o) for o in offsets.tolist()]
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    if input.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {F._type_name(input.dtype)} instead (while checking arguments for "
+                           "embedding_bag)")
+    if max_norm is not None:
+        F._embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only supported "
+                                  f"for mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
+    n = input.numel()
+    num_weights = weight.size(0)
+    if padding_idx is not None:
+        if padding_idx < 0:
+            if padding_idx < -num_weights:
+                raise AssertionError("padding_idx must be within the number of embeddings")  # torch: TORCH_CHECK
+            padding_idx += num_weights
+        elif padding_idx >= num_weights:
+            raise RuntimeError("padding_idx must be within the number of embeddings, -" + str(num_weights) + " through "
+                               + str(num_weights - 1) + ", but got " + str(padding_idx))
+    if offsets_l and offsets_l[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {offsets_l[0]}")
+    if offsets_l and offsets_l[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length ({n}), but got offsets[-1] of "
+                           f"{offsets_l[-1]}")
+    if include_last_offset:
+        bounds = offsets_l
+        B = len(offsets_l) - 1
+    else:
+        bounds = offsets_l + [n]
+        B = len(offsets_l)
+    if B < 0:
+        B = 0
+    idx_list = [int(i) for i in input.tolist()]
+    for i in idx_list:
+        if i < 0 or i >= num_weights:
+            raise IndexError("index out of range in self")
+    bag_of = [0] * n
+    for bag in range(B):
+        for j in range(bounds[bag], min(bounds[bag + 1], n)):
+            bag_of[j] = bag
+    keep = [padding_idx is None or i != padding_idx for i in idx_list]
+    # positions past the last bag (include_last_offset with a short last offset) belong to no bag
+    in_bag = [False] * n
+    for bag in range(B):
+        for j in range(bounds[bag], min(bounds[bag + 1], n)):
+            in_bag[j] = True
+    sel = [j for j in range(n) if keep[j] and in_bag[j]]
+    D = weight.size(1)
+    out_shape = [B, D]
+    if not sel:
+        return weight.new_zeros(*out_shape)
+    import ampgrad
+    sel_t = ampgrad.tensor(sel, dtype=ampgrad.int64, device=weight.device)
+    rows = weight.index_select(0, input.reshape(-1).to(ampgrad.int64).index_select(0, sel_t))
+    bags = ampgrad.tensor([bag_of[j] for j in sel], dtype=ampgrad.int64, device=weight.device)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1).index_select(0, sel_t).unsqueeze(1).to(rows.dtype)
+    if mode in ("sum", "mean"):
+        out = ampgrad.zeros(out_shape, dtype=rows.dtype, device=rows.device).index_add(0, bags, rows)
+        if mode == "mean":
+            counts = [0] * B
+            for j in sel:
+                counts[bag_of[j]] += 1
+            denom = ampgrad.tensor([float(max(c, 1)) for c in counts], dtype=rows.dtype, device=rows.device)
+            out = out / denom.unsqueeze(1)
+        return out
+    # max: per bag, the elementwise max over its rows (an empty bag gives zeros)
+    pieces = []
+    start = 0
+    bag_list = [bag_of[j] for j in sel]
+    zero_row = None
+    for bag in range(B):
+        end = start
+        while end < len(bag_list) and bag_list[end] == bag:
+            end += 1
+        if end > start:
+            pieces.append(rows[start:end].amax(0))
+        else:
+            if zero_row is None:
+                zero_row = ampgrad.zeros(D, dtype=rows.dtype, device=rows.device)
+            pieces.append(zero_row)
+        start = end
+    return ampgrad.stack(pieces) if pieces else ampgrad.zeros(out_shape, dtype=rows.dtype, device=rows.device)
+
+
+# ---------------------------------------------------------------- losses
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    import ampgrad
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ampgrad.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.size()) != tuple(input.size()):
+        if tuple(input.size()[:-1]) == tuple(var.size()):
+            var = var.unsqueeze(-1)
+        elif input.ndim == var.ndim and sum(y for x, y in zip(input.size(), var.size()) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    from ..autograd import no_grad
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    F = _F()
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    loss = -(target * F.logsigmoid(input) + (1 - target) * F.logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    C = input.size(class_dim)
+    loss = loss.sum(dim=class_dim) / C
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    F = _F()
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs")
+    if distance_function is None:
+        distance_function = F.pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _C.minimum(dist_neg, distance_function(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    import ampgrad
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -ampgrad.empty_like(logits).exponential_().log()
+    gumbels = (logits + gumbels) / tau
+    y_soft = gumbels.softmax(dim)
+    if hard:
+        index = y_soft.max(dim, keepdim=True)[1]
+        y_hard = ampgrad.zeros_like(logits).scatter_(dim, index, 1.0)
+        return y_hard - y_soft.detach() + y_soft
+    return y_soft
