@@ -497,3 +497,393 @@ def test_init_additions():
         assert_close(a, t)
     a, t = ampgrad.empty(3, 5), torch.empty(3, 5)
     assert_close(nn.init.eye_(a), torch.nn.init.eye_(t))
+
+
+# ---------------------------------------------------------------- normalisation
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("affine,track", [(False, False), (True, False), (True, True), (False, True)])
+def test_instance_norm_modules(nd, affine, track):
+    rng = np.random.default_rng(12)
+    cls = f"InstanceNorm{nd}d"
+    am, tm = module_pair(lambda n: getattr(n, cls)(3, affine=affine, track_running_stats=track, momentum=0.3))
+    shape = (2, 3) + (4, 5, 3)[:nd]
+    for training in (True, False):
+        am.train(training)
+        tm.train(training)
+        x = pair(rng, *shape)
+        run_compare(am, tm, [x[0]], [x[1]], rng, rtol=1e-4, atol=1e-4)
+        for k, v in tm.state_dict().items():
+            assert_close(am.state_dict()[k], v, rtol=1e-5, atol=1e-6, what=k)
+        # unbatched
+        x = pair(rng, *shape[1:])
+        run_compare(am, tm, [x[0]], [x[1]], rng, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match=r"expected .*D input"):
+        am(ampgrad.randn(*((2,) * (nd + 3))))
+    if affine:
+        with pytest.raises(ValueError, match="to match num_features"):
+            am(ampgrad.randn(*((2, 4) + (4,) * nd)))
+
+
+def test_instance_norm_functional_and_errors():
+    rng = np.random.default_rng(13)
+    x = pair(rng, 2, 3, 6)
+    w, b = pair(rng, 3), pair(rng, 3)
+    rm_a, rm_t = ampgrad.zeros(3), torch.zeros(3)
+    rv_a, rv_t = ampgrad.ones(3), torch.ones(3)
+    ya = F.instance_norm(x[0], rm_a, rv_a, w[0], b[0], momentum=0.2)
+    yt = TF.instance_norm(x[1], rm_t, rv_t, w[1], b[1], momentum=0.2)
+    assert_close(ya, yt, 1e-4, 1e-5)
+    assert_close(rm_a, rm_t)
+    assert_close(rv_a, rv_t)
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        F.instance_norm(ampgrad.randn(2, 3, 1))
+
+
+@pytest.mark.parametrize("shape,size", [((2, 5, 4), 3), ((2, 6, 3, 4), 2), ((1, 4, 2, 3, 3), 5)])
+def test_local_response_norm(shape, size):
+    rng = np.random.default_rng(14)
+    am, tm = module_pair(lambda n: n.LocalResponseNorm(size, alpha=0.1, beta=0.8, k=1.5))
+    x = pair(rng, *shape)
+    run_compare(am, tm, [x[0]], [x[1]], rng)
+    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality input"):
+        F.local_response_norm(ampgrad.randn(2, 3), 2)
+
+
+@pytest.mark.parametrize("size", [2, 3, 5])
+def test_cross_map_lrn2d(size):
+    rng = np.random.default_rng(15)
+    am, tm = module_pair(lambda n: n.CrossMapLRN2d(size, alpha=0.2, beta=0.7, k=1.2))
+    x = pair(rng, 2, 6, 3, 4)
+    run_compare(am, tm, [x[0]], [x[1]], rng)
+    assert repr(am) == repr(tm)
+    with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 3D instead."):
+        am(ampgrad.randn(2, 3, 4))
+
+
+# ---------------------------------------------------------------- EmbeddingBag
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("variant", ["2d", "offsets", "last_offset", "padding", "psw", "empty_bag"])
+def test_embedding_bag(mode, variant):
+    rng = np.random.default_rng(16)
+    kw = {}
+    if variant == "padding":
+        kw["padding_idx"] = 2
+    if variant == "last_offset":
+        kw["include_last_offset"] = True
+    am, tm = module_pair(lambda n: n.EmbeddingBag(7, 3, mode=mode, **kw))
+    assert repr(am) == repr(tm)
+    if variant == "2d":
+        idx = rng.integers(0, 7, (3, 4))
+        offs = None
+    else:
+        idx = np.array([1, 2, 4, 5, 4, 3, 2, 2, 6])
+        offs = {"last_offset": [0, 2, 5, 9], "empty_bag": [0, 2, 2, 6]}.get(variant, [0, 3, 4])
+    a_args, t_args = [ampgrad.tensor(idx)], [torch.tensor(idx)]
+    a_kw, t_kw = {}, {}
+    if offs is not None:
+        a_kw["offsets"], t_kw["offsets"] = ampgrad.tensor(offs), torch.tensor(offs)
+    if variant == "psw":
+        if mode != "sum":
+            with pytest.raises(NotImplementedError, match="per_sample_weights is only supported for mode='sum'"):
+                am(*a_args, per_sample_weights=ampgrad.ones(len(idx)), **a_kw)
+            return
+        p = pair(rng, len(idx))
+        a_args.append(p[0])
+        t_args.append(p[1])
+        a_kw["per_sample_weights"] = a_args.pop()
+        t_kw["per_sample_weights"] = t_args.pop()
+    run_compare(am, tm, a_args, t_args, rng, a_kw=a_kw, t_kw=t_kw)
+    if variant == "psw":
+        assert_close(a_kw["per_sample_weights"].grad, t_kw["per_sample_weights"].grad)
+
+
+def test_embedding_bag_errors():
+    w = ampgrad.randn(5, 2)
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        F.embedding_bag(ampgrad.tensor([1, 2]), w)
+    with pytest.raises(ValueError, match="if input is 2D, then offsets has to be None"):
+        F.embedding_bag(ampgrad.tensor([[1, 2]]), w, ampgrad.tensor([0]))
+    with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
+        F.embedding_bag(ampgrad.tensor([[1, 2]]), w, mode="min")
+    with pytest.raises(ValueError, match="weight has to be a 2D Tensor"):
+        F.embedding_bag(ampgrad.tensor([[1, 2]]), ampgrad.randn(5))
+    with pytest.raises(AssertionError, match="padding_idx must be within num_embeddings"):
+        nn.EmbeddingBag(3, 2, padding_idx=3)
+
+
+# ---------------------------------------------------------------- losses
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("var_shape", ["same", "last1", "dropped", "float"])
+def test_gaussian_nll_loss(reduction, var_shape):
+    rng = np.random.default_rng(17)
+    x, t = pair(rng, 4, 3), pair(rng, 4, 3)
+    if var_shape == "float":
+        va, vt = 0.7, 0.7
+    else:
+        vshape = {"same": (4, 3), "last1": (4, 1), "dropped": (4,)}[var_shape]
+        va, vt = pair(rng, *vshape, lo=0.0, hi=2.0)
+    am, tm = module_pair(lambda n: n.GaussianNLLLoss(full=True, reduction=reduction))
+    run_compare(am, tm, [x[0], t[0], va], [x[1], t[1], vt], rng)
+    if not isinstance(va, float):
+        assert_close(va.grad, vt.grad)
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(ampgrad.randn(4, 3), ampgrad.randn(4, 3), ampgrad.ones(2))
+    with pytest.raises(ValueError, match="var has negative entry"):
+        F.gaussian_nll_loss(ampgrad.randn(4, 3), ampgrad.randn(4, 3), -ampgrad.ones(4, 3))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multilabel_soft_margin_and_triplet_distance(reduction):
+    rng = np.random.default_rng(18)
+    x = pair(rng, 4, 5)
+    tgt = tpair((rng.random((4, 5)) < 0.5).astype(np.float32))
+    w = rng.random(5).astype(np.float32)
+    am, tm = module_pair(lambda n: n.MultiLabelSoftMarginLoss(
+        weight=(ampgrad.tensor(w) if n is nn else torch.tensor(w)), reduction=reduction))
+    run_compare(am, tm, [x[0], tgt[0]], [x[1], tgt[1]], rng)
+    a, p, n_ = pair(rng, 4, 3), pair(rng, 4, 3), pair(rng, 4, 3)
+    for dist in (None, "cos"):
+        for swap in (False, True):
+            da = (lambda u, v: 1.0 - F.cosine_similarity(u, v)) if dist else None
+            dt = (lambda u, v: 1.0 - TF.cosine_similarity(u, v)) if dist else None
+            ma = nn.TripletMarginWithDistanceLoss(distance_function=da, margin=0.5, swap=swap, reduction=reduction)
+            mt = torch.nn.TripletMarginWithDistanceLoss(distance_function=dt, margin=0.5, swap=swap,
+                                                        reduction=reduction)
+            for t_ in (a, p, n_):
+                t_[0].grad = None
+                t_[1].grad = None
+            run_compare(ma, mt, [a[0], p[0], n_[0]], [a[1], p[1], n_[1]], rng)
+    with pytest.raises(ValueError, match="margin must be greater than 0"):
+        F.triplet_margin_with_distance_loss(a[0], p[0], n_[0], margin=0.0)
+    with pytest.raises(RuntimeError, match="expected to have the same number of dimensions"):
+        F.triplet_margin_with_distance_loss(a[0], p[0], ampgrad.randn(3))
+
+
+def test_gumbel_softmax_and_feature_alpha_dropout():
+    ampgrad.manual_seed(0)
+    x = ampgrad.randn(64, 5, requires_grad=True)
+    y = F.gumbel_softmax(x, tau=0.5)
+    assert_close(y.sum(-1), torch.ones(64), 1e-5, 1e-5)
+    yh = F.gumbel_softmax(x, hard=True)
+    assert set(np.unique(yh.detach().numpy())) <= {0.0, 1.0}
+    assert_close(yh.sum(-1), torch.ones(64))
+    yh.sum().backward()
+    assert x.grad is not None
+    # feature_alpha_dropout: per (sample, channel), kept -> a * x + b_keep, dropped -> the SELU saturation a*(-alpha*...) point
+    x = ampgrad.randn(50, 8, 6)
+    y = F.feature_alpha_dropout(x, 0.3, training=True)
+    alpha = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha * alpha * 0.3 + 1) * 0.7)
+    kept = np.isclose(y.numpy(), a * x.numpy() + alpha * a * 0.3, atol=1e-5).all(-1)
+    dropped = np.isclose(y.numpy(), -alpha * a + alpha * a * 0.3, atol=1e-5).all(-1)
+    assert (kept | dropped).all() and 0.15 < dropped.mean() < 0.45
+    assert F.feature_alpha_dropout(x, 0.3, training=False) is x
+    m = nn.FeatureAlphaDropout(0.2)
+    assert repr(m) == repr(torch.nn.FeatureAlphaDropout(0.2))
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        nn.FeatureAlphaDropout(1.5)
+
+
+def test_adaptive_log_softmax():
+    rng = np.random.default_rng(19)
+    am, tm = module_pair(lambda n: n.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0))
+    x = pair(rng, 7, 8)
+    tgt = np.array([0, 2, 3, 5, 6, 9, 1])
+    oa = am(x[0], ampgrad.tensor(tgt))
+    ot = tm(x[1], torch.tensor(tgt))
+    assert_close(oa.output, ot.output)
+    assert_close(oa.loss, ot.loss)
+    oa.loss.backward()
+    ot.loss.backward()
+    pa, pt = dict(am.named_parameters()), dict(tm.named_parameters())
+    for k in pt:
+        assert_close(pa[k].grad, pt[k].grad, what=k)
+    assert_close(x[0].grad, x[1].grad)
+    assert_close(am.log_prob(x[0]), tm.log_prob(x[1]))
+    assert_close(am.predict(x[0]), tm.predict(x[1]))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+    with pytest.raises(RuntimeError, match="Target values should be in"):
+        am(x[0], ampgrad.tensor([0, 1, 2, 3, 4, 5, 10]))
+
+
+# ---------------------------------------------------------------- lazy modules
+LAZY = [
+    ("LazyLinear", lambda n: n.LazyLinear(3), (2, 5), "Linear"),
+    ("LazyLinear-nobias", lambda n: n.LazyLinear(3, bias=False), (4, 2, 5), "Linear"),
+    ("LazyConv1d", lambda n: n.LazyConv1d(4, 3, padding=1), (2, 3, 7), "Conv1d"),
+    ("LazyConv2d", lambda n: n.LazyConv2d(4, 2, groups=2), (2, 6, 5, 5), "Conv2d"),
+    ("LazyConv3d", lambda n: n.LazyConv3d(2, 2), (1, 2, 4, 4, 4), "Conv3d"),
+    ("LazyConvTranspose1d", lambda n: n.LazyConvTranspose1d(4, 3, stride=2), (2, 3, 5), "ConvTranspose1d"),
+    ("LazyConvTranspose2d", lambda n: n.LazyConvTranspose2d(4, 2), (2, 3, 4, 4), "ConvTranspose2d"),
+    ("LazyConvTranspose3d", lambda n: n.LazyConvTranspose3d(2, 2), (1, 2, 3, 3, 3), "ConvTranspose3d"),
+    ("LazyBatchNorm1d", lambda n: n.LazyBatchNorm1d(), (4, 3), "BatchNorm1d"),
+    ("LazyBatchNorm2d", lambda n: n.LazyBatchNorm2d(momentum=0.2), (2, 3, 4, 4), "BatchNorm2d"),
+    ("LazyBatchNorm3d", lambda n: n.LazyBatchNorm3d(affine=False), (2, 3, 2, 2, 2), "BatchNorm3d"),
+    ("LazyInstanceNorm1d", lambda n: n.LazyInstanceNorm1d(affine=True, track_running_stats=True), (2, 3, 5),
+     "InstanceNorm1d"),
+    ("LazyInstanceNorm2d", lambda n: n.LazyInstanceNorm2d(), (2, 3, 4, 4), "InstanceNorm2d"),
+    ("LazyInstanceNorm3d", lambda n: n.LazyInstanceNorm3d(affine=True), (2, 3, 2, 3, 2), "InstanceNorm3d"),
+]
+
+
+@pytest.mark.parametrize("name,make,shape,becomes", LAZY, ids=[c[0] for c in LAZY])
+def test_lazy_modules(name, make, shape, becomes):
+    rng = np.random.default_rng(20)
+    am, tm = make(nn), make(torch.nn)
+    assert repr(am) == repr(tm)
+    assert am.has_uninitialized_params() and tm.has_uninitialized_params()
+    assert list(am.state_dict()) == list(tm.state_dict())
+    assert isinstance(am.weight if hasattr(am, "weight") and am.weight is not None else nn.UninitializedParameter(),
+                      nn.UninitializedParameter)
+    x = pair(rng, *shape)
+    tm(x[1])  # materialize torch's, then copy its weights into ampgrad's (load_state_dict materializes)
+    if "InstanceNorm" in name:  # (as torch: a loaded lazy InstanceNorm keeps num_features 0 and refuses the input)
+        am(x[0].detach())
+        am.train()
+    am.load_state_dict(tm.state_dict())
+    assert not getattr(am, "has_uninitialized_params", lambda: False)()
+    run_compare(am, tm, [x[0]], [x[1]], rng, rtol=1e-4, atol=1e-5)
+    assert type(am).__name__ == type(tm).__name__ == becomes
+    assert list(am.state_dict()) == list(tm.state_dict())
+    for k, v in tm.state_dict().items():
+        assert_close(am.state_dict()[k], v, rtol=1e-5, atol=1e-6, what=k)
+
+
+def test_lazy_forward_materializes_and_errors():
+    torch_m = torch.nn.LazyLinear(4)
+    m = nn.LazyLinear(4)
+    y = m(ampgrad.randn(3, 6))
+    assert type(m) is nn.Linear and m.in_features == 6 and tuple(m.weight.shape) == (4, 6)
+    assert type(m.weight) is nn.Parameter and tuple(y.shape) == (3, 4)
+    c = nn.LazyConv2d(4, 3)
+    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) input to LazyConv2d"):
+        c(ampgrad.randn(3, 5))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.LazyConv1d(4, 3, groups=2)(ampgrad.randn(1, 3, 5))
+    b = nn.LazyBatchNorm1d()
+    b(ampgrad.randn(4, 3))
+    assert type(b) is nn.BatchNorm1d and type(b.running_mean) is ampgrad.Tensor
+    assert repr(nn.UninitializedParameter()) == repr(torch.nn.UninitializedParameter())
+    del torch_m
+
+
+# ---------------------------------------------------------------- activations (engine ops)
+ACTS = [
+    ("Hardshrink", lambda n: n.Hardshrink(), "HardshrinkBackward0"),
+    ("Hardshrink-1.2", lambda n: n.Hardshrink(1.2), "HardshrinkBackward0"),
+    ("Softshrink", lambda n: n.Softshrink(0.7), "SoftshrinkBackward0"),
+    ("Threshold", lambda n: n.Threshold(0.2, -3.0), "ThresholdBackward0"),
+    ("RReLU-eval", lambda n: n.RReLU(0.1, 0.3).eval(), "RreluWithNoiseBackward0"),
+    ("Softmax2d", lambda n: n.Softmax2d(), None),
+]
+
+
+@pytest.mark.parametrize("name,make,node", ACTS, ids=[a[0] for a in ACTS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_activation_modules(name, make, node, dtype):
+    rng = np.random.default_rng(21)
+    am, tm = module_pair(make)
+    assert repr(am) == repr(tm)
+    x = pair(rng, 3, 4, 5, dtype=dtype, lo=-3, hi=3)
+    oa, ot = run_compare(am, tm, [x[0]], [x[1]], rng)
+    if node:
+        assert oa.grad_fn.name() == ot.grad_fn.name() == node
+
+
+@pytest.mark.parametrize("fn,kw", [("hardshrink", {"lambd": 0.6}), ("softshrink", {"lambd": 0.6}),
+                                   ("threshold", {"threshold": 0.1, "value": 2.0})])
+def test_activation_double_backward_and_specials(fn, kw):
+    rng = np.random.default_rng(22)
+    x = pair(rng, 5, 6, lo=-2, hi=2)
+    ya, yt = getattr(F, fn)(x[0], **kw), getattr(TF, fn)(x[1], **kw)
+    ga = ampgrad.ones_like(ya, requires_grad=True)
+    gt = torch.ones_like(yt, requires_grad=True)
+    (dxa,) = ampgrad.autograd.grad(ya, x[0], ga, create_graph=True)
+    (dxt,) = torch.autograd.grad(yt, x[1], gt, create_graph=True)
+    assert_close(dxa, dxt)
+    assert dxa.grad_fn.name() == dxt.grad_fn.name()
+    (gga,) = ampgrad.autograd.grad((dxa * dxa).sum(), ga)
+    (ggt,) = torch.autograd.grad((dxt * dxt).sum(), gt)
+    assert_close(gga, ggt)
+    sp = np.array([0.6, -0.6, 0.1, 0.0, -0.0, np.nan, np.inf, -np.inf, 0.61], np.float32)
+    assert_close(getattr(F, fn)(ampgrad.tensor(sp), **kw), getattr(TF, fn)(torch.tensor(sp), **kw))
+    for dt in (ampgrad.bfloat16, ampgrad.float16):
+        tdt = getattr(torch, str(dt).split(".")[-1])
+        xa = ampgrad.tensor(sp).to(dt)
+        assert_close(getattr(F, fn)(xa, **kw).float(), getattr(TF, fn)(torch.tensor(sp).to(tdt), **kw).float())
+
+
+def test_activation_errors_inplace_and_int():
+    with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, 3.40282e\+38\] for input dtype Float, but "
+                                           r"found -0.5"):
+        F.softshrink(ampgrad.randn(3), -0.5)
+    for f, tf, msg in ((F.hardshrink, TF.hardshrink, "hardshrink_cpu"), (F.softshrink, TF.softshrink, "softshrink_check")):
+        with pytest.raises(NotImplementedError, match=msg):
+            f(ampgrad.tensor([1, 2]))
+        with pytest.raises(NotImplementedError, match=msg):
+            tf(torch.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="threshold_cpu"):
+        F.threshold(ampgrad.tensor([True]), 0.5, 0.0)
+    assert_close(F.threshold(ampgrad.tensor([1, 2, 3, -1]), -1.5, 7), TF.threshold(torch.tensor([1, 2, 3, -1]), -1.5, 7))
+    # in place
+    rng = np.random.default_rng(23)
+    x = pair(rng, 4, 5)
+    ya = F.threshold(x[0] * 1.0, 0.1, 5.0, inplace=True)
+    yt = TF.threshold(x[1] * 1.0, 0.1, 5.0, inplace=True)
+    assert ya.grad_fn.name() == yt.grad_fn.name() == "ThresholdBackward1"
+    assert_close(ya, yt)
+    ya.sum().backward()
+    yt.sum().backward()
+    assert_close(x[0].grad, x[1].grad)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        F.threshold_(x[0], 0.0, 0.0)
+    t = ampgrad.tensor([-1.0, 2.0])
+    F.rrelu_(t, 0.2, 0.4)
+    assert_close(t, torch.tensor([-0.3, 2.0]))
+    assert F.threshold_(t, 0.0, 9.0) is t
+    assert_close(t, torch.tensor([9.0, 2.0]))
+
+
+def test_rrelu_training():
+    ampgrad.manual_seed(0)
+    x = ampgrad.randn(2000, requires_grad=True)
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    assert y.grad_fn.name() == "RreluWithNoiseBackward0"
+    xn, yn = x.detach().numpy(), y.detach().numpy()
+    pos = xn > 0
+    np.testing.assert_array_equal(yn[pos], xn[pos])
+    slope = yn[~pos] / xn[~pos]
+    assert slope.min() >= 0.1 - 1e-6 and slope.max() <= 0.3 + 1e-6 and slope.std() > 0.04
+    assert abs(slope.mean() - 0.2) < 0.01
+    y.backward(ampgrad.ones_like(y))
+    g = x.grad.numpy()
+    np.testing.assert_allclose(g[~pos], slope, rtol=1e-5)
+    np.testing.assert_array_equal(g[pos], 1.0)
+    m = nn.RReLU(0.1, 0.3)
+    out = m(ampgrad.full((50,), -1.0))
+    assert out.numpy().std() > 0
+    with pytest.raises(NotImplementedError, match="rrelu_with_noise_out_cpu"):
+        F.rrelu(ampgrad.tensor([1, 2]), training=True)
+
+
+def test_transformer_encoder_inference_nested_path():
+    # torch's eval/no-grad path with a left-aligned key padding mask returns zeros at the padded positions
+    rng = np.random.default_rng(24)
+    am, tm = module_pair(lambda n: n.TransformerEncoder(n.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                                                  batch_first=True), 2))
+    am.eval()
+    tm.eval()
+    x = rng.standard_normal((3, 5, 8)).astype(np.float32)
+    kpm = np.zeros((3, 5), bool)
+    kpm[1, 3:] = True
+    kpm[2, 4:] = True
+    with torch.no_grad(), ampgrad.no_grad():
+        ya = am(ampgrad.tensor(x), src_key_padding_mask=ampgrad.tensor(kpm))
+        yt = tm(torch.tensor(x), src_key_padding_mask=torch.tensor(kpm))
+    assert_close(ya, yt, 1e-4, 1e-5)
+    assert not np.any(ya.numpy()[1, 3:])
+    # with grad the composite path (no zeros)
+    ya = am(ampgrad.tensor(x), src_key_padding_mask=ampgrad.tensor(kpm))
+    yt = tm(torch.tensor(x), src_key_padding_mask=torch.tensor(kpm))
+    assert_close(ya, yt, 1e-4, 1e-5)

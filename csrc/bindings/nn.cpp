@@ -2,6 +2,7 @@
 // an alias of `data` (shares storage and version counter, no history). nn.Parameter uses it, as
 // torch's Parameter uses Tensor._make_subclass.
 #include "bindings/convert.h"
+#include "ops/activation_more.h"
 
 namespace ampgrad::bind {
 
@@ -34,6 +35,16 @@ void init_nn(py::module_& m) {
   m.def("_dropout", [](const Tensor& x, double p) { return fused_dropout(x, p); });
   m.def("_dropout_mask", [](py::handle shape, ScalarType dt, Device dev, double p) { return dropout_mask(int_list(shape, "size"), dt, dev, p); });
   m.def("_embedding", [](const Tensor& w, const Tensor& idx, int64_t padding_idx, bool scale) { return fused_embedding(w, idx, padding_idx, scale); });
+  // hardshrink, softshrink, threshold, rrelu (ops/activation_more.cpp)
+  m.def("_hardshrink", [](const Tensor& a, double l) { return hardshrink(a, l); });
+  m.def("_softshrink", [](const Tensor& a, double l) { return softshrink(a, l); });
+  m.def("_threshold", [](const Tensor& a, double th, double v) { return threshold(a, th, v); });
+  m.def("_threshold_", [](py::object self, double th, double v) { Tensor t = self.cast<Tensor>(); threshold_(t, th, v); return self; });
+  m.def("_rrelu", [](const Tensor& a, double lo, double up, bool training) { return rrelu(a, lo, up, training); });
+  m.def("_rrelu_", [](py::object self, double lo, double up, bool training) { Tensor t = self.cast<Tensor>(); rrelu_(t, lo, up, training); return self; });
+  m.def("_hardshrink_backward", [](const Tensor& g, const Tensor& x, double l) { return hardshrink_backward(g, x, l); });
+  m.def("_softshrink_backward", [](const Tensor& g, const Tensor& x, double l) { return softshrink_backward(g, x, l); });
+  m.def("_threshold_backward", [](const Tensor& g, const Tensor& x, double th) { return threshold_backward(g, x, th); });
 }
 
 }  // namespace ampgrad::bind

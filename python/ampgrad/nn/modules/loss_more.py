@@ -122,7 +122,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                 input_subset = input.index_select(0, row_indices)
                 cluster_output = self.tail[i - 1](input_subset)
                 cluster_index = self.shortlist_size + i - 1
-                gather_inds = gather_inds.index_fill(0, row_indices, cluster_index)
+                gather_inds = gather_inds.index_copy(0, row_indices, _C._full([row_indices.numel()], cluster_index, gather_inds.dtype, gather_inds.device))
                 cluster_logprob = F.log_softmax(cluster_output, dim=1)
                 local_logprob = cluster_logprob.gather(1, relative_target.unsqueeze(1))
                 output = output.index_copy(0, row_indices, local_logprob.squeeze(1))

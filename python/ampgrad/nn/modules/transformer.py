@@ -259,11 +259,37 @@ class TransformerEncoder(Module):
         batch_first = self.layers[0].self_attn.batch_first
         seq_len = _get_seq_len(src, batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        padded = self._nested_fast_path_padding(src, mask, src_key_padding_mask)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:
+            # torch's inference path runs the layers on a nested tensor and pads the result with zeros
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _nested_fast_path_padding(self, src, mask, src_key_padding_mask):
+        """The padded positions (bool, (N, S)) where torch takes its nested-tensor inference path, else None."""
+        from ...autograd import is_grad_enabled
+        from ..._autocast_state import is_autocast_enabled
+        first = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
+                or src_key_padding_mask is None or mask is not None or is_autocast_enabled()):
+            return None
+        valid = src_key_padding_mask == 0
+        if getattr(self, "mask_check", True):
+            # left aligned: each row's valid positions come first
+            if bool((valid[:, 1:] & ~valid[:, :-1]).any()):
+                return None
+        attn = first.self_attn
+        args = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                first.linear1.bias, first.linear2.weight, first.linear2.bias)
+        if is_grad_enabled() and any(t is not None and t.requires_grad for t in args):
+            return None
+        return ~valid
 
 
 class TransformerDecoder(Module):
