@@ -867,6 +867,7 @@ def test_rrelu_training():
         F.rrelu(ampgrad.tensor([1, 2]), training=True)
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
 def test_transformer_encoder_inference_nested_path():
     # torch's eval/no-grad path with a left-aligned key padding mask returns zeros at the padded positions
     rng = np.random.default_rng(24)
@@ -887,3 +888,25 @@ def test_transformer_encoder_inference_nested_path():
     ya = am(ampgrad.tensor(x), src_key_padding_mask=ampgrad.tensor(kpm))
     yt = tm(torch.tensor(x), src_key_padding_mask=torch.tensor(kpm))
     assert_close(ya, yt, 1e-4, 1e-5)
+
+
+@pytest.mark.parametrize("orth_map", ["matrix_exp", "cayley", "householder"])
+def test_parametrizations_orthogonal(orth_map):
+    need = {"matrix_exp": ["matrix_exp"], "cayley": ["solve"], "householder": []}[orth_map] + ["geqrf",
+                                                                                               "householder_product"]
+    missing = [n for n in need if getattr(ampgrad.linalg, n, None) is None and getattr(ampgrad, n, None) is None]
+    if missing:
+        pytest.skip(f"ampgrad.linalg lacks {missing}")
+    rng = np.random.default_rng(25)
+    shape = (4, 4) if orth_map != "householder" else (5, 3)
+    am, tm = module_pair(lambda n: n.Linear(shape[1], shape[0]))
+    nn.utils.parametrizations.orthogonal(am, orthogonal_map=orth_map)
+    torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=orth_map)
+    assert list(am.state_dict()) == list(tm.state_dict())
+    am.load_state_dict(tm.state_dict())
+    w = am.weight.detach().numpy()
+    np.testing.assert_allclose(w.T @ w if shape[0] >= shape[1] else w @ w.T, np.eye(min(shape)), atol=1e-5)
+    x = pair(rng, 3, shape[1])
+    run_compare(am, tm, [x[0]], [x[1]], rng, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
+        nn.utils.parametrizations.orthogonal(nn.BatchNorm1d(3))
