@@ -3,19 +3,30 @@ instance_norm, local_response_norm, embedding_bag, gaussian_nll_loss, multilabel
 triplet_margin_with_distance_loss, gumbel_softmax, feature_alpha_dropout. Thin compositions of engine ops
 (the attention itself runs on the engine's scaled_dot_product_attention / bmm / softmax ops)."""
 import math
+import sys
 import warnings
 
 from .. import _C
 from .._creation import zeros as _zeros, zeros_like as _zeros_like
 from . import _reduction as _Reduction
+from types import SimpleNamespace as _NS
+
+from .. import _creation
+from .._dtype_info import finfo as _finfo
+from ..autograd import no_grad as _no_grad
+
+# the ampgrad-level names used here, from the layers below (tests/test_import_layers.py)
+_ag = _NS(tensor=_creation.tensor, zeros=_creation.zeros, ones_like=_creation.ones_like, empty_like=_creation.empty_like,
+          zeros_like=_creation.zeros_like, randn=_creation.randn, eye=_creation.eye, stack=_C.stack, cat=_C.cat,
+          int64=_C.int64, finfo=_finfo)
 
 __all__ = ["multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "_mha_shape_check",
            "_in_projection_packed", "_in_projection"]
 
 
 def _F():
-    from . import functional
-    return functional
+    # nn.functional re-exports this module's names (its last import), so it is looked up, not imported
+    return sys.modules[__package__ + ".functional"]
 
 
 # ---------------------------------------------------------------- multi-head attention
@@ -282,32 +293,95 @@ __all__ += ["hardshrink", "softshrink", "threshold", "threshold_", "rrelu", "rre
             "triplet_margin_with_distance_loss", "gumbel_softmax"]
 
 
+_TORCH_TYPE_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+_INT_RANGE = {"uint8": (0, 255, "uint8_t"), "int8": (-128, 127, "int8_t"), "int16": (-32768, 32767, "int16_t"),
+              "int32": (-2 ** 31, 2 ** 31 - 1, "int32_t"), "int64": (-2 ** 63, 2 ** 63 - 1, "int64_t")}
+
+
+def _number(x, fn, arg, pos, input=None):
+    """A Python number argument (torch's Scalar): Tensor / other types rejected, ints outside int64 / uint64
+    overflow, and for an integer input the value must fit its dtype."""
+    import numbers
+    if isinstance(x, _C.Tensor) or not isinstance(x, numbers.Number):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Number, not {type(x).__name__}")
+    if isinstance(x, int) and not isinstance(x, bool):
+        if x < -2 ** 63:
+            raise OverflowError("can't convert negative int to unsigned")
+        if x >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+    if input is not None and not input.is_floating_point() and input.dtype != _C.bool:
+        lo, hi, cname = _INT_RANGE.get(str(input.dtype).split(".")[-1], (None, None, None))
+        if lo is not None and isinstance(x, (int, float)) and not (lo <= x <= hi):  # (NaN too)
+            raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
+    return float(x)
+
+
 def hardshrink(input, lambd=0.5):
-    return _C._hardshrink(input, float(lambd))
+    return _C._hardshrink(input, _number(lambd, "hardshrink", "lambd", 2))
 
 
 def softshrink(input, lambd=0.5):
-    return _C._softshrink(input, float(lambd))
+    return _C._softshrink(input, _number(lambd, "softshrink", "lambd", 2))
 
 
 def threshold(input, threshold, value, inplace=False):
+    th = _number(threshold, "threshold", "threshold", 2, input)
+    v = _number(value, "threshold", "value", 3, input)
     if inplace:
-        return _C._threshold_(input, float(threshold), float(value))
-    return _C._threshold(input, float(threshold), float(value))
+        return _C._threshold_(input, th, v)
+    return _C._threshold(input, th, v)
 
 
 def threshold_(input, threshold, value):
-    return _C._threshold_(input, float(threshold), float(value))
+    return _C._threshold_(input, _number(threshold, "threshold_", "threshold", 2, input),
+                          _number(value, "threshold_", "value", 3, input))
+
+
+def _rrelu_args(lower, upper):
+    lower = _number(lower, "rrelu", "lower", 2)
+    upper = _number(upper, "rrelu", "upper", 3)
+    if not math.isfinite(lower):
+        raise RuntimeError(f"rrelu: lower bound must be finite, got {_fmt(lower)}")
+    if not math.isfinite(upper):
+        raise RuntimeError(f"rrelu: upper bound must be finite, got {_fmt(upper)}")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    return lower, upper
+
+
+def _fmt(v):
+    return "nan" if v != v else ("inf" if v > 0 else "-inf")
+
+
+def _rrelu_dtype(input, training):
+    if training and input.dtype == _C.float16:  # torch's CPU rrelu_with_noise has no Half kernel
+        raise NotImplementedError("\"rrelu_with_noise_out_cpu\" not implemented for 'Half'")
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if inplace:
-        return _C._rrelu_(input, float(lower), float(upper), bool(training))
-    return _C._rrelu(input, float(lower), float(upper), bool(training))
+        return rrelu_(input, lower, upper, training)
+    lower, upper = _rrelu_args(lower, upper)
+    _rrelu_dtype(input, training)
+    if inplace:
+        return _C._rrelu_(input, lower, upper, bool(training))
+    return _C._rrelu(input, lower, upper, bool(training))
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    return _C._rrelu_(input, float(lower), float(upper), bool(training))
+    # in place: the written-to tensor's overlap and its dtype are checked before the bounds (torch's order)
+    if input.numel() > 1 and any(st == 0 and sz > 1 for st, sz in zip(input.stride(), input.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+    lo, up = _number(lower, "rrelu_", "lower", 2), _number(upper, "rrelu_", "upper", 3)
+    if lo > up:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"{'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'}\" not implemented "
+                                  f"for '{_TORCH_TYPE_NAMES.get(str(input.dtype).split('.')[-1])}'")
+    lower, upper = _rrelu_args(lower, upper)
+    _rrelu_dtype(input, training)
+    return _C._rrelu_(input, lower, upper, bool(training))
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
@@ -316,10 +390,10 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     F._check_p(p)
     if p == 0.0 or not training or input.numel() == 0:
         return input
-    if input.dim() < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if p == 1.0:
         return F._inplace(input, input * _C._full([], 0.0, input.dtype, input.device), inplace)
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     alpha = 1.7580993408473766
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
@@ -339,10 +413,14 @@ def _verify_spatial_size(size):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    """torch.instance_norm: the engine's batch_norm over (1, N*C, *) with weight, bias and running stats repeated
-    per sample; the running stats are the mean over the samples of the per-instance updates."""
     if use_input_stats:
         _verify_spatial_size(input.size())
+    return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps):
+    """torch.instance_norm: the engine's batch_norm over (1, N*C, *) with weight, bias and running stats repeated
+    per sample; the running stats are the mean over the samples of the per-instance updates."""
     if input.dim() < 2:
         raise ValueError(f"Expected 2D or higher input (got {input.dim()}D input)")
     N, C = input.shape[0], input.shape[1]
@@ -353,8 +431,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     rv = running_var.repeat(N) if running_var is not None else None
     out = _C._batch_norm(x, rm, rv, w, b, bool(use_input_stats), float(momentum), float(eps))
     if use_input_stats:
-        from ..autograd import no_grad
-        with no_grad():
+        with _no_grad():
             if running_mean is not None:
                 running_mean.copy_(rm.view(N, C).mean(0))
             if running_var is not None:
@@ -476,19 +553,18 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     out_shape = [B, D]
     if not sel:
         return weight.new_zeros(*out_shape)
-    import ampgrad
-    sel_t = ampgrad.tensor(sel, dtype=ampgrad.int64, device=weight.device)
-    rows = weight.index_select(0, input.reshape(-1).to(ampgrad.int64).index_select(0, sel_t))
-    bags = ampgrad.tensor([bag_of[j] for j in sel], dtype=ampgrad.int64, device=weight.device)
+    sel_t = _ag.tensor(sel, dtype=_ag.int64, device=weight.device)
+    rows = weight.index_select(0, input.reshape(-1).to(_ag.int64).index_select(0, sel_t))
+    bags = _ag.tensor([bag_of[j] for j in sel], dtype=_ag.int64, device=weight.device)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1).index_select(0, sel_t).unsqueeze(1).to(rows.dtype)
     if mode in ("sum", "mean"):
-        out = ampgrad.zeros(out_shape, dtype=rows.dtype, device=rows.device).index_add(0, bags, rows)
+        out = _ag.zeros(out_shape, dtype=rows.dtype, device=rows.device).index_add(0, bags, rows)
         if mode == "mean":
             counts = [0] * B
             for j in sel:
                 counts[bag_of[j]] += 1
-            denom = ampgrad.tensor([float(max(c, 1)) for c in counts], dtype=rows.dtype, device=rows.device)
+            denom = _ag.tensor([float(max(c, 1)) for c in counts], dtype=rows.dtype, device=rows.device)
             out = out / denom.unsqueeze(1)
         return out
     # max: per bag, the elementwise max over its rows (an empty bag gives zeros)
@@ -504,19 +580,21 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             pieces.append(rows[start:end].amax(0))
         else:
             if zero_row is None:
-                zero_row = ampgrad.zeros(D, dtype=rows.dtype, device=rows.device)
+                zero_row = _ag.zeros(D, dtype=rows.dtype, device=rows.device)
             pieces.append(zero_row)
         start = end
-    return ampgrad.stack(pieces) if pieces else ampgrad.zeros(out_shape, dtype=rows.dtype, device=rows.device)
+    return _ag.stack(pieces) if pieces else _ag.zeros(out_shape, dtype=rows.dtype, device=rows.device)
 
 
 # ---------------------------------------------------------------- losses
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    import ampgrad
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = var * ampgrad.ones_like(input)
+        var = var * _ag.ones_like(input)
+    elif not isinstance(var, _C.Tensor):
+        raise TypeError(f"any() received an invalid combination of arguments - got ({type(var).__name__}), but "
+                        "expected one of:\n * (Tensor input, *, Tensor out = None)")
     elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if tuple(var.size()) != tuple(input.size()):
@@ -529,8 +607,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    from ..autograd import no_grad
-    with no_grad():
+    with _no_grad():
         var.clamp_(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
@@ -546,6 +623,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     F = _F()
     if size_average is not None or reduce is not None:
         reduction = _Reduction.legacy_get_string(size_average, reduce)
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{_TORCH_TYPE_NAMES.get(str(input.dtype).split('.')[-1], F._type_name(input.dtype))}'")
     loss = -(target * F.logsigmoid(input) + (1 - target) * F.logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -587,14 +666,13 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
-    import ampgrad
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    gumbels = -ampgrad.empty_like(logits).exponential_().log()
+    gumbels = -_ag.empty_like(logits).exponential_().log()
     gumbels = (logits + gumbels) / tau
     y_soft = gumbels.softmax(dim)
     if hard:
         index = y_soft.max(dim, keepdim=True)[1]
-        y_hard = ampgrad.zeros_like(logits).scatter_(dim, index, 1.0)
+        y_hard = _ag.zeros_like(logits).scatter_(dim, index, 1.0)
         return y_hard - y_soft.detach() + y_soft
     return y_soft

@@ -1,6 +1,13 @@
 """InstanceNorm1d/2d/3d (torch.nn.modules.instancenorm: affine and track_running_stats off by default; the
 running stats, when tracked, are used in eval), LocalResponseNorm and CrossMapLRN2d."""
 import warnings
+from types import SimpleNamespace as _NS
+
+from ... import _C, _creation
+from ..._dtype_info import finfo as _finfo
+
+_ag = _NS(zeros=_creation.zeros, zeros_like=_creation.zeros_like, randn=_creation.randn, eye=_creation.eye,
+          stack=_C.stack, cat=_C.cat, finfo=_finfo)
 
 from ...autograd.function import Function
 from .. import functional as F
@@ -94,7 +101,6 @@ class _CrossMapLRN2dFn(Function):
 
     @staticmethod
     def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
-        import ampgrad
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
         channels = input.size(1)
@@ -109,7 +115,7 @@ class _CrossMapLRN2dFn(Function):
             if c > pre_pad:
                 cur = cur - sq[:, c - pre_pad]
             scales.append(cur)
-        scale = ampgrad.stack(scales, 1) * (alpha / size) + k
+        scale = _ag.stack(scales, 1) * (alpha / size) + k
         output = scale.pow(-beta) * input
         ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
         ctx.scale = scale
@@ -118,7 +124,6 @@ class _CrossMapLRN2dFn(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        import ampgrad
         input, output = ctx.saved_tensors
         size, alpha, beta = ctx.size, ctx.alpha, ctx.beta
         N, C, H, W = input.shape
@@ -126,10 +131,10 @@ class _CrossMapLRN2dFn(Function):
         inverse_pre_pad = int(size - (size - 1) / 2)
         grad_input = ctx.scale.pow(-beta) * grad_output
         ratio = grad_output * output / ctx.scale
-        padded = ampgrad.zeros(N, C + size - 1, H, W, dtype=input.dtype)
+        padded = _ag.zeros(N, C + size - 1, H, W, dtype=input.dtype)
         padded[:, inverse_pre_pad:inverse_pre_pad + C] = ratio
         # accum for channel c: padded[c] + ... + padded[c + size - 1]
-        cs = ampgrad.cat([ampgrad.zeros(N, 1, H, W, dtype=input.dtype), padded.cumsum(1)], 1)
+        cs = _ag.cat([_ag.zeros(N, 1, H, W, dtype=input.dtype), padded.cumsum(1)], 1)
         accum = cs[:, size:size + C] - cs[:, 0:C]
         grad_input = grad_input - cache_ratio_value * input * accum
         return grad_input, None, None, None, None

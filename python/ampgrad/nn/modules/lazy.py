@@ -6,7 +6,7 @@ import itertools
 from ...autograd import no_grad
 from ..._creation import tensor as _tensor
 from ... import _C
-from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from ..parameter import UninitializedBuffer, UninitializedParameter, _MaterializedBuffer, is_lazy
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -44,7 +44,6 @@ class LazyModuleMixin:
         self._swap_materialized_buffers()
 
     def _swap_materialized_buffers(self):
-        from ..parameter import _MaterializedBuffer
         for name, buf in list(self._buffers.items()):
             if isinstance(buf, _MaterializedBuffer):
                 self._buffers[name] = buf.detach()

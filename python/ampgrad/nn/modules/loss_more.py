@@ -1,5 +1,12 @@
 """GaussianNLLLoss, MultiLabelSoftMarginLoss, TripletMarginWithDistanceLoss, AdaptiveLogSoftmaxWithLoss."""
 from collections import namedtuple
+from types import SimpleNamespace as _NS
+
+from ... import _C, _creation
+from ..._dtype_info import finfo as _finfo
+
+_ag = _NS(zeros=_creation.zeros, zeros_like=_creation.zeros_like, randn=_creation.randn, eye=_creation.eye,
+          stack=_C.stack, cat=_C.cat, finfo=_finfo)
 
 from ... import _C
 from .. import functional as F
@@ -86,7 +93,6 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             h2o.reset_parameters()
 
     def forward(self, input_, target_):
-        import ampgrad
         targ_dim = target_.dim()
         if targ_dim == 1:
             if input_.size(0) != target_.size(0):
@@ -139,7 +145,6 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         return _ASMoutput(output, loss)
 
     def _get_full_log_prob(self, input, head_output):
-        import ampgrad
         out = input.new_empty((head_output.size(0), self.n_classes))
         head_logprob = F.log_softmax(head_output, dim=1)
         pieces = [head_logprob[:, : self.shortlist_size]]
@@ -148,7 +153,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             cluster_logprob = F.log_softmax(cluster_output, dim=1)
             pieces.append(cluster_logprob + head_logprob[:, self.shortlist_size + i].unsqueeze(1))
         del out
-        return ampgrad.cat(pieces, 1)
+        return _ag.cat(pieces, 1)
 
     def log_prob(self, input):
         is_batched = input.dim() > 1

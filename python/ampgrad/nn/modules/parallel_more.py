@@ -2,6 +2,8 @@
 DataParallel (a single-device wrapper calling its module)."""
 import warnings
 
+from ...autograd import no_grad
+
 from .batchnorm import _BatchNorm
 from .module import Module
 
@@ -40,7 +42,6 @@ class SyncBatchNorm(_BatchNorm):
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
-        from ...autograd import no_grad
         module_output = module
         if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm) and type(module).__name__.startswith(
                 "BatchNorm"):

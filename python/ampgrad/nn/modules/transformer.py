@@ -6,6 +6,8 @@ import copy
 import warnings
 
 from ... import _C
+from ..._autocast_state import is_autocast_enabled
+from ...autograd import is_grad_enabled
 from ..._creation import empty, full
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
@@ -272,8 +274,6 @@ class TransformerEncoder(Module):
 
     def _nested_fast_path_padding(self, src, mask, src_key_padding_mask):
         """The padded positions (bool, (N, S)) where torch takes its nested-tensor inference path, else None."""
-        from ...autograd import is_grad_enabled
-        from ..._autocast_state import is_autocast_enabled
         first = self.layers[0]
         if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
                 or src_key_padding_mask is None or mask is not None or is_autocast_enabled()):

@@ -2,6 +2,7 @@
 allocated and left as they are)."""
 import inspect
 
+from .. import init as _init
 from ..modules.module import Module
 
 __all__ = ["skip_init"]
@@ -12,7 +13,6 @@ def skip_init(module_cls, *args, **kwargs):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    from .. import init as _init
     # Construct with the nn.init fills turned into no-ops: the storage is allocated, not initialised.
     names = [n for n in dir(_init) if n.endswith("_") and not n.startswith("_") and callable(getattr(_init, n))]
     saved = {n: getattr(_init, n) for n in names}

@@ -1,6 +1,8 @@
 """torch.nn.utils.convert_conv2d/3d_weight_memory_format: re-lays out the weights of the (transposed)
 convolutions of a module in `memory_format` (the values are unchanged)."""
 
+from ..modules.conv import Conv2d, Conv3d, ConvTranspose2d, ConvTranspose3d
+
 __all__ = ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
 
 
@@ -17,10 +19,8 @@ def _convert(module, memory_format, classes):
 
 
 def convert_conv2d_weight_memory_format(module, memory_format):
-    from ..modules.conv import Conv2d, ConvTranspose2d
     return _convert(module, memory_format, (Conv2d, ConvTranspose2d))
 
 
 def convert_conv3d_weight_memory_format(module, memory_format):
-    from ..modules.conv import Conv3d, ConvTranspose3d
     return _convert(module, memory_format, (Conv3d, ConvTranspose3d))

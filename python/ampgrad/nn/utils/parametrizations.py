@@ -1,13 +1,22 @@
 """torch.nn.utils.parametrizations: weight_norm, spectral_norm and orthogonal as parametrizations
 (nn.utils.parametrize), with torch's state_dict layout (parametrizations.<name>.original0/1, .0._u, .0._v)."""
 from enum import Enum, auto
+from types import SimpleNamespace as _NS
+
+from ... import _C, _creation
+from ..._dtype_info import finfo as _finfo
+
+_ag = _NS(zeros=_creation.zeros, zeros_like=_creation.zeros_like, randn=_creation.randn, eye=_creation.eye,
+          stack=_C.stack, cat=_C.cat, finfo=_finfo)
 
 from ... import _C
 from ...autograd import no_grad
 from .. import functional as F
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
 from .weight_norm import _weight_norm, norm_except_dim
+from ... import linalg as _linalg_mod
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -15,19 +24,17 @@ Tensor = _C.Tensor
 
 
 def _linalg(name):
-    import ampgrad
-    fn = getattr(ampgrad.linalg, name, None) or getattr(ampgrad, name, None)
+    fn = getattr(_linalg_mod, name, None)
     if fn is None:
         raise NotImplementedError(f"orthogonal: ampgrad.linalg.{name} is not available")
     return fn
 
 
 def _is_orthogonal(Q, eps=None):
-    import ampgrad
     n, k = Q.size(-2), Q.size(-1)
-    Id = ampgrad.eye(k, dtype=Q.dtype, device=Q.device)
-    eps = 10.0 * n * ampgrad.finfo(Q.dtype).eps
-    return ampgrad.allclose(Q.mT @ Q, Id, atol=eps)
+    Id = _ag.eye(k, dtype=Q.dtype, device=Q.device)
+    eps = 10.0 * n * _ag.finfo(Q.dtype).eps
+    return bool(((Q.mT @ Q - Id).abs() <= eps).all())
 
 
 def _make_orthogonal(A):
@@ -51,7 +58,6 @@ class _Orthogonal(Module):
             self.register_buffer("base", None)
 
     def forward(self, X):
-        import ampgrad
         n, k = X.size(-2), X.size(-1)
         transposed = n < k
         if transposed:
@@ -60,12 +66,12 @@ class _Orthogonal(Module):
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
             X = X.tril()
             if n != k:
-                X = ampgrad.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+                X = _ag.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
             A = X - X.mT
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = _linalg("matrix_exp")(A)
             else:
-                Id = ampgrad.eye(n, dtype=A.dtype, device=A.device)
+                Id = _ag.eye(n, dtype=A.dtype, device=A.device)
                 Q = _linalg("solve")(Id - A * 0.5, Id + A * 0.5)
             if n != k:
                 Q = Q[..., :k]
@@ -81,7 +87,6 @@ class _Orthogonal(Module):
         return Q
 
     def right_inverse(self, Q):
-        import ampgrad
         with no_grad():
             if tuple(Q.shape) != tuple(self.shape):
                 raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. Got a tensor of shape "
@@ -103,10 +108,10 @@ class _Orthogonal(Module):
             if n == k:
                 Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
             else:
-                N = ampgrad.randn(*(tuple(Q.size()[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
-                Q = _make_orthogonal(ampgrad.cat([Q, N], dim=-1))
+                N = _ag.randn(*(tuple(Q.size()[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
+                Q = _make_orthogonal(_ag.cat([Q, N], dim=-1))
             self.base = Q
-            neg_Id = ampgrad.zeros_like(Q_init)
+            neg_Id = _ag.zeros_like(Q_init)
             neg_Id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
             return neg_Id
 
@@ -207,7 +212,6 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

@@ -3,7 +3,8 @@ sigma estimated by power iteration on the buffers weight_u / weight_v (one step 
 from ... import _C
 from ...autograd import no_grad
 from .. import functional as F
-from ..parameter import Parameter
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from ..parameter import Parameter, UninitializedTensorMixin
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
            "remove_spectral_norm"]
@@ -65,7 +66,6 @@ class SpectralNorm:
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        from ..parameter import UninitializedTensorMixin
         if isinstance(weight, UninitializedTensorMixin):
             raise ValueError("The module passed to `SpectralNorm` can't have uninitialized parameters. Make sure to "
                              "run the dummy forward before applying spectral normalization")
@@ -108,7 +108,6 @@ class SpectralNormStateDictHook:
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module

@@ -2,7 +2,7 @@
 parametrizations.weight_norm): weight = g * v / ||v|| with the norm over every dim but `dim`."""
 import warnings
 
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedTensorMixin
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm", "norm_except_dim", "_weight_norm"]
 
@@ -11,6 +11,10 @@ def norm_except_dim(v, pow=2, dim=0):
     """torch.norm_except_dim: the p-norm over every dim but `dim` (kept with size, others 1); dim=-1: all dims."""
     if dim == -1:
         return v.norm(pow)
+    n = v.dim()
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    dim = dim % n
     dims = [d for d in range(v.dim()) if d != dim]
     if not dims:
         return v.abs() if pow != 2 else (v * v).sqrt()
@@ -67,7 +71,6 @@ class WeightNorm:
 
 
 def _is_uninitialized(t):
-    from ..parameter import UninitializedTensorMixin
     return isinstance(t, UninitializedTensorMixin)
 
 
