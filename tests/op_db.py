@@ -1433,6 +1433,10 @@ NN_OPS += [
        fn=lambda m, *a, **k: m.nn.functional.cross_entropy(*a, **k)),
 ]
 OPS += NN_OPS
+# nn activations hardshrink / softshrink / threshold / rrelu (eval; engine ops of ops/activation_more.cpp)
+OPS += [NN(n, [Sample((T((4, 6), lo, hi),) + a, dict(kw), f"{lo},{hi} {kw}") for lo, hi in ((-3, 3), (-8, 8)) for a, kw in v])
+        for n, v in [("hardshrink", [((), {}), ((), {"lambd": 1.5})]), ("softshrink", [((), {}), ((), {"lambd": 1.5})]),
+                     ("threshold", [((0.3, -2.0), {})]), ("rrelu", [((), {"lower": 0.1, "upper": 0.4})])]]
 _NN_EXTRA = {
     "nn.functional.relu": [Sample((T((4, 6)),), desc="normal")],
     "nn.functional.linear": [Sample((T((2, 3, 4)), T((5, 4))), desc="3-d no bias")],

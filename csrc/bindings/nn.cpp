@@ -3,6 +3,7 @@
 // torch's Parameter uses Tensor._make_subclass.
 #include "bindings/convert.h"
 #include "ops/rnn.h"
+#include "ops/activation_more.h"
 
 namespace ampgrad::bind {
 
@@ -38,6 +39,16 @@ void init_nn(py::module_& m) {
   // Fused RNN cells (ops/rnn.cpp); python/ampgrad/nn/modules/rnn.py composes the cells and modules on them.
   m.def("_lstm_cell_fused", [](const Tensor& gates, const Tensor& cx) { auto r = lstm_cell_fused(gates, cx); return py::make_tuple(r[0], r[1]); });
   m.def("_gru_cell_fused", [](const Tensor& gi, const Tensor& gh, const Tensor& hx) { return gru_cell_fused(gi, gh, hx); });
+  // hardshrink, softshrink, threshold, rrelu (ops/activation_more.cpp)
+  m.def("_hardshrink", [](const Tensor& a, double l) { return hardshrink(a, l); });
+  m.def("_softshrink", [](const Tensor& a, double l) { return softshrink(a, l); });
+  m.def("_threshold", [](const Tensor& a, double th, double v) { return threshold(a, th, v); });
+  m.def("_threshold_", [](py::object self, double th, double v) { Tensor t = self.cast<Tensor>(); threshold_(t, th, v); return self; });
+  m.def("_rrelu", [](const Tensor& a, double lo, double up, bool training) { return rrelu(a, lo, up, training); });
+  m.def("_rrelu_", [](py::object self, double lo, double up, bool training) { Tensor t = self.cast<Tensor>(); rrelu_(t, lo, up, training); return self; });
+  m.def("_hardshrink_backward", [](const Tensor& g, const Tensor& x, double l) { return hardshrink_backward(g, x, l); });
+  m.def("_softshrink_backward", [](const Tensor& g, const Tensor& x, double l) { return softshrink_backward(g, x, l); });
+  m.def("_threshold_backward", [](const Tensor& g, const Tensor& x, double th) { return threshold_backward(g, x, th); });
 }
 
 }  // namespace ampgrad::bind

@@ -65,6 +65,8 @@ from . import optim
 from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
                       pairwise_distance, pdist, dropout, layer_norm, group_norm, embedding, selu, celu, selu_,
                       celu_, relu_)
+from ._nn_ops_more import (hardshrink, threshold, threshold_, rrelu, rrelu_, instance_norm, feature_alpha_dropout,
+                           norm_except_dim, _weight_norm)
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool

@@ -1304,3 +1304,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     else:
         out = avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
     return _lp_finish(out, kd * kw * kh, norm_type)
+
+# ---------------------------------------------------------------- nn additions (nn/_functional_more.py)
+from ._functional_more import *  # noqa: E402,F401,F403
+from ._functional_more import _canonical_mask, _none_or_dtype, _mha_shape_check, _in_projection_packed, _in_projection  # noqa: E402,F401

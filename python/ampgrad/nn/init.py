@@ -220,3 +220,22 @@ xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """torch's sparse_: N(0, std) with ceil(sparsity * rows) entries of each column (a random permutation's first
+    rows) set to zero."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        normal_(tensor, 0, std, generator=generator)
+        for col_idx in range(cols):
+            row_indices = _creation.randperm(rows)
+            zero_indices = row_indices[:num_zeros]
+            tensor[zero_indices, col_idx] = 0
+    return tensor
+
+
+sparse = _deprecated(sparse_)

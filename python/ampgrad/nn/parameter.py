@@ -52,3 +52,72 @@ class Buffer(metaclass=_BufferMeta):
         t.persistent = persistent
         t._is_buffer = True
         return t
+
+
+# ---------------------------------------------------------------- uninitialized parameters (lazy modules)
+class UninitializedTensorMixin:
+    """A placeholder of unknown shape: materialize(shape) allocates it (the object keeps its identity) and turns
+    it into cls_to_become."""
+
+    def materialize(self, shape, device=None, dtype=None):
+        if device is None:
+            device = self.data.device
+        if dtype is None:
+            dtype = self.data.dtype
+        self.data = _C._empty([int(s) for s in shape], dtype, _C.device(device) if isinstance(device, str) else device)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+                           "in `load_state_dict` when trying to load an uninitialized parameter into an initialized one. "
+                           "Call `forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+def is_lazy(param):
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter whose shape is set on the first forward of a lazy module."""
+
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        data = _C._empty([0], dtype or _C.get_default_dtype(),
+                         _C.device(device) if isinstance(device, str) else (device or _C.device("cpu")))
+        Parameter.__init__(self, data, requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, self.data.device, self.data.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class _MaterializedBuffer(Tensor):
+    """A materialized UninitializedBuffer (the lazy module swaps in a plain tensor alias right after)."""
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is set on the first forward of a lazy module."""
+
+    cls_to_become = _MaterializedBuffer
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        data = _C._empty([0], dtype or _C.get_default_dtype(),
+                         _C.device(device) if isinstance(device, str) else (device or _C.device("cpu")))
+        Tensor.__init__(self, data, requires_grad)
+        self.persistent = persistent
+        self._is_buffer = True

@@ -18,6 +18,12 @@ from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, KLDivLoss, NLLLoss,
 from .distance import CosineSimilarity, PairwiseDistance
 from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
                       AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d)
+# nn additions (engineer nnmods): transformer.py, activation_more.py, ...
+from .linear import NonDynamicallyQuantizableLinear
+from .transformer import (MultiheadAttention, Transformer, TransformerEncoder, TransformerDecoder,
+                          TransformerEncoderLayer, TransformerDecoderLayer)
+from .more import *  # noqa: F401,F403
+from .more import __all__ as _more_all
 
 from .spatial import *  # noqa: F401,F403  (padding, upsampling, shuffles, fold, max_unpool, lp_pool)
 from .spatial import __all__ as _spatial_all
@@ -38,3 +44,6 @@ __all__ += _spatial_all
 # recurrent layers (a time loop over the fused cell ops of csrc/ops/rnn.cpp)
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: E402
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU"]
+
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+            "TransformerDecoderLayer"] + list(_more_all)
