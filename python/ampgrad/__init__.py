@@ -95,5 +95,7 @@ from ._surface import (use_deterministic_algorithms, are_deterministic_algorithm
                        compile)
 from . import accelerator  # noqa: E402
 from . import utils  # noqa: E402
+from . import distributed  # noqa: E402
+from .serialization import save, load  # noqa: E402
 
 __version__ = "0.1.0"
