@@ -173,3 +173,50 @@ def test_checkpoints_cross_load(tmp):
         assert list(st) == list(sa)
         for k in st:
             np.testing.assert_array_equal(sa[k].numpy(), st[k].numpy())
+
+
+def test_regression_main(tmp):
+    """pytorch/examples regression/main.py as a script: random polynomial, Linear, smooth_l1_loss,
+    manual SGD on param.data until the loss is below 1e-3 (the batch count must agree too)."""
+    t = _run(tmp, "torch", "regression")
+    a = _run(tmp, "ampgrad", "regression")
+    _ratio("regression", t, a)
+    assert int(a["batches"]) == int(t["batches"])
+    _compare(t, a, w_atol=0)
+
+
+def test_vae_main(tmp):
+    """pytorch/examples vae/main.py (randn_like reparameterisation, binary_cross_entropy, Adam, saved
+    reconstructions and samples) with a synthetic torchvision MNIST, 2 epochs."""
+    d = {b: os.path.join(tmp, "vae_" + b) for b in ("torch", "ampgrad")}
+    for v in d.values():
+        os.makedirs(v, exist_ok=True)
+    t = _run(tmp, "torch", "vae", d["torch"])
+    a = _run(tmp, "ampgrad", "vae", d["ampgrad"])
+    _ratio("vae", t, a)
+    assert len(t["train_losses"]) == 6 and len(t["test_losses"]) == 2
+    _compare(t, a)  # printed losses (6 and 4 decimals) to 1e-6, saved images and weights
+
+
+def test_dcgan_main(tmp):
+    """pytorch/examples dcgan/main.py with torchvision's FakeData (synthetic), tiny widths, 2 epochs."""
+    d = {b: os.path.join(tmp, "dcgan_" + b) for b in ("torch", "ampgrad")}
+    for v in d.values():
+        os.makedirs(v, exist_ok=True)
+    t = _run(tmp, "torch", "dcgan", d["torch"])
+    a = _run(tmp, "ampgrad", "dcgan", d["ampgrad"])
+    _ratio("dcgan", t, a)
+    assert len(t["loss_Loss_D"]) == 4
+    _compare(t, a)
+
+
+def test_mnist_forward_forward_main(tmp):
+    """pytorch/examples mnist_forward_forward/main.py with a synthetic MNIST, 5 epochs per layer."""
+    d = {b: os.path.join(tmp, "ff_" + b) for b in ("torch", "ampgrad")}
+    for v in d.values():
+        os.makedirs(v, exist_ok=True)
+    t = _run(tmp, "torch", "forward_forward", d["torch"])
+    a = _run(tmp, "ampgrad", "forward_forward", d["ampgrad"])
+    _ratio("mnist_forward_forward", t, a)
+    assert len(t["losses"]) >= 2
+    _compare(t, a)

@@ -97,5 +97,6 @@ from . import accelerator  # noqa: E402
 from . import utils  # noqa: E402
 from . import distributed  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from ._creation import get_rng_state, set_rng_state  # noqa: E402
 
 __version__ = "0.1.0"

@@ -232,9 +232,26 @@ def _fake_torchvision(torch, n_train, n_test):
                 x = t(x)
             return x
 
+    class FakeData(torch.utils.data.Dataset):
+        def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None, **kwargs):
+            rng = np.random.default_rng(2)
+            c, h, w = image_size
+            self.data = rng.integers(0, 256, size=(n_train, h, w, c)).astype(np.uint8)  # HWC, as PIL's
+            self.targets = rng.integers(0, num_classes, size=n_train)
+            self.transform = transform
+
+        def __len__(self):
+            return len(self.data)
+
+        def __getitem__(self, i):
+            img = self.data[i]
+            return (self.transform(img) if self.transform else img), int(self.targets[i])
+
     class ToTensor:
         def __call__(self, a):
-            return torch.from_numpy(a.astype(np.float32) / 255.0).unsqueeze(0)
+            a = a.astype(np.float32) / 255.0
+            a = a[None] if a.ndim == 2 else np.ascontiguousarray(a.transpose(2, 0, 1))
+            return torch.from_numpy(a)
 
     class Normalize:
         def __init__(self, mean, std):
@@ -243,7 +260,26 @@ def _fake_torchvision(torch, n_train, n_test):
         def __call__(self, x):
             return (x - self.mean[0]) / self.std[0]
 
+    saved = []
+
+    def save_image(tensor, fp, nrow=8, **kwargs):  # records what would be written
+        saved.append(_np(tensor))
+
+    utils = types.ModuleType("torchvision.utils")
+    utils.save_image = save_image
+    utils.saved = saved
+    tv.utils = utils
+    sys.modules["torchvision.utils"] = utils
+    class Lambda:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def __call__(self, x):
+            return self.fn(x)
+
+    transforms.Lambda = Lambda
     datasets.MNIST = MNIST
+    datasets.FakeData = FakeData
     transforms.Compose, transforms.ToTensor, transforms.Normalize = Compose, ToTensor, Normalize
     tv.datasets, tv.transforms = datasets, transforms
     sys.modules.update({"torchvision": tv, "torchvision.datasets": datasets, "torchvision.transforms": transforms})
@@ -283,7 +319,92 @@ def run_mnist(torch, args):
     return out
 
 
-DRIVERS = {"micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
+def _printed_numbers(text, marker):
+    """The numbers after `marker` on each printed line that has it."""
+    out = []
+    for line in text.splitlines():
+        if marker in line:
+            out.append(float(line.split(marker)[1].split()[0].rstrip(",")))
+    return np.array(out)
+
+
+def _run_main(path, argv, cwd=None):
+    """Runs a script as __main__ with argv, capturing stdout; returns (globals, printed text)."""
+    sys.argv = [path] + argv
+    buf, real = io.StringIO(), sys.stdout
+    old = os.getcwd()
+    sys.stdout = buf
+    try:
+        if cwd:
+            os.chdir(cwd)
+        g = runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.stdout = real
+        os.chdir(old)
+    print(buf.getvalue())
+    return g, buf.getvalue()
+
+
+def run_regression(torch, args):
+    """pytorch/examples regression/main.py: fits a random degree-4 polynomial until loss < 1e-3."""
+    torch.manual_seed(0)
+    g, text = _run_main(os.path.join(HERE, "regression", "main.py"), [])
+    out = {"final.weight": _np(g["fc"].weight), "final.bias": _np(g["fc"].bias), "loss": np.array(g["loss"]),
+           "batches": np.array(g["batch_idx"]), "W_target": _np(g["W_target"])}
+    return out
+
+
+def run_vae(torch, args):
+    """pytorch/examples vae/main.py (Linear, reparameterisation with randn_like, binary_cross_entropy,
+    Adam) with a synthetic torchvision MNIST; 2 epochs."""
+    _fake_torchvision(torch, 48, 32)
+    g, text = _run_main(os.path.join(HERE, "vae", "main.py"),
+                        ["--batch-size", "16", "--epochs", "2", "--no-accel", "--log-interval", "1"], cwd=args[0])
+    out = _state("final.", g["model"])
+    out["train_losses"] = _printed_numbers(text, "Loss: ")
+    out["epoch_losses"] = _printed_numbers(text, "Average loss: ")
+    out["test_losses"] = _printed_numbers(text, "Test set loss: ")
+    for i, im in enumerate(sys.modules["torchvision.utils"].saved):
+        out[f"image{i}"] = im
+    return out
+
+
+def run_dcgan(torch, args):
+    """pytorch/examples dcgan/main.py with --dataset fake (ConvTranspose2d, BatchNorm2d, LeakyReLU,
+    BCELoss, Adam, nn.init via Module.apply, torch.save of both nets), small widths, 2 epochs."""
+    _fake_torchvision(torch, 8, 8)
+    g, text = _run_main(os.path.join(HERE, "dcgan", "main.py"),
+                        ["--dataset", "fake", "--workers", "0", "--batchSize", "4", "--nz", "8", "--ngf", "4",
+                         "--ndf", "4", "--niter", "2", "--manualSeed", "5", "--outf", args[0]])
+    out = _state("final.G.", g["netG"])
+    out.update(_state("final.D.", g["netD"]))
+    for name in ("Loss_D: ", "Loss_G: ", "D(x): "):
+        out["loss_" + name.strip(": ")] = _printed_numbers(text, name)
+    for i, im in enumerate(sys.modules["torchvision.utils"].saved):
+        out[f"image{i}"] = im
+    sd = torch.load(os.path.join(args[0], "netG_epoch_1.pth"))
+    out.update({"saved.G." + k: _np(v) for k, v in sd.items()})
+    return out
+
+
+def run_forward_forward(torch, args):
+    """pytorch/examples mnist_forward_forward/main.py (Hinton's forward-forward layers trained with
+    Adam, fancy-index overlays, randint negatives) with a synthetic MNIST, 5 epochs per layer."""
+    _fake_torchvision(torch, 48, 40)
+    g, text = _run_main(os.path.join(HERE, "mnist_forward_forward", "main.py"),
+                        ["--epochs", "5", "--train_size", "48", "--test_size", "40", "--no_accel", "--save_model"],
+                        cwd=args[0])
+    out = _state("final.", g["net"])
+    out["losses"] = _printed_numbers(text, "Loss: ")
+    out["train_err_loss"] = _printed_numbers(text, "train error: ")  # "loss": compared to 1e-6
+    out["test_err_loss"] = _printed_numbers(text, "test error: ")
+    out["y_neg"] = _np(g["y_neg"])
+    sd = torch.load(os.path.join(args[0], "mnist_ff.pt"))
+    out.update({"saved." + k: _np(v) for k, v in sd.items()})
+    return out
+
+
+DRIVERS = {"forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
            "nanogpt_train": run_nanogpt_train, "mnist": run_mnist}
 
 
