@@ -279,3 +279,34 @@ def test_generator_pickles():
     ampgrad.rand(3, generator=g)
     g2 = pickle.loads(pickle.dumps(g))
     np.testing.assert_array_equal(ampgrad.rand(4, generator=g).numpy(), ampgrad.rand(4, generator=g2).numpy())
+
+
+# ------------------------------------------------------------- Scalar arguments given as 0-dim tensors
+
+def test_scalar_arguments_take_0dim_tensors():
+    """torch parses a Scalar argument from a 0-dim tensor that does not require grad (its item());
+    a 1-element 1-dim tensor or one that requires grad is a TypeError."""
+    res = []
+    for L in (ampgrad, torch):
+        x, y = L.tensor([1.0, 2.0, 3.0]), L.tensor([0.5, -1.0, 4.0])
+        i = L.tensor([1, 2, 3])
+        res.append([x.clone().add_(y, alpha=L.tensor(2.0)), L.add(x, y, alpha=L.tensor(3)),
+                    x.sub(y, alpha=L.tensor(0.25)), i.clone().add_(i, alpha=L.tensor(2)),
+                    x.clone().sub_(y, alpha=L.tensor(-1.5, dtype=L.float64))])
+        for bad in (L.tensor([2.0]), L.tensor(2.0, requires_grad=True)):
+            z = x.clone()
+            with pytest.raises(TypeError):
+                z.add_(y, alpha=bad)
+            np.testing.assert_array_equal(_np(z), _np(x))  # unchanged by the failed call
+    for a, t in zip(*res):
+        assert str(a.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        np.testing.assert_array_equal(_np(a), _np(t))
+
+
+def test_device_and_layout_queries():
+    for L in (ampgrad, torch):
+        x = L.ones(2)
+        for name in ("is_xpu", "is_mps", "is_meta", "is_sparse", "is_quantized", "is_mkldnn", "is_nested",
+                     "is_cuda"):
+            assert getattr(x, name) is False, name
+        assert x.is_cpu is True

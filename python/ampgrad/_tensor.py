@@ -646,3 +646,11 @@ def random_(self, *args, generator=None, **kwargs):
         vals = _creation.randint(low, builtins.min(high, 2 ** 63 - 1), shape, dtype=_C.int64, device=self.device,
                                  generator=generator)
     return self.copy_(vals)
+
+
+# Device and layout queries scripts make (dcgan: `input.is_cuda or input.is_xpu`): ampgrad has CPU
+# and CUDA strided dense tensors only.
+for _name in ("is_xpu", "is_mps", "is_meta", "is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn",
+              "is_vulkan", "is_ipu", "is_hpu", "is_mtia", "is_nested", "is_maia"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, property(lambda self: False))
