@@ -32,7 +32,7 @@ _LAYERS = [
     ["ampgrad.autograd"],
     ["ampgrad.amp", "ampgrad._autocast_state", "ampgrad.cuda", "ampgrad.cpu", "ampgrad.backends", "ampgrad.nn",
      "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.func", "ampgrad.profiler", "ampgrad._surface",
-     "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more"],
+     "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization"],
 ]
 
 

@@ -5,6 +5,8 @@
 
 namespace ampgrad::bind {
 
+void init_generator(py::module_& m);  // bindings/generator.cpp
+
 namespace {
 // Leaked on purpose: Python objects must not be destroyed after the interpreter finalizes.
 py::object& dtype_slot(ScalarType t) {
@@ -41,6 +43,12 @@ bool is_number(py::handle h) {
 
 Scalar scalar_from_handle(py::handle h) {
   if (PyBool_Check(h.ptr())) return Scalar(h.ptr() == Py_True);
+  // torch's Scalar arguments take a 0-dim tensor that does not require grad, as its item()
+  if (is_tensor(h)) {
+    Tensor t = h.cast<Tensor>();
+    AG_CHECK_TYPE(t.dim() == 0 && !t.requires_grad(), "expected a number, got Tensor");
+    return scalar_from_handle(h.attr("item")());
+  }
   if (PyLong_Check(h.ptr())) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
@@ -181,6 +189,7 @@ PYBIND11_MODULE(_C, m) {
   init_optim(m);
   init_cuda(m);
   init_testing(m);
+  init_generator(m);
   m.def("get_num_threads", [] { return cpu::get_num_threads(); });
   m.def("set_num_threads", [](int n) { cpu::set_num_threads(n); }, py::arg("int"));
   m.def("_cuda_is_available", [] { return cuda::is_available(); });

@@ -4,21 +4,32 @@
 #include <cmath>
 #include <mutex>
 #include <random>
+#include <cstring>
+#include <sstream>
+#include "kernels/cpu/cpu_generator.h"
 #include "kernels/cpu/loops.h"
 
 namespace ampgrad {
 
-namespace {
 struct CpuGenerator {
   std::mt19937 engine{static_cast<uint32_t>(67280421310721ULL)};
   uint64_t seed = 67280421310721ULL;
   bool has_next_normal = false;
   double next_normal = 0;
+  bool has_next_float_normal = false;  // torch's float normal cache: kept in the state, unused here
+  float next_float_normal = 0;
+  bool fresh = true;  // seeded, nothing drawn yet: torch's state says next = 0 (624 after a full block)
   std::mutex mu;
-  uint32_t random() { return engine(); }
-  uint64_t random64() { uint32_t hi = engine(), lo = engine(); return (static_cast<uint64_t>(hi) << 32) | lo; }
+  uint32_t random() { fresh = false; return engine(); }
+  uint64_t random64() { fresh = false; uint32_t hi = engine(), lo = engine(); return (static_cast<uint64_t>(hi) << 32) | lo; }
 };
-CpuGenerator& gen() { static CpuGenerator g; return g; }
+
+namespace {
+CpuGenerator& default_gen() { static CpuGenerator g; return g; }
+// Note [Generator objects]: a `generator=` argument makes its generator current on the calling
+// thread for the call (ampgrad.Generator's scope); random kernels draw on the calling thread.
+thread_local CpuGenerator* tls_current = nullptr;
+CpuGenerator& gen() { return tls_current ? *tls_current : default_gen(); }
 
 template <typename T> constexpr int digits() {
   if constexpr (std::is_same_v<T, double>) return 53;
@@ -187,15 +198,92 @@ AG_REGISTER_KERNEL(randperm, CPU, k_randperm);
 AG_REGISTER_KERNEL(exponential, CPU, k_exponential);
 AG_REGISTER_KERNEL(multinomial, CPU, k_multinomial);
 
-void manual_seed(uint64_t seed) {
-  auto& g = gen();
+void manual_seed(uint64_t seed) { cpu_generator_manual_seed(&default_gen(), seed); }
+uint64_t initial_seed() { return default_gen().seed; }
+
+std::shared_ptr<CpuGenerator> cpu_generator_new() { return std::make_shared<CpuGenerator>(); }
+CpuGenerator* cpu_generator_default() { return &default_gen(); }
+CpuGenerator* cpu_generator_set_current(CpuGenerator* g) { CpuGenerator* prev = tls_current; tls_current = g; return prev; }
+
+void cpu_generator_manual_seed(CpuGenerator* gp, uint64_t seed) {
+  auto& g = *gp;
   std::lock_guard<std::mutex> lock(g.mu);
   g.seed = seed;
   g.engine.seed(static_cast<uint32_t>(seed & 0xffffffffu));
   g.has_next_normal = false;
+  g.has_next_float_normal = false;
+  g.fresh = true;
 }
-uint64_t initial_seed() { return gen().seed; }
-// One 64-bit draw (the seed of a Philox stream: dropout's masks, kernels/cpu/nn_misc.cpp).
+uint64_t cpu_generator_initial_seed(CpuGenerator* g) { return g->seed; }
+
+// torch's CPUGeneratorImplState (5056 bytes): THGeneratorState {uint64 the_initial_seed; int left;
+// int seeded; uint64 next; uint64 state[624]; double normal_x, normal_y, normal_rho; int
+// normal_is_valid;} then float next_float_normal_sample; bool is_next_float_normal_sample_valid.
+// torch's mt19937 counts `left` down to a refill: left = 625 - p and next = p for libstdc++'s index p.
+namespace {
+struct LegacyPod {
+  uint64_t the_initial_seed;
+  int32_t left;
+  int32_t seeded;
+  uint64_t next;
+  uint64_t state[624];
+  double normal_x, normal_y, normal_rho;
+  int32_t normal_is_valid;
+};
+struct StatePod {
+  LegacyPod legacy;
+  float next_float_normal_sample;
+  bool is_next_float_normal_sample_valid;
+};
+static_assert(sizeof(LegacyPod) == 5048 && sizeof(StatePod) == 5056, "torch's CPU generator state layout");
+}  // namespace
+
+std::string cpu_generator_get_state(CpuGenerator* gp) {
+  auto& g = *gp;
+  std::lock_guard<std::mutex> lock(g.mu);
+  std::stringstream ss;
+  ss << g.engine;  // libstdc++: the 624 state words, then the index p
+  StatePod pod;
+  std::memset(&pod, 0, sizeof(pod));
+  uint64_t p = 0;
+  for (int i = 0; i < 624; ++i) ss >> pod.legacy.state[i];
+  ss >> p;
+  pod.legacy.the_initial_seed = g.seed;
+  pod.legacy.left = static_cast<int32_t>(625 - p);
+  pod.legacy.seeded = 1;
+  pod.legacy.next = g.fresh ? 0 : p;
+  pod.legacy.normal_is_valid = g.has_next_normal ? 1 : 0;
+  pod.legacy.normal_y = g.has_next_normal ? g.next_normal : 0.0;
+  pod.next_float_normal_sample = g.has_next_float_normal ? g.next_float_normal : 0.0f;
+  pod.is_next_float_normal_sample_valid = g.has_next_float_normal;
+  return std::string(reinterpret_cast<const char*>(&pod), sizeof(pod));
+}
+
+void cpu_generator_set_state(CpuGenerator* gp, const std::string& bytes) {
+  const size_t n = bytes.size();
+  AG_CHECK(n == sizeof(StatePod), "Expected a CPUGeneratorImplState of size ", sizeof(StatePod),
+           " but found the input RNG state size to be ", n);
+  StatePod pod;
+  std::memset(&pod, 0, sizeof(pod));
+  std::memcpy(&pod, bytes.data(), n);
+  const auto& L = pod.legacy;
+  AG_CHECK(L.seeded == 1 && L.left > 0 && L.left <= 624 && L.next <= 624, "Invalid mt19937 state");
+  // libstdc++'s index p: left = 625 - p (a left of 1 means a refill before the next draw: p = 624)
+  const uint64_t p = static_cast<uint64_t>(625 - L.left);
+  std::stringstream ss;
+  for (int i = 0; i < 624; ++i) ss << (L.state[i] & 0xffffffffu) << ' ';
+  ss << p;
+  auto& g = *gp;
+  std::lock_guard<std::mutex> lock(g.mu);
+  ss >> g.engine;
+  g.seed = L.the_initial_seed;
+  g.fresh = L.left == 1 && L.next == 0;
+  g.has_next_normal = L.normal_is_valid != 0;
+  g.next_normal = L.normal_y;
+  g.has_next_float_normal = pod.is_next_float_normal_sample_valid;
+  g.next_float_normal = pod.next_float_normal_sample;
+}
+// One 64-bit draw of the current generator (the seed of a Philox stream: dropout's masks, kernels/cpu/nn_misc.cpp).
 uint64_t cpu_generator_random64() {
   auto& g = gen();
   std::lock_guard<std::mutex> lock(g.mu);

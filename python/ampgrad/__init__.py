@@ -101,5 +101,8 @@ native_channel_shuffle = channel_shuffle
 from . import accelerator  # noqa: E402
 from . import utils  # noqa: E402
 from ._rnn import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E402  (fused cell ops, csrc/ops/rnn.cpp)
+from . import distributed  # noqa: E402
+from .serialization import save, load  # noqa: E402
+from ._creation import get_rng_state, set_rng_state  # noqa: E402
 
 __version__ = "0.1.0"

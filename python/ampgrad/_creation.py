@@ -329,33 +329,99 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
 
 
 # ---- random
-class Generator:
-    """The default CPU generator (a handle; ampgrad keeps one global CPU stream like torch)."""
-
-    def __init__(self, device="cpu"):
-        self.device = _device(device)
-
-    def manual_seed(self, seed):
-        manual_seed(seed)
-        return self
-
-    def initial_seed(self):
-        return _C.initial_seed()
-
-    def seed(self):
-        return seed()
-
-
-default_generator = Generator()
-
-
-def manual_seed(seed):
-    """Seeds the CPU generator (and CUDA's, when present); returns the default generator."""
+def _normalize_seed(seed):
     seed = int(seed)
     if seed < -0x8000_0000_0000_0000 or seed > 0xFFFF_FFFF_FFFF_FFFF:
         raise ValueError(f"Overflow when unpacking long long, seed value {seed} is out of range")
     if seed < 0:
         seed = 0xFFFF_FFFF_FFFF_FFFF + seed + 1
+    return seed
+
+
+class Generator:
+    """A CPU random generator (torch.Generator): its own mt19937 stream, torch's numbers for the same
+    seed, its state in torch's 5056-byte layout (get_state / set_state exchange states with torch).
+    Passed as `generator=` to a random function, it is the calling thread's generator for that call
+    (Note [Generator objects]). A CUDA generator is a handle on that device's stream."""
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+        self._impl = _C._CpuGenerator() if self.device.type == "cpu" else None
+
+    @classmethod
+    def _default_cpu(cls):
+        g = cls.__new__(cls)
+        g.device = _device("cpu")
+        g._impl = _C._cpu_default_generator()
+        return g
+
+    def manual_seed(self, seed):
+        seed = _normalize_seed(seed)
+        if self._impl is None:
+            _C._cuda_manual_seed_all(seed)
+        else:
+            self._impl.manual_seed(seed)
+        return self
+
+    def initial_seed(self):
+        return _C.initial_seed() if self._impl is None else self._impl.initial_seed()
+
+    def seed(self):
+        s = _random.getrandbits(63)
+        self.manual_seed(s)
+        return s
+
+    def get_state(self):
+        if self._impl is None:
+            raise NotImplementedError("Generator.get_state: use ampgrad.cuda.get_rng_state for CUDA")
+        return _C.from_numpy(np.frombuffer(self._impl.get_state(), dtype=np.uint8).copy())
+
+    def set_state(self, new_state):
+        if not isinstance(new_state, Tensor) or new_state.dtype != _C.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if self._impl is None:
+            raise NotImplementedError("Generator.set_state: use ampgrad.cuda.set_rng_state for CUDA")
+        self._impl.set_state(new_state.contiguous().numpy().tobytes())
+        return self
+
+    def __getstate__(self):
+        return {"device": str(self.device), "state": None if self._impl is None else self._impl.get_state()}
+
+    def __setstate__(self, st):
+        self.__init__(st["device"])
+        if st["state"] is not None:
+            self._impl.set_state(st["state"])
+
+    def __repr__(self):
+        return f"<ampgrad._C.Generator object at {hex(id(self))}>"
+
+
+class _use_generator:
+    """`generator` is the calling thread's CPU generator inside the block (None: no change)."""
+    __slots__ = ("g", "prev")
+
+    def __init__(self, generator, fn="random"):
+        if generator is not None and not isinstance(generator, Generator):
+            raise TypeError(f"{fn}(): argument 'generator' must be torch.Generator, not {type(generator).__name__}")
+        self.g = generator if generator is not None and generator._impl is not None else None
+
+    def __enter__(self):
+        if self.g is not None:
+            self.prev = self.g._impl._push()
+        return self
+
+    def __exit__(self, *exc):
+        if self.g is not None:
+            _C._cpu_generator_pop(self.prev)
+        return False
+
+
+default_generator = Generator._default_cpu()
+
+
+def manual_seed(seed):
+    """Seeds the CPU generator (and CUDA's, when present); returns the default generator."""
+    seed = _normalize_seed(seed)
     _C.manual_seed_cpu(seed)
     if _C._cuda_is_available():  # ampgrad.cuda.manual_seed_all(seed); seed is already in [0, 2**64)
         _C._cuda_manual_seed_all(seed)
@@ -371,17 +437,28 @@ def seed():
 initial_seed = _C.initial_seed
 
 
+def get_rng_state():
+    """The default CPU generator's state (torch's 5056-byte ByteTensor)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
 @_outable
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
     t = empty(*size, dtype=dtype, device=device)
-    t.uniform_(0, 1)
+    with _use_generator(generator, "rand"):
+        t.uniform_(0, 1)
     return _finish(t, requires_grad)
 
 
 @_outable
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
     t = empty(*size, dtype=dtype, device=device)
-    t.normal_(0, 1)
+    with _use_generator(generator, "randn"):
+        t.normal_(0, 1)
     return _finish(t, requires_grad)
 
 
@@ -409,7 +486,8 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         raise TypeError("randint() received an invalid combination of arguments")
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
-    t = _C._randint(int(low), int(high), _size((size,)), dtype or _C.int64, _check_device(_device(device)))
+    with _use_generator(generator, "randint"):
+        t = _C._randint(int(low), int(high), _size((size,)), dtype or _C.int64, _check_device(_device(device)))
     return _finish(t, requires_grad)
 
 
@@ -422,7 +500,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 @_outable
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
+    with _use_generator(generator, "randperm"):
+        return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
 
 
 @_outable
@@ -436,12 +515,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                 raise RuntimeError("normal expects all elements of std >= 0.0")
         elif not std >= 0.0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        z = randn(*shape, dtype=ref.dtype, device=ref.device)
+        z = randn(*shape, dtype=ref.dtype, device=ref.device, generator=generator)
         return z * std + mean
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
     t = empty(*_size((size,)), dtype=dtype, device=device)
-    t.normal_(mean, std)
+    with _use_generator(generator, "normal"):
+        t.normal_(mean, std)
     return _finish(t, requires_grad)
 
 
@@ -455,7 +535,8 @@ def _check_bernoulli_p(p):
 
 def bernoulli(input, p=None, *, generator=None):
     _check_bernoulli_p(input if p is None else p)
-    u = rand_like(input, dtype=_C.float64 if input.dtype == _C.float64 else _C.float32)
+    u = rand(*input.shape, dtype=_C.float64 if input.dtype == _C.float64 else _C.float32, device=input.device,
+             generator=generator)
     out = (u < (input if p is None else p)).to(input.dtype)
     if p is None and input.requires_grad and _C.is_grad_enabled():
         out = out + input * 0  # torch's BernoulliBackward0: the sample is differentiable with a zero gradient
@@ -464,4 +545,5 @@ def bernoulli(input, p=None, *, generator=None):
 
 @_outable
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    return input.multinomial(num_samples, replacement, generator=generator)
+    with _use_generator(generator, "multinomial"):
+        return input.multinomial(num_samples, replacement)

@@ -15,7 +15,7 @@ from . import _C
 from . import _creation
 from . import _indexing
 from . import _tensor_str
-from ._creation import tensor, full, rand_like, _check_bernoulli_p
+from ._creation import tensor, full, _check_bernoulli_p
 
 Tensor = _C.Tensor
 
@@ -583,8 +583,74 @@ def clamp_max_(self, max):
     return self.clamp_(max=max)
 
 
+
+# ---- generator= on the random in-place methods (Note [Generator objects]) and random_
+def _with_generator(name):
+    orig = getattr(Tensor, name)
+
+    def method(self, *args, generator=None, **kwargs):
+        if generator is None:
+            return orig(self, *args, **kwargs)
+        with _creation._use_generator(generator, name):
+            return orig(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = getattr(orig, "__doc__", None)
+    setattr(Tensor, name, method)
+
+
+for _name in ("uniform_", "normal_", "exponential_", "multinomial"):
+    _with_generator(_name)
+
+
 @_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
     _check_bernoulli_p(p)
-    u = rand_like(self, dtype=_C.float64 if self.dtype == _C.float64 else _C.float32)
+    u = _creation.rand(*self.shape, dtype=_C.float64 if self.dtype == _C.float64 else _C.float32,
+                       device=self.device, generator=generator)
     return self.copy_(u < p)
+
+
+# torch's random_() with no bounds: [0, 2**digits] for floating types, [0, max] for integers, a
+# 64-bit draw for int64 and float64 and a 32-bit draw otherwise (uniform_int_distribution)
+_RANDOM_FULL = {"float64": 2 ** 53 + 1, "float32": 2 ** 24 + 1, "float16": 2 ** 11 + 1, "bfloat16": 2 ** 8 + 1,
+                "int64": 2 ** 63, "int32": 2 ** 31, "int16": 2 ** 15, "int8": 2 ** 7, "uint8": 2 ** 8, "bool": 2}
+
+
+@_method("random_")
+def random_(self, *args, generator=None, **kwargs):
+    """Fills with integers drawn uniformly from [from, to - 1] (torch's Tensor.random_: random_(),
+    random_(to), random_(from, to), with from= / to= keywords)."""
+    if len(args) > 2:
+        raise TypeError("random_() received an invalid combination of arguments")
+    from_, to = 0, None
+    if len(args) == 1:
+        to = args[0]
+    elif len(args) == 2:
+        from_, to = args
+    from_ = kwargs.pop("from", from_)
+    to = kwargs.pop("to", to)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dt = str(self.dtype).split(".")[-1]
+    if to is None:  # [from, the dtype's top]
+        low, high = int(from_), _RANDOM_FULL[dt]
+    else:
+        low, high = int(from_), int(to)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    shape = tuple(self.shape)
+    if high > 2 ** 63 - 1 and low == 0:  # a 64-bit draw v, kept as v mod 2**63
+        vals = _creation.randint(-2 ** 62, 2 ** 62, shape, dtype=_C.int64, device=self.device, generator=generator)
+        vals = vals + 2 ** 62
+    else:
+        vals = _creation.randint(low, builtins.min(high, 2 ** 63 - 1), shape, dtype=_C.int64, device=self.device,
+                                 generator=generator)
+    return self.copy_(vals)
+
+
+# Device and layout queries scripts make (dcgan: `input.is_cuda or input.is_xpu`): ampgrad has CPU
+# and CUDA strided dense tensors only.
+for _name in ("is_xpu", "is_mps", "is_meta", "is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn",
+              "is_vulkan", "is_ipu", "is_hpu", "is_mtia", "is_nested", "is_maia"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, property(lambda self: False))

@@ -5,3 +5,4 @@ from .modules import *  # noqa: F401,F403
 from . import functional
 from . import init
 from . import utils
+from . import parallel  # noqa: E402

@@ -2,8 +2,8 @@
 generator draws a seed from ampgrad's global stream and shuffles with a private torch-style generator
 (_utils/random.py), SubsetRandomSampler and random_split use ampgrad.randperm on the global stream, as
 torch does; so for the same seed and the same sequence of random calls the orders equal torch's.
-An explicit `generator` (an ampgrad.Generator is a handle on the global stream) is drawn from
-directly: reproducible under ampgrad.manual_seed, but not torch's order for a private torch.Generator.
+An explicit `generator` (an ampgrad.Generator: its own torch-compatible stream) is drawn from
+directly, as torch does, so a generator seeded like torch's gives torch's order.
 WeightedRandomSampler uses ampgrad.multinomial when the engine has it, else an exact sampler of the
 same law on ampgrad's uniforms (not torch's draws)."""
 from itertools import islice as itertools_islice

@@ -1,7 +1,6 @@
 """torch's CPU random streams for the samplers, so that shuffling equals torch's for the same seed.
 
-ampgrad's global CPU generator reproduces torch's (same mt19937 stream for the same seed), but an
-ampgrad.Generator is a handle on that one global stream, not a private generator. torch's
+ampgrad's CPU generators reproduce torch's (same mt19937 stream for the same seed). torch's
 RandomSampler (generator=None) draws one seed from the global stream and then shuffles with a private
 generator seeded with it; _PrivateStream is that private generator (torch's mt19937: NumPy's MT19937
 with the legacy 32-bit seeding is the same engine), with torch's randperm (Fisher-Yates on 32-bit
@@ -18,9 +17,9 @@ __all__ = ["draw_seed", "_PrivateStream", "generate_numpy_state"]
 
 
 def draw_seed(generator=None):
-    """torch.empty((), dtype=torch.int64).random_(generator=generator).item() on ampgrad's stream
-    (one 64-bit draw v, returned as v mod 2**63; an ampgrad.Generator is the global stream)."""
-    return int(randint(-2 ** 62, 2 ** 62, (), dtype=int64).item()) + 2 ** 62
+    """torch.empty((), dtype=torch.int64).random_(generator=generator).item(): one 64-bit draw v
+    of `generator` (the default one when None), returned as v mod 2**63."""
+    return int(randint(-2 ** 62, 2 ** 62, (), dtype=int64, generator=generator).item()) + 2 ** 62
 
 
 class _PrivateStream:
