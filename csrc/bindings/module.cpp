@@ -5,6 +5,8 @@
 
 namespace ampgrad::bind {
 
+void init_special(py::module_& m);  // bindings/special.cpp
+
 namespace {
 // Leaked on purpose: Python objects must not be destroyed after the interpreter finalizes.
 py::object& dtype_slot(ScalarType t) {
@@ -172,6 +174,7 @@ PYBIND11_MODULE(_C, m) {
 
   init_tensor(m);
   init_ops(m);
+  init_special(m);
   init_fast_methods(m);
   init_autograd(m);
   init_numpy(m);
