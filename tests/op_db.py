@@ -1432,7 +1432,7 @@ _INT_OPS = ("uint8", "int16", "int32", "int64")
 
 def _sp(name, low=-2.0, high=2.0, dtypes=FLOATS + ("int64", "bool"), call=None, special_values=True, **kw):
     """A unary op of torch.special (or the top level: call)."""
-    fn = call or (lambda m, x, _n=name: getattr(m.special, _n)(x))
+    fn = call or (lambda m, x, _n=name.split(".")[-1]: getattr(m.special, _n)(x))
     samples = [Sample((T((3, 4), low, high),)), Sample((T((), low, high),), desc="0-dim"),
                Sample((T((2, 0, 3), low, high),), desc="empty", grad=False)]
     if special_values:
@@ -1447,6 +1447,9 @@ def _int_b(name, blow=-9, bhigh=9, dtypes=_INT_OPS, fn=None):
 
 
 _NOGRAD_BESSEL = {"skip": {}}
+# Low precision only where torch has a kernel (tests/test_special.py compares the others' bf16 with torch's
+# float32); torch's Bessel J / Y and Airy kernels are accurate to ~1e-7 (ampgrad's are checked against mpmath
+# there), and torch gives NaN at +-inf where ampgrad gives the limit, so those rows leave out the special values.
 SPECIAL_OPS = [
     _sp("digamma", 0.1, 4.0, call=lambda m, x: m.digamma(x)),
     _sp("special.psi", 0.1, 4.0, call=lambda m, x: m.special.psi(x)),
@@ -1459,35 +1462,37 @@ SPECIAL_OPS = [
     OpInfo("mvlgamma", lambda m, x, p: m.mvlgamma(x, p=p),
            [Sample((T((3, 4), 2.5, 5.0), 1), desc="p=1"), Sample((T((3, 4), 2.5, 5.0), 3), desc="p=3")],
            dtypes=("float32", "float64", "bfloat16")),
-    _sp("special.erfcx", -2.0, 3.0),
+    _sp("special.erfcx", -2.0, 3.0, dtypes=("float32", "float64")),
     OpInfo("logit", lambda m, x, **k: m.logit(x, **k),
            [Sample((T((3, 4), 0.05, 0.95),)), Sample((T((3, 4), 0.05, 0.95),), {"eps": 0.2}, "eps=0.2"),
             Sample((Const([0.0, 1.0, 0.5, -0.5, 1.5, 1e-3]),), desc="edges", grad=False)],
-           dtypes=FLOATS + ("int64",)),
-    _sp("i0", -3.0, 3.0, call=lambda m, x: m.i0(x)),
+           dtypes=FLOATS, tol={"bfloat16": (1e-2, 3e-2)}),
+    # torch's i0(+-inf) is nan (ampgrad: inf): the special values are left out
+    _sp("i0", -3.0, 3.0, call=lambda m, x: m.i0(x), special_values=False),
     _sp("special.i0e", -3.0, 3.0),
-    _sp("special.i1", -3.0, 3.0),
+    _sp("special.i1", -3.0, 3.0, special_values=False),
     _sp("special.i1e", -3.0, 3.0),
-    _sp("special.ndtr", -3.0, 3.0),
-    _sp("special.ndtri", 0.02, 0.98),
-    _sp("special.log_ndtr", -5.0, 3.0),
+    _sp("special.ndtr", -3.0, 3.0, dtypes=("float32", "float64")),
+    _sp("special.ndtri", 0.02, 0.98, dtypes=("float32", "float64")),
+    _sp("special.log_ndtr", -5.0, 3.0, dtypes=("float32", "float64")),
     _sp("special.entr", 0.05, 3.0, dtypes=FLOATS),
     _sp("sgn", call=lambda m, x: m.sgn(x), dtypes=ALL),
-    _sp("signbit", call=lambda m, x: m.signbit(x), dtypes=ALL, grad=False),
+    # bfloat16 left out: torch's float -> bf16 conversion sets NaN's sign bit (signbit(nan) is True there)
+    _sp("signbit", call=lambda m, x: m.signbit(x), dtypes=tuple(d for d in ALL if d != "bfloat16"), grad=False),
     OpInfo("frexp", lambda m, x: tuple(m.frexp(x)), [Sample((T((3, 4), -100.0, 100.0),)), Sample((Const(SPECIAL),), desc="special", grad=False)],
            dtypes=FLOATS, fd=False),
-    _sp("special.bessel_j0", -30.0, 30.0, grad=False, tol={"float64": (1e-9, 1e-7)}),
-    _sp("special.bessel_j1", -30.0, 30.0, grad=False, tol={"float64": (1e-9, 1e-7)}),
-    _sp("special.bessel_y0", 0.1, 30.0, grad=False, tol={"float64": (1e-9, 1e-7)}),
-    _sp("special.bessel_y1", 0.1, 30.0, grad=False, tol={"float64": (1e-9, 1e-7)}),
-    _sp("special.modified_bessel_i0", -5.0, 5.0, grad=False),
-    _sp("special.modified_bessel_i1", -5.0, 5.0, grad=False),
-    _sp("special.modified_bessel_k0", 0.1, 5.0, grad=False),
-    _sp("special.modified_bessel_k1", 0.1, 5.0, grad=False),
-    _sp("special.scaled_modified_bessel_k0", 0.1, 5.0, grad=False),
-    _sp("special.scaled_modified_bessel_k1", 0.1, 5.0, grad=False),
-    _sp("special.spherical_bessel_j0", -10.0, 10.0, grad=False),
-    _sp("special.airy_ai", -5.0, 3.0, grad=False, tol={"float64": (1e-9, 1e-7)}),
+    _sp("special.bessel_j0", -30.0, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.bessel_j1", -30.0, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.bessel_y0", 0.1, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.bessel_y1", 0.1, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.modified_bessel_i0", -5.0, 5.0, grad=False, dtypes=("float32", "float64"), special_values=False),
+    _sp("special.modified_bessel_i1", -5.0, 5.0, grad=False, dtypes=("float32", "float64"), special_values=False),
+    _sp("special.modified_bessel_k0", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.modified_bessel_k1", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.scaled_modified_bessel_k0", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.scaled_modified_bessel_k1", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.spherical_bessel_j0", -10.0, 10.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.airy_ai", -5.0, 3.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
     OpInfo("special.xlog1py", lambda m, a, b: m.special.xlog1py(a, b),
            [Sample((T((3, 4)), T((3, 4), -0.5, 2.0))), Sample((T((3, 1)), T((4,), -0.5, 2.0)), desc="broadcast"),
             Sample((T((3, 4)), 0.5), desc="scalar other"), Sample((Const([0.0, 0.0, 1.0, 2.0]), Const([-1.0, NAN, -1.0, 0.0])), desc="zeros", grad=False)],
@@ -1515,8 +1520,10 @@ SPECIAL_OPS = [
     OpInfo("float_power", lambda m, a, b: m.float_power(a, b),
            [Sample((T((3, 4), 0.5, 2.0), T((3, 4)))), Sample((T((3, 4), 0.5, 2.0), 2), desc="scalar exponent")],
            dtypes=("float32", "float64", "int64")),
+    # Non-negative exponents: torch's LdexpBackward0 computes 2 ** other in the integer dtype, so its gradient is 0
+    # for a negative integer exponent (ampgrad's is 2 ** other; tests/test_special.py checks the forward there).
     OpInfo("ldexp", lambda m, a, b: m.ldexp(a, b),
-           [Sample((T((3, 4)), T((3, 4), -4, 4, dtype="int64")))], dtypes=("float32", "float64")),
+           [Sample((T((3, 4)), T((3, 4), 0, 4, dtype="int64")))], dtypes=("float32", "float64")),
     OpInfo("rsub", lambda m, a, b, **k: m.rsub(a, b, **k),
            [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 4)), T((4,))), {"alpha": 2}, "alpha=2"),
             Sample((T((3, 4)), 1.5), desc="scalar other")], dtypes=FLOATS + ("int64",)),
