@@ -11,11 +11,42 @@ __all__ = ["digamma", "lgamma", "polygamma", "mvlgamma", "logit", "i0", "sgn", "
            "igammac", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "nextafter", "heaviside", "rsub",
            "isin", "float_power", "ldexp", "xlogy_"]
 
-digamma, lgamma, polygamma, mvlgamma, logit, i0, sgn, signbit = (
-    _C.digamma, _C.lgamma, _C.polygamma, _C.mvlgamma, _C.logit, _C.i0, _C.sgn, _C.signbit)
+digamma, lgamma, polygamma, logit, i0, sgn, signbit = (
+    _C.digamma, _C.lgamma, _C.polygamma, _C.logit, _C.i0, _C.sgn, _C.signbit)
+
+
+def _check_p(input, p):
+    # torch materializes p shifted copies of the input: a huge p fails its allocation (ampgrad would loop p times)
+    if isinstance(p, int) and p > (1 << 20):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           f"{input.numel() * p * input.element_size()} bytes. Error code 12 (Cannot allocate memory)")
+
+
+def mvlgamma(input, p):
+    """torch.mvlgamma: the multivariate log-gamma of dimension p (an engine op, MvlgammaBackward0)."""
+    _check_p(input, p)
+    return _C.mvlgamma(input, p)
+
+
+_mvlgamma_method, _mvlgamma_inplace = Tensor.mvlgamma, Tensor.mvlgamma_
+
+
+def _tensor_mvlgamma(self, p):
+    _check_p(self, p)
+    return _mvlgamma_method(self, p)
+
+
+def _tensor_mvlgamma_(self, p):
+    _check_p(self, p)
+    return _mvlgamma_inplace(self, p)
 igamma, igammac, gcd, lcm = _C.igamma, _C.igammac, _C.gcd, _C.lcm
-bitwise_left_shift, bitwise_right_shift, nextafter, heaviside, rsub = (
-    _C.bitwise_left_shift, _C.bitwise_right_shift, _C.nextafter, _C.heaviside, _C.rsub)
+bitwise_left_shift, bitwise_right_shift, nextafter, heaviside = (
+    _C.bitwise_left_shift, _C.bitwise_right_shift, _C.nextafter, _C.heaviside)
+
+
+def rsub(input, other, alpha=1):
+    """torch.rsub: other - alpha * input (RsubBackward0 / RsubBackward1 for a number `other`)."""
+    return _C.rsub(input, other, alpha=alpha)
 
 _frexp_t = collections.namedtuple("frexp", ["mantissa", "exponent"])
 _frexp_t.__module__ = "ampgrad.return_types"
@@ -72,6 +103,9 @@ def _dtype_name(dt):
 
 def ldexp(input, other):
     """torch.ldexp: input * 2 ** other (a floating result)."""
+    for name, pos, v in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"ldexp(): argument '{name}' (position {pos}) must be Tensor, not {type(v).__name__}")
     return _C.mul(input, _C.pow(2.0, other))
 
 
@@ -90,6 +124,8 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
 
 def _install_methods():
     Tensor.frexp = lambda self: frexp(self)
+    Tensor.mvlgamma = _tensor_mvlgamma
+    Tensor.mvlgamma_ = _tensor_mvlgamma_
     Tensor.float_power = lambda self, exponent: float_power(self, exponent)
     Tensor.float_power_ = _float_power_
     Tensor.ldexp = lambda self, other: ldexp(self, other)

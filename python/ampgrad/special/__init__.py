@@ -2,7 +2,7 @@
 existing elementwise, softmax and reduction ops)."""
 from .. import _C
 from .._functions import softmax as _softmax, log_softmax as _log_softmax
-from .._special_ops import polygamma as _polygamma
+from .._special_ops import polygamma as _polygamma, mvlgamma as _mvlgamma
 
 __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
            "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf",
@@ -40,7 +40,7 @@ ndtr, ndtri, log_ndtr = _C._special_ndtr, _C._special_ndtri, _C._special_log_ndt
 xlog1py = _C._special_xlog1py
 xlogy = _C.xlogy
 zeta = _C._special_zeta
-multigammaln = _C.mvlgamma
+multigammaln = _mvlgamma
 polygamma = _polygamma
 
 
