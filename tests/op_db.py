@@ -1444,5 +1444,123 @@ _NN_EXTRA = {
 for _name, _smp in _NN_EXTRA.items():
     next(op for op in OPS if op.name == _name).samples.extend(_smp)
 
+# ---- special functions and integer elementwise families (csrc/ops/special.cpp; tests/test_special.py
+# compares them over wide ranges and special points)
+_SPF = ("float32", "float64", "bfloat16")
+_INT_OPS = ("uint8", "int16", "int32", "int64")
+
+
+def _sp(name, low=-2.0, high=2.0, dtypes=FLOATS + ("int64", "bool"), call=None, special_values=True, **kw):
+    """A unary op of torch.special (or the top level: call)."""
+    fn = call or (lambda m, x, _n=name.split(".")[-1]: getattr(m.special, _n)(x))
+    samples = [Sample((T((3, 4), low, high),)), Sample((T((), low, high),), desc="0-dim"),
+               Sample((T((2, 0, 3), low, high),), desc="empty", grad=False)]
+    if special_values:
+        samples.append(Sample((Const(SPECIAL),), desc="special values", grad=False))
+    return OpInfo(name, fn, samples, dtypes=dtypes, **kw)
+
+
+def _int_b(name, blow=-9, bhigh=9, dtypes=_INT_OPS, fn=None):
+    return OpInfo(name, fn or (lambda m, a, b, _n=name: getattr(m, _n)(a, b)),
+                  [Sample((T((3, 4), -20, 20), T((3, 4), blow, bhigh))), Sample((T((3, 1), -20, 20), T((4,), blow, bhigh)), desc="broadcast"),
+                   Sample((Const(_IE_A), Const(_IE_B)), desc="integer edges")], dtypes=dtypes, grad=False)
+
+
+_NOGRAD_BESSEL = {"skip": {}}
+# Low precision only where torch has a kernel (tests/test_special.py compares the others' bf16 with torch's
+# float32); torch's Bessel J / Y and Airy kernels are accurate to ~1e-7 (ampgrad's are checked against mpmath
+# there), and torch gives NaN at +-inf where ampgrad gives the limit, so those rows leave out the special values.
+SPECIAL_OPS = [
+    _sp("digamma", 0.1, 4.0, call=lambda m, x: m.digamma(x)),
+    _sp("special.psi", 0.1, 4.0, call=lambda m, x: m.special.psi(x)),
+    _sp("lgamma", 0.1, 4.0, call=lambda m, x: m.lgamma(x)),
+    _sp("special.gammaln", -3.7, 4.0, call=lambda m, x: m.special.gammaln(x)),
+    OpInfo("polygamma", lambda m, x, n: m.polygamma(n, x),
+           [Sample((T((3, 4), 0.5, 3.0), 1)), Sample((T((3, 4), 0.5, 3.0), 2), desc="n=2"),
+            Sample((T((), 0.5, 3.0), 3), desc="n=3 0-dim"), Sample((T((3, 4), 0.5, 3.0), 0), desc="n=0")],
+           dtypes=("float32", "float64", "int64"), tol={"float32": (1e-4, 1e-5)}),
+    OpInfo("mvlgamma", lambda m, x, p: m.mvlgamma(x, p=p),
+           [Sample((T((3, 4), 2.5, 5.0), 1), desc="p=1"), Sample((T((3, 4), 2.5, 5.0), 3), desc="p=3")],
+           dtypes=("float32", "float64", "bfloat16")),
+    _sp("special.erfcx", -2.0, 3.0, dtypes=("float32", "float64")),
+    OpInfo("logit", lambda m, x, **k: m.logit(x, **k),
+           [Sample((T((3, 4), 0.05, 0.95),)), Sample((T((3, 4), 0.05, 0.95),), {"eps": 0.2}, "eps=0.2"),
+            Sample((Const([0.0, 1.0, 0.5, -0.5, 1.5, 1e-3]),), desc="edges", grad=False)],
+           dtypes=FLOATS, tol={"bfloat16": (1e-2, 3e-2)}),
+    # torch's i0(+-inf) is nan (ampgrad: inf): the special values are left out
+    _sp("i0", -3.0, 3.0, call=lambda m, x: m.i0(x), special_values=False),
+    _sp("special.i0e", -3.0, 3.0),
+    _sp("special.i1", -3.0, 3.0, special_values=False),
+    _sp("special.i1e", -3.0, 3.0),
+    _sp("special.ndtr", -3.0, 3.0, dtypes=("float32", "float64")),
+    _sp("special.ndtri", 0.02, 0.98, dtypes=("float32", "float64")),
+    _sp("special.log_ndtr", -5.0, 3.0, dtypes=("float32", "float64")),
+    _sp("special.entr", 0.05, 3.0, dtypes=FLOATS),
+    _sp("sgn", call=lambda m, x: m.sgn(x), dtypes=ALL),
+    # bfloat16 left out: torch's float -> bf16 conversion sets NaN's sign bit (signbit(nan) is True there)
+    _sp("signbit", call=lambda m, x: m.signbit(x), dtypes=tuple(d for d in ALL if d != "bfloat16"), grad=False),
+    OpInfo("frexp", lambda m, x: tuple(m.frexp(x)), [Sample((T((3, 4), -100.0, 100.0),)), Sample((Const(SPECIAL),), desc="special", grad=False)],
+           dtypes=FLOATS, fd=False),
+    _sp("special.bessel_j0", -30.0, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.bessel_j1", -30.0, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.bessel_y0", 0.1, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.bessel_y1", 0.1, 30.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    _sp("special.modified_bessel_i0", -5.0, 5.0, grad=False, dtypes=("float32", "float64"), special_values=False),
+    _sp("special.modified_bessel_i1", -5.0, 5.0, grad=False, dtypes=("float32", "float64"), special_values=False),
+    _sp("special.modified_bessel_k0", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.modified_bessel_k1", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.scaled_modified_bessel_k0", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.scaled_modified_bessel_k1", 0.1, 5.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.spherical_bessel_j0", -10.0, 10.0, grad=False, dtypes=("float32", "float64")),
+    _sp("special.airy_ai", -5.0, 3.0, grad=False, dtypes=("float32", "float64"), special_values=False, tol={"float64": (2e-6, 1e-6), "float32": (1e-4, 1e-4)}),
+    OpInfo("special.xlog1py", lambda m, a, b: m.special.xlog1py(a, b),
+           [Sample((T((3, 4)), T((3, 4), -0.5, 2.0))), Sample((T((3, 1)), T((4,), -0.5, 2.0)), desc="broadcast"),
+            Sample((T((3, 4)), 0.5), desc="scalar other"), Sample((Const([0.0, 0.0, 1.0, 2.0]), Const([-1.0, NAN, -1.0, 0.0])), desc="zeros", grad=False)],
+           dtypes=FLOATS + ("int64",)),
+    OpInfo("special.zeta", lambda m, a, b: m.special.zeta(a, b),
+           [Sample((T((3, 4), 1.5, 4.0, grad=False), T((3, 4), 0.5, 3.0))),
+            Sample((Const([1.0, 2.0, 0.5, 3.0]), Const([1.0, -2.0, 1.0, -2.5])), desc="poles", grad=False)],
+           dtypes=("float32", "float64")),
+    OpInfo("igamma", lambda m, a, b: m.igamma(a, b),
+           [Sample((T((3, 4), 0.5, 4.0, grad=False), T((3, 4), 0.1, 5.0))),
+            Sample((T((3, 1), 0.5, 4.0, grad=False), T((4,), 0.1, 5.0)), desc="broadcast")], dtypes=("float32", "float64", "bfloat16")),
+    OpInfo("igammac", lambda m, a, b: m.igammac(a, b),
+           [Sample((T((3, 4), 0.5, 4.0, grad=False), T((3, 4), 0.1, 5.0)))], dtypes=("float32", "float64", "bfloat16")),
+    OpInfo("special.gammainc", lambda m, a, b: m.special.gammainc(a, b),
+           [Sample((T((3, 4), 0.5, 4.0, grad=False), T((3, 4), 0.1, 5.0)))], dtypes=("float32", "float64")),
+    _int_b("gcd"), _int_b("lcm"),
+    _int_b("bitwise_left_shift", 0, 7), _int_b("bitwise_right_shift", 0, 7),
+    _int_b("Tensor.__lshift__", 0, 7, fn=lambda m, a, b: a << b), _int_b("Tensor.__rshift__", 0, 7, fn=lambda m, a, b: a >> b),
+    OpInfo("nextafter", lambda m, a, b: m.nextafter(a, b),
+           [Sample((T((3, 4)), T((3, 4)))), Sample((Const(_SP_A), Const(_SP_B)), desc="special values")],
+           dtypes=("float32", "float64", "bfloat16"), grad=False),
+    OpInfo("heaviside", lambda m, a, b: m.heaviside(a, b),
+           [Sample((Const([-1.0, 0.0, 2.0, -0.0, NAN, 3.0]), Const([0.5, 0.25, 0.5, 7.0, 1.0, 2.0])))],
+           dtypes=FLOATS + ("int64",), grad=False),
+    OpInfo("float_power", lambda m, a, b: m.float_power(a, b),
+           [Sample((T((3, 4), 0.5, 2.0), T((3, 4)))), Sample((T((3, 4), 0.5, 2.0), 2), desc="scalar exponent")],
+           dtypes=("float32", "float64", "int64")),
+    # Non-negative exponents: torch's LdexpBackward0 computes 2 ** other in the integer dtype, so its gradient is 0
+    # for a negative integer exponent (ampgrad's is 2 ** other; tests/test_special.py checks the forward there).
+    OpInfo("ldexp", lambda m, a, b: m.ldexp(a, b),
+           [Sample((T((3, 4)), T((3, 4), 0, 4, dtype="int64")))], dtypes=("float32", "float64")),
+    OpInfo("rsub", lambda m, a, b, **k: m.rsub(a, b, **k),
+           [Sample((T((3, 4)), T((3, 4)))), Sample((T((3, 4)), T((4,))), {"alpha": 2}, "alpha=2"),
+            Sample((T((3, 4)), 1.5), desc="scalar other")], dtypes=FLOATS + ("int64",)),
+    OpInfo("isin", lambda m, a, b, **k: m.isin(a, b, **k),
+           [Sample((T((3, 4), -5, 5, dtype="int64"), T((6,), -5, 5, dtype="int64"))),
+            Sample((T((3, 4), -5, 5, dtype="int64"), T((6,), -5, 5, dtype="int64")), {"invert": True}, "invert"),
+            Sample((Const([1.0, NAN, 2.0, -0.0]), Const([0.0, NAN, 2.0])), desc="nan and signed zero")],
+           dtypes=("float32", "int64"), grad=False),
+] + [OpInfo(f"special.{n}", lambda m, x, k, _n=n: getattr(m.special, _n)(x, k),
+            [Sample((T((3, 4), -1.0, 1.0), 3)), Sample((T((3, 4), -1.0, 1.0), 12), desc="n=12"),
+             Sample((Const([1.0, -1.0, 0.0, 0.5, 2.0]), Const([4.0, 5.0, 3.0, -1.0, 2.0])), desc="edges")],
+            dtypes=("float32", "float64"), grad=False)
+     for n in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+               "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+               "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w")]
+OPS += SPECIAL_OPS
+
 OPS_BY_NAME = {op.name: op for op in OPS}
 assert len(OPS_BY_NAME) == len(OPS), "duplicate op names in the op database"

@@ -6,6 +6,7 @@
 namespace ampgrad::bind {
 
 void init_generator(py::module_& m);  // bindings/generator.cpp
+void init_special(py::module_& m);  // bindings/special.cpp
 
 namespace {
 // Leaked on purpose: Python objects must not be destroyed after the interpreter finalizes.
@@ -180,6 +181,7 @@ PYBIND11_MODULE(_C, m) {
 
   init_tensor(m);
   init_ops(m);
+  init_special(m);
   init_fast_methods(m);
   init_autograd(m);
   init_numpy(m);

@@ -60,6 +60,10 @@ from ._autocast_state import (is_autocast_enabled, set_autocast_enabled, get_aut
                               clear_autocast_cache, is_autocast_cache_enabled, set_autocast_cache_enabled,
                               autocast_increment_nesting, autocast_decrement_nesting)
 from . import linalg
+from ._special_ops import (digamma, lgamma, polygamma, mvlgamma, logit, i0, sgn, signbit, frexp, igamma,  # noqa: E402
+                           igammac, gcd, lcm, bitwise_left_shift, bitwise_right_shift, nextafter, heaviside, rsub,
+                           isin, float_power, ldexp, xlogy_)
+from . import special  # noqa: E402
 from . import func  # noqa: E402
 from . import optim
 from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
