@@ -199,6 +199,10 @@ using NllKernel = int64_t (*)(const Tensor& logp, const Tensor& target, const Te
 using NllBackwardKernel = void (*)(const Tensor& grad, const Tensor& target, const Tensor& weight,
                                    const Tensor& total_weight, Tensor& gin, const NllArgs& a);
 
+// Note [Linalg kernels]: matrix decompositions over batches of matrices; LinalgArgs (the mode and
+// sizes) is defined in kernels/linalg_args.h, the front ends are ops/linalg_decomp.cpp.
+struct LinalgArgs;
+using LinalgKernel = void (*)(const Tensor* in, Tensor* out, const LinalgArgs& a);
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
 // by (op, device). A registration type-checks against the family of the op's row (Note [Op table]),
@@ -237,6 +241,7 @@ AG_KERNEL_SIG(NORM_BACKWARD, NormBackwardKernel)
 AG_KERNEL_SIG(SOFTMAX_BACKWARD, SoftmaxBackwardKernel)
 AG_KERNEL_SIG(NLL, NllKernel)
 AG_KERNEL_SIG(NLL_BACKWARD, NllBackwardKernel)
+AG_KERNEL_SIG(LINALG, LinalgKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

@@ -26,7 +26,8 @@ enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROM
   X(AMP_UNSCALE) X(AMP_UPDATE_SCALE) X(SGD_STEP) X(ADAM_STEP) X(SORT) X(MULTINOMIAL)                      \
   /* fused nn ops: ops/attention.cpp, ops/nn_misc.cpp, ops/conv.cpp, ops/pool.cpp, ops/norm.cpp, ops/loss.cpp */ \
   X(SDPA) X(SDPA_BACKWARD) X(LOSS) X(LOSS_BACKWARD) X(DROPOUT) X(EMBEDDING) X(EMBEDDING_BACKWARD)          \
-  X(CONV) X(POOL) X(NORM) X(NORM_BACKWARD) X(SOFTMAX_BACKWARD) X(NLL) X(NLL_BACKWARD)
+  X(CONV) X(POOL) X(NORM) X(NORM_BACKWARD) X(SOFTMAX_BACKWARD) X(NLL) X(NLL_BACKWARD)                     \
+  /* matrix decompositions: ops/linalg_decomp.cpp */ X(LINALG)
 enum class KernelFamily : int8_t {
   NONE,
 #define AG_FAMILY_ENUM(F) F,

@@ -60,6 +60,9 @@ from ._autocast_state import (is_autocast_enabled, set_autocast_enabled, get_aut
                               clear_autocast_cache, is_autocast_cache_enabled, set_autocast_cache_enabled,
                               autocast_increment_nesting, autocast_decrement_nesting)
 from . import linalg
+from ._linalg_decomp import (det, logdet, slogdet, inverse, cholesky, cholesky_inverse, cholesky_solve,  # noqa: E402
+                             triangular_solve, lu_unpack, matrix_power, matrix_exp, pinverse, svd, qr, cov, corrcoef,
+                             kron, block_diag)
 from . import func  # noqa: E402
 from . import optim
 from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
