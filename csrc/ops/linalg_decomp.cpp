@@ -146,6 +146,19 @@ Tensor det_backward(const Tensor& g, const Tensor& det, const Tensor& A) {
   if (A.numel() == 0) return zeros_like(A);
   const double eps = A.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
   Tensor d = diag_embed(unsqueeze(g * det, -1) * ones_like(diag_part(A)));
+  if (!autograd::GradMode::is_enabled()) {
+    // torch without create_graph: one solve with A^H, so an exactly singular matrix (det == 0, d == 0)
+    // gets a zero gradient; here its matrix is swapped for I so that the solve stays finite.
+    Tensor zero;
+    {
+      autograd::AutoGradMode off(false);
+      zero = compare(Op::eq, detach(det), wrap_scalar(0.0));
+    }
+    Tensor M = A;
+    if (item_double(any(zero, std::nullopt, false)) != 0)
+      M = where(unsqueeze(unsqueeze(zero, -1), -1), diag_embed(ones_like(diag_part(A))), A);
+    return linalg_solve(mH(M), d, true);
+  }
   auto nonsingular = [&](const Tensor& M) { return linalg_solve(mH(M), d, true); };
   auto singular = [&](const Tensor& M) {
     auto [U, S, Vh] = linalg_svd(M, false, true);
@@ -592,12 +605,11 @@ std::pair<Tensor, Tensor> linalg_eigh(const Tensor& A0, const std::string& uplo,
     V = want_v ? reshape(out[1], A.sizes()) : empty({0}, A.dtype(), A.device());
   }
   if (auto node = autograd::make_node("LinalgEighBackward0", {&A}, AG_BW {
-        return variable_list{eigh_backward(g[0], g.size() > 1 ? g[1] : Tensor(), c.get(0), c.get(1))};
+        return variable_list{eigh_backward(g[0], g[1], c.get(0), c.get(1))};
       })) {
-    if (compute_v) autograd::set_history(node, {&w, &V});
-    else autograd::set_history(node, {&w});
+    autograd::set_history(node, {&w, &V});  // V too when only w is returned: double backward reaches A through it
     node->save(w, true);
-    node->save(V, compute_v);
+    node->save(V, true);
   }
   return {w, compute_v ? V : Tensor()};
 }
@@ -628,7 +640,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A0, bool full_matric
     if (want_uv) { U = reshape(out[0], with(bs, {m, ku})); Vh = reshape(out[2], with(bs, {kv, n})); }
   }
   if (auto node = autograd::make_node("LinalgSvdBackward0", {&A}, AG_BW {
-        Tensor gU = compute_uv ? g[0] : Tensor(), gS = compute_uv ? g[1] : g[0], gVh = compute_uv ? g[2] : Tensor();
+        Tensor gU = g[0], gS = g[1], gVh = g[2];
         Tensor Us = c.get(0), Ss = c.get(1), Vhs = c.get(2);
         if (full) {
           const int64_t kk = Ss.sizes().back();
@@ -638,11 +650,10 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A0, bool full_matric
         }
         return variable_list{svd_backward(gU, gS, gVh, Us, Ss, Vhs)};
       })) {
-    if (compute_uv) autograd::set_history(node, {&U, &S, &Vh});
-    else autograd::set_history(node, {&S});
-    node->save(U, compute_uv);
+    autograd::set_history(node, {&U, &S, &Vh});  // U, Vh too for svdvals: double backward reaches A through them
+    node->save(U, true);
     node->save(S, true);
-    node->save(Vh, compute_uv);
+    node->save(Vh, true);
   }
   if (!compute_uv) return {empty({0}, A.dtype(), A.device()), S, empty({0}, A.dtype(), A.device())};
   return {U, S, Vh};
@@ -654,12 +665,16 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A0, bool pi
   check_matrix(A, name, "lu_cpu");
   AG_CHECK(pivot, name, ": LU without pivoting is not implemented on the CPU");
   Lu lu = raw_lu(A);
-  if (check_errors)
-    check_info(lu.info, false, "torch.linalg.lu_factor", [](int i) {
+  if (check_errors)  // torch raises a plain RuntimeError here, not LinAlgError
+    try {
+      check_info(lu.info, false, "torch.linalg.lu_factor", [](int i) {
       return "U[" + std::to_string(i) + "," + std::to_string(i) +
              "] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the factorization, "
              "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
-    });
+      });
+    } catch (const LinAlgError& e) {
+      throw RuntimeError(e.what());
+    }
   Tensor LU = lu.LU;
   if (auto node = autograd::make_node("LinalgLuFactorExBackward0", {&A}, AG_BW {
         if (!g[0].defined()) return variable_list{Tensor()};

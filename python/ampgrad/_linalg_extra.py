@@ -54,7 +54,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord in ("nuc", 2, -2):  # through the singular values (ampgrad.linalg.svdvals)
         from .linalg import svdvals
         s = svdvals(A.movedim((d0, d1), (-2, -1)))
-        r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if s.shape[-1] == 0 and ord != -2:  # torch: 0 for empty matrices (-2: amin's error)
+            r = s.sum(-1)
+        else:
+            r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
         if keepdim:
             for d in sorted((d0, d1)):
                 r = r.unsqueeze(d)

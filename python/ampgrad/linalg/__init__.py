@@ -175,6 +175,8 @@ def cond(A, p=None, *, out=None):
         raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
     if p is None or p in (2, -2):
         s = svdvals(A)
+        if s.shape[-1] == 0:  # torch: 0 for empty matrices
+            return s.sum(-1)
         if p == -2:
             return s[..., -1] / s[..., 0]
         return s[..., 0] / s[..., -1]
