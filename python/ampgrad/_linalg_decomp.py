@@ -23,7 +23,7 @@ def logdet(input):
 
 
 def slogdet(input):
-    return _rt.slogdet(*_C._linalg_slogdet(input))
+    return _rt.slogdet(*_C._linalg_slogdet(_la._square(input, "linalg.slogdet")))
 
 
 def inverse(input, *, out=None):
@@ -31,10 +31,15 @@ def inverse(input, *, out=None):
 
 
 def cholesky(input, upper=False, *, out=None):
-    return _C._linalg_cholesky_ex(input, bool(upper), True, True)[0]
+    return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
+    if isinstance(input, Tensor) and input.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    _la._square(input, "cholesky_inverse")
+    if isinstance(input, Tensor) and input.dtype not in (_C.float32, _C.float64):
+        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for '{_la._c10(input.dtype)}'")
     return _C._cholesky_inverse(input, bool(upper))
 
 
@@ -53,6 +58,9 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    for pos, (name, v) in enumerate((("unpack_data", unpack_data), ("unpack_pivots", unpack_pivots)), 3):
+        if not isinstance(v, bool):
+            raise TypeError(f"lu_unpack(): argument '{name}' (position {pos}) must be bool, not {type(v).__name__}")
     return _rt.lu_unpack(*_C._lu_unpack(LU_data, LU_pivots, bool(unpack_data), bool(unpack_pivots)))
 
 
@@ -90,6 +98,20 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if not x.is_floating_point():
         x = x.to(_C.float32)
     n_obs = x.shape[1]
+    for wname, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is None:
+            continue
+        if wt.dim() > 1:
+            raise RuntimeError(f"cov(): expected {wname} to have one or fewer dimensions but got {wname} with {wt.dim()} dimensions")
+        if wt.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected {wname} to have the same numel as there are observations in the input but got "
+                               f"{wt.numel()} != {n_obs}")
+        if wname == "fweights" and wt.is_floating_point():
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {_la._c10(wt.dtype)} dtype")
+        if wname == "aweights" and not wt.is_floating_point():
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with {_la._c10(wt.dtype)} dtype")
+        if wt.numel() and bool((wt < 0).any().item()):
+            raise RuntimeError(f"cov(): {wname} cannot be negative")
     w = None
     if fweights is not None:
         w = fweights

@@ -23,20 +23,35 @@ def _bool(v):
     return bool(v)
 
 
+_C10_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "int64": "Long",
+              "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _c10(dtype):
+    return _C10_NAMES.get(str(dtype).split(".")[-1], str(dtype))
+
+
+def _square(A, name):
+    """torch checks squareness before the dtype."""
+    if isinstance(A, _C.Tensor) and A.dim() >= 2 and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    return A
+
+
 def inv(A, *, out=None):
-    return _C._linalg_inv_ex(A, True)[0]
+    return _C._linalg_inv_ex(_square(A, "linalg.inv"), True)[0]
 
 
 def inv_ex(A, *, check_errors=False, out=None):
-    return _rt.linalg_inv_ex(*_C._linalg_inv_ex(A, _bool(check_errors)))
+    return _rt.linalg_inv_ex(*_C._linalg_inv_ex(_square(A, "linalg.inv_ex"), _bool(check_errors)))
 
 
 def det(A, *, out=None):
-    return _C._linalg_det(A)
+    return _C._linalg_det(_square(A, "linalg.det"))
 
 
 def slogdet(A, *, out=None):
-    return _rt.linalg_slogdet(*_C._linalg_slogdet(A))
+    return _rt.linalg_slogdet(*_C._linalg_slogdet(_square(A, "linalg.slogdet")))
 
 
 def solve(A, B, *, left=True, out=None):
@@ -48,11 +63,11 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 def cholesky(A, *, upper=False, out=None):
-    return _C._linalg_cholesky_ex(A, _bool(upper), True, False)[0]
+    return _C._linalg_cholesky_ex(_square(A, "linalg.cholesky"), _bool(upper), True, False)[0]
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
-    return _rt.linalg_cholesky_ex(*_C._linalg_cholesky_ex(A, _bool(upper), _bool(check_errors), False))
+    return _rt.linalg_cholesky_ex(*_C._linalg_cholesky_ex(_square(A, "linalg.cholesky"), _bool(upper), _bool(check_errors), False))
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
@@ -64,11 +79,11 @@ def qr(A, mode="reduced", *, out=None):
 
 
 def eigh(A, UPLO="L", *, out=None):
-    return _rt.linalg_eigh(*_C._linalg_eigh(A, UPLO, True))
+    return _rt.linalg_eigh(*_C._linalg_eigh(_square(A, "linalg.eigh"), UPLO, True))
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
-    return _C._linalg_eigh(A, UPLO, False)[0]
+    return _C._linalg_eigh(_square(A, "linalg.eigh"), UPLO, False)[0]
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
@@ -113,6 +128,9 @@ def _tol(v, name):
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     if rcond is not None:  # torch's legacy overload pinv(A, rcond, hermitian)
         rtol = rcond
+    if isinstance(A, _C.Tensor) and (A.dim() < 2 or A.dtype not in (_C.float32, _C.float64)):
+        raise RuntimeError(f"linalg.pinv({_c10(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more dimensions of "
+                           "float, double, cfloat or cdouble types")
     return _C._linalg_pinv(A, _tol(atol, "pinv"), _tol(rtol, "pinv"), _bool(hermitian))
 
 
