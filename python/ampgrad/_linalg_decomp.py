@@ -7,7 +7,8 @@ import math
 from . import _C
 from . import linalg as _la
 from . import return_types as _rt
-from ._C import Tensor
+from ._creation import zeros
+from ._C import Tensor, cat, promote_types
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "triangular_solve",
            "lu_unpack", "matrix_power", "matrix_exp", "pinverse", "svd", "qr", "cov", "corrcoef", "kron", "block_diag"]
@@ -78,7 +79,6 @@ def pinverse(input, rcond=1e-15):
 
 def svd(input, some=True, compute_uv=True, *, out=None):
     if not compute_uv:
-        from . import zeros
         m, n = input.shape[-2], input.shape[-1]
         b = list(input.shape[:-2])
         S = _la.svdvals(input)
@@ -163,7 +163,6 @@ def kron(input, other, *, out=None):
 
 
 def block_diag(*tensors):
-    from . import zeros, cat, promote_types
     mats = []
     for i, t in enumerate(tensors):
         if t.dim() > 2:

@@ -7,6 +7,7 @@ import numbers
 
 from .. import _C
 from .. import return_types as _rt
+from .._creation import eye as _eye, ones as _ones, empty as _empty
 from .._linalg_extra import vector_norm, matrix_norm, linalg_norm as norm, multi_dot, vecdot, linalg_cross as cross
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "multi_dot", "vecdot", "cross", "LinAlgError", "inv", "inv_ex", "det",
@@ -166,8 +167,7 @@ def matrix_power(A, n, *, out=None):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     n = int(n)
     if n == 0:
-        from .. import eye
-        return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape).clone()
+        return _eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape).clone()
     if n < 0:
         A = inv(A)
         n = -n
@@ -242,14 +242,13 @@ def vander(x, *, N=None):
     n = x.shape[-1] if N is None else int(N)
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    from .. import cat, ones
     if n == 0:
         return x.unsqueeze(-1)[..., :0]
-    one = ones(list(x.shape) + [1], dtype=x.dtype, device=x.device)
+    one = _ones(list(x.shape) + [1], dtype=x.dtype, device=x.device)
     if n == 1:
         return one
     powers = x.unsqueeze(-1).expand(list(x.shape) + [n - 1]).cumprod(-1)
-    return cat([one, powers], -1)
+    return _C.cat([one, powers], -1)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
@@ -277,16 +276,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
     eps = _eps(A.dtype)
     rc = eps * builtins.max(m, n) if rcond is None or rcond < 0 else float(rcond)
     X = _C._linalg_pinv(A, None, rc, False) @ Bm
-    from .. import empty, tensor
     Ad = A.detach()
     batch = list(A.shape[:-2])
     S = svdvals(Ad) if drv in ("gelsd", "gelss") else None
     if drv == "gels":
-        rank = empty([0], dtype=_C.int64, device=A.device)
+        rank = _empty([0], dtype=_C.int64, device=A.device)
     else:
         rank = matrix_rank(Ad, atol=0.0, rtol=rc) if m and n else (Ad.sum((-2, -1)) * 0).to(_C.int64)
-    sv = S if S is not None else empty([0], dtype=A.dtype, device=A.device)
-    residuals = empty([0], dtype=A.dtype, device=A.device)
+    sv = S if S is not None else _empty([0], dtype=A.dtype, device=A.device)
+    residuals = _empty([0], dtype=A.dtype, device=A.device)
     if m > n and drv != "gelsy":
         full_rank = drv == "gels" or bool((rank == n).all().item())
         if full_rank:
