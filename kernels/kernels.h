@@ -228,6 +228,10 @@ struct SpatialArgs {
 };
 using SpatialKernel = void (*)(bool backward, const Tensor& in, Tensor& out, const Tensor* indices, const SpatialArgs& a);
 
+// Note [Linalg kernels]: matrix decompositions over batches of matrices; LinalgArgs (the mode and
+// sizes) is defined in kernels/linalg_args.h, the front ends are ops/linalg_decomp.cpp.
+struct LinalgArgs;
+using LinalgKernel = void (*)(const Tensor* in, Tensor* out, const LinalgArgs& a);
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
 // by (op, device). A registration type-checks against the family of the op's row (Note [Op table]),
@@ -269,6 +273,7 @@ AG_KERNEL_SIG(NLL_BACKWARD, NllBackwardKernel)
 AG_KERNEL_SIG(RNN_CELL, RnnCellKernel)
 AG_KERNEL_SIG(RNN_CELL_BACKWARD, RnnCellBackwardKernel)
 AG_KERNEL_SIG(SPATIAL, SpatialKernel)
+AG_KERNEL_SIG(LINALG, LinalgKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

@@ -33,6 +33,7 @@ _LAYERS = [
     ["ampgrad.amp", "ampgrad._autocast_state", "ampgrad.cuda", "ampgrad.cpu", "ampgrad.backends", "ampgrad.nn",
      "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.func", "ampgrad.profiler", "ampgrad._surface",
      "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization", "ampgrad.special"],
+    ["ampgrad._linalg_decomp"],  # torch-level fronts over ampgrad.linalg
 ]
 
 

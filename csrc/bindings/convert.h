@@ -40,6 +40,7 @@ void init_optim(py::module_& m);
 void init_cuda(py::module_& m);
 void init_testing(py::module_& m);  // private helpers for the test suite
 void init_fast_methods(py::module_& m);  // after init_tensor / init_ops: replaces their hottest methods
+void init_linalg_decomp(py::module_& m);  // bindings/linalg_decomp.cpp
 
 }  // namespace ampgrad::bind
 

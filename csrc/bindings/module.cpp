@@ -192,6 +192,7 @@ PYBIND11_MODULE(_C, m) {
   init_cuda(m);
   init_testing(m);
   init_generator(m);
+  init_linalg_decomp(m);
   m.def("get_num_threads", [] { return cpu::get_num_threads(); });
   m.def("set_num_threads", [](int n) { cpu::set_num_threads(n); }, py::arg("int"));
   m.def("_cuda_is_available", [] { return cuda::is_available(); });

@@ -28,7 +28,8 @@ enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROM
   X(SDPA) X(SDPA_BACKWARD) X(LOSS) X(LOSS_BACKWARD) X(DROPOUT) X(EMBEDDING) X(EMBEDDING_BACKWARD)          \
   X(CONV) X(POOL) X(NORM) X(NORM_BACKWARD) X(SOFTMAX_BACKWARD) X(NLL) X(NLL_BACKWARD)          \
   /* recurrent cells: ops/rnn.cpp */ X(RNN_CELL) X(RNN_CELL_BACKWARD)                                      \
-  /* ops/spatial.cpp */ X(SPATIAL)
+  /* ops/spatial.cpp */ X(SPATIAL)                                                    \
+  /* matrix decompositions: ops/linalg_decomp.cpp */ X(LINALG)
 enum class KernelFamily : int8_t {
   NONE,
 #define AG_FAMILY_ENUM(F) F,

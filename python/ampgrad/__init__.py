@@ -64,6 +64,9 @@ from ._special_ops import (digamma, lgamma, polygamma, mvlgamma, logit, i0, sgn,
                            igammac, gcd, lcm, bitwise_left_shift, bitwise_right_shift, nextafter, heaviside, rsub,
                            isin, float_power, ldexp, xlogy_)
 from . import special  # noqa: E402
+from ._linalg_decomp import (det, logdet, slogdet, inverse, cholesky, cholesky_inverse, cholesky_solve,  # noqa: E402
+                             triangular_solve, lu_unpack, matrix_power, matrix_exp, pinverse, svd, qr, cov, corrcoef,
+                             kron, block_diag)
 from . import func  # noqa: E402
 from . import optim
 from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,

@@ -51,9 +51,16 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     d0, d1 = (d % A.dim() for d in dim)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, which ampgrad does not "
-                                  "compute")
+    if ord in ("nuc", 2, -2):  # through the singular values (ampgrad.linalg.svdvals)
+        s = _C._linalg_svd(A.movedim((d0, d1), (-2, -1)), False, False)[1]  # linalg.svdvals
+        if s.shape[-1] == 0 and ord != -2:  # torch: 0 for empty matrices (-2: amin's error)
+            r = s.sum(-1)
+        else:
+            r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
     if ord in (1, -1):
         r = A.abs().sum(d0, keepdim=True)
         r = r.amax(d1, keepdim=True) if ord == 1 else r.amin(d1, keepdim=True)

@@ -1,0 +1,199 @@
+"""torch-level fronts of the linalg decompositions (torch.det, torch.inverse, torch.svd, ...) and their
+Tensor methods, plus cov / corrcoef / kron / block_diag composed from ampgrad ops."""
+import builtins
+import functools
+import math
+
+from . import _C
+from . import linalg as _la
+from . import return_types as _rt
+from ._creation import zeros
+from ._C import Tensor, cat, promote_types
+
+__all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "triangular_solve",
+           "lu_unpack", "matrix_power", "matrix_exp", "pinverse", "svd", "qr", "cov", "corrcoef", "kron", "block_diag"]
+
+
+def det(input):
+    return _la.det(input)
+
+
+def logdet(input):
+    sign, lad = _la.slogdet(input)
+    return _C.where(sign < 0, math.nan, lad)
+
+
+def slogdet(input):
+    return _rt.slogdet(*_C._linalg_slogdet(_la._square(input, "linalg.slogdet")))
+
+
+def inverse(input, *, out=None):
+    return _la.inv(input)
+
+
+def cholesky(input, upper=False, *, out=None):
+    return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    if isinstance(input, Tensor) and input.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    _la._square(input, "cholesky_inverse")
+    if isinstance(input, Tensor) and input.dtype not in (_C.float32, _C.float64):
+        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for '{_la._c10(input.dtype)}'")
+    return _C._cholesky_inverse(input, bool(upper))
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    if upper:
+        y = _la.solve_triangular(L.mT, B, upper=False)
+        return _la.solve_triangular(L, y, upper=True)
+    y = _la.solve_triangular(L, B, upper=False)
+    return _la.solve_triangular(L.mT, y, upper=True)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    M = A.mT if transpose else A
+    x = _la.solve_triangular(M, b, upper=bool(upper) != bool(transpose), unitriangular=bool(unitriangular))
+    return _rt.triangular_solve(x, A.clone())
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    for pos, (name, v) in enumerate((("unpack_data", unpack_data), ("unpack_pivots", unpack_pivots)), 3):
+        if not isinstance(v, bool):
+            raise TypeError(f"lu_unpack(): argument '{name}' (position {pos}) must be bool, not {type(v).__name__}")
+    return _rt.lu_unpack(*_C._lu_unpack(LU_data, LU_pivots, bool(unpack_data), bool(unpack_pivots)))
+
+
+def matrix_power(input, n):
+    return _la.matrix_power(input, n)
+
+
+def matrix_exp(input):
+    return _la.matrix_exp(input)
+
+
+def pinverse(input, rcond=1e-15):
+    return _la.pinv(input, rtol=rcond)
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    if not compute_uv:
+        m, n = input.shape[-2], input.shape[-1]
+        b = list(input.shape[:-2])
+        S = _la.svdvals(input)
+        return _rt.svd(zeros(b + [m, m], dtype=input.dtype), S, zeros(b + [n, n], dtype=input.dtype))
+    U, S, Vh = _la.svd(input, full_matrices=not some)
+    return _rt.svd(U, S, Vh.mT)
+
+
+def qr(input, some=True, *, out=None):
+    return _rt.qr(*_C._linalg_qr(input, "reduced" if some else "complete"))
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
+    x = input.unsqueeze(0) if input.dim() < 2 else input
+    if not x.is_floating_point():
+        x = x.to(_C.float32)
+    n_obs = x.shape[1]
+    for wname, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is None:
+            continue
+        if wt.dim() > 1:
+            raise RuntimeError(f"cov(): expected {wname} to have one or fewer dimensions but got {wname} with {wt.dim()} dimensions")
+        if wt.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected {wname} to have the same numel as there are observations in the input but got "
+                               f"{wt.numel()} != {n_obs}")
+        if wname == "fweights" and wt.is_floating_point():
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {_la._c10(wt.dtype)} dtype")
+        if wname == "aweights" and not wt.is_floating_point():
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with {_la._c10(wt.dtype)} dtype")
+        if wt.numel() and bool((wt < 0).any().item()):
+            raise RuntimeError(f"cov(): {wname} cannot be negative")
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1)
+        w_sum = float(n_obs)
+        norm = w_sum - correction
+    else:
+        w = w.to(x.dtype)
+        avg = (x * w).sum(1) / w.sum()
+        w_sum = w.sum()
+        if aweights is None:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
+    if isinstance(norm, Tensor):
+        norm = norm.clamp(min=0)
+    else:
+        norm = builtins.max(norm, 0.0)
+    xm = x - avg.unsqueeze(1)
+    xw = xm if w is None else xm * w
+    c = (xm @ xw.mT) / norm
+    return c.squeeze()
+
+
+def corrcoef(input):
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    std = d.sqrt()
+    c = c / std.unsqueeze(1)
+    c = c / std.unsqueeze(0)
+    return c.clamp(-1, 1)
+
+
+def kron(input, other, *, out=None):
+    nd = builtins.max(input.dim(), other.dim())
+    a_s = [1] * (nd - input.dim()) + list(input.shape)
+    b_s = [1] * (nd - other.dim()) + list(other.shape)
+    a_v, b_v, out_s = [], [], []
+    for x, y in zip(a_s, b_s):
+        a_v += [x, 1]
+        b_v += [1, y]
+        out_s.append(x * y)
+    return (input.reshape(a_v) * other.reshape(b_v)).reshape(out_s)
+
+
+def block_diag(*tensors):
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.dim()} dimensions")
+        mats.append(t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t)
+    if not mats:
+        return zeros((0, 0))
+    dt = functools.reduce(promote_types, [m.dtype for m in mats])
+    ncols = builtins.sum(m.shape[1] for m in mats)
+    rows, c0 = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = []
+        if c0:
+            parts.append(zeros((r, c0), dtype=dt, device=m.device))
+        parts.append(m.to(dt))
+        if ncols - c0 - c:
+            parts.append(zeros((r, ncols - c0 - c), dtype=dt, device=m.device))
+        rows.append(cat(parts, 1) if len(parts) > 1 else parts[0])
+        c0 += c
+    return cat(rows, 0)
+
+
+def _method(fn):
+    return lambda self, *a, **k: fn(self, *a, **k)
+
+
+for _name in ("det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "triangular_solve",
+              "matrix_power", "matrix_exp", "pinverse", "svd", "qr", "kron"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _method(globals()[_name]))
+for _name in ("cov", "corrcoef"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, (lambda f: lambda self, **k: f(self, **k))(globals()[_name]))
