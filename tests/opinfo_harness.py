@@ -294,6 +294,9 @@ def ag_numpy(t):
 
 def torch_numpy(t):
     t = t.detach()
+    if t._is_zerotensor():  # torch's efficient zero gradients
+        return np.zeros(tuple(t.shape), dtype=torch.empty(0, dtype=t.dtype).float().numpy().dtype
+                        if t.dtype in (torch.bfloat16, torch.float16) else torch.empty(0, dtype=t.dtype).numpy().dtype)
     if t.dtype in (torch.bfloat16, torch.float16):
         return t.float().numpy()
     return t.resolve_conj().resolve_neg().numpy()

@@ -64,6 +64,10 @@ from . import func  # noqa: E402
 from . import optim
 from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
                       pairwise_distance, pdist, dropout, layer_norm, group_norm, embedding)
+from . import _nn_ops as _nn_ops_mod
+_nn_ops_mod.install_missing(globals())  # torch.kl_div, torch.vdot, torch.convolution, ... (issue 13)
+from . import _shape_extra as _shape_extra_mod
+_shape_extra_mod.install(globals())  # atleast_nd, tensor_split, take, rot90, *_copy, ... where undefined (issue 13)
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool

@@ -1,0 +1,325 @@
+"""Thin torch wrappers over ampgrad's engine ops (views, splits, copies, real-dtype identities) that
+torch's OpInfo database names and ampgrad lacked (issue 13). Each is a composition of existing engine
+ops, so gradients, double backward and dtypes follow from those. install() sets only names that
+nothing else defines, so an engine op of the same name always wins."""
+import builtins
+import math
+import numbers
+
+from . import _C
+from ._C import Tensor
+from . import _functions as _fn
+from ._creation import empty as _empty
+
+
+def _seq(tensors):
+    return tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+
+
+def _atleast(n, tensors):
+    def one(t):
+        if t.dim() >= n:
+            return t
+        if n == 1 or t.dim() == 0:
+            t = t.reshape([1] * n) if t.dim() == 0 else t
+            return t
+        if n == 2:
+            return t.unsqueeze(0)
+        return t.unsqueeze(0).unsqueeze(-1) if t.dim() == 1 else t.unsqueeze(-1)
+    seq = _seq(tensors)
+    out = tuple(one(t) for t in seq)
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
+
+
+def atleast_1d(*tensors):
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors):
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors):
+    return _atleast(3, tensors)
+
+
+def ravel(input):
+    return input.reshape(-1)
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return _C.flip(input, [1])
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return _C.flip(input, [0])
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = dim % input.dim()
+    size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dim() == 0:
+            indices_or_sections = indices_or_sections.item()
+        else:
+            indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, numbers.Integral):
+        n = int(indices_or_sections)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds, start = [], 0
+        for i in builtins.range(n):
+            stop = start + q + (1 if i < r else 0)
+            bounds.append((start, stop))
+            start = stop
+    else:
+        pts = [builtins.min(builtins.max(int(i) if i >= 0 else int(i) + size, 0), size) for i in indices_or_sections]
+        edges = [0] + pts + [size]
+        bounds = [(edges[i], builtins.max(edges[i], edges[i + 1])) for i in builtins.range(len(edges) - 1)]
+    return tuple(input.narrow(d, a, b - a) for a, b in bounds)
+
+
+def _dir_split(name, input, sections, dim, min_dim):
+    if input.dim() < min_dim:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor with "
+                           f"{input.dim()} dimensions!")
+    if isinstance(sections, numbers.Integral):
+        if sections == 0 or input.shape[dim] % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                               f"{input.shape[dim]} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    return _dir_split("hsplit", input, indices_or_sections, 1 if input.dim() > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections):
+    return _dir_split("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    return _dir_split("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return tuple(_C.split(input, list(split_sizes), dim))
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    return tuple(_C.chunk(input, chunks, dim))
+
+
+def unsafe_split(input, split_size_or_sections, dim=0):
+    return tuple(_C.split(input, split_size_or_sections, dim))
+
+
+def positive(input):
+    if input.dtype == _C.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def resolve_conj(input):
+    return input
+
+
+def resolve_neg(input):
+    return input
+
+
+def conj(input):  # real dtypes: conjugation is the identity (a view of input)
+    return input
+
+
+def conj_physical(input):
+    return input.clone()
+
+
+def real(input):
+    return input
+
+
+def isreal(input):
+    return _fn.ones_like(input, dtype=_C.bool)
+
+
+def isposinf(input):
+    return input == math.inf if input.is_floating_point() else _fn.zeros_like(input, dtype=_C.bool)
+
+
+def isneginf(input):
+    return input == -math.inf if input.is_floating_point() else _fn.zeros_like(input, dtype=_C.bool)
+
+
+def fill(input, value):
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+    # torch's FillBackward: input's history is kept with a zero gradient, a tensor value gets the sum
+    v = value if isinstance(value, Tensor) else _fn.full_like(input, value)
+    return _C.where(_fn.ones_like(input, dtype=_C.bool), v.to(input.dtype), input)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
+    d0, d1 = dims[0] % input.dim(), dims[1] % input.dim()
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    k %= 4
+    if k == 1:
+        return _C.flip(input, [d1]).transpose(d0, d1)
+    if k == 2:
+        return _C.flip(input, [d0, d1])
+    if k == 3:
+        return _C.flip(input, [d0]).transpose(d0, d1)
+    return input.clone()
+
+
+def column_stack(tensors):
+    return _fn.hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
+
+
+def take(input, index):
+    return input.reshape(-1)[index]
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        flat = indices.reshape(-1)
+        return _C.gather(input.reshape(-1), 0, _C.where(flat < 0, flat + input.numel(), flat))
+    d = dim % builtins.max(input.dim(), 1)
+    indices = _C.where(indices < 0, indices + input.shape[d], indices)  # torch wraps negative indices
+    shape_i, shape_x = list(indices.shape), list(input.shape)
+    shape_i[d] = shape_x[d] = 1
+    b = list(_fn.broadcast_shapes(tuple(shape_i), tuple(shape_x)))
+    bi, bx = list(b), list(b)
+    bi[d], bx[d] = indices.shape[d], input.shape[d]
+    return _C.gather(input.expand(bx), d, indices.expand(bi))
+
+
+def rsub(input, other, alpha=1):
+    if isinstance(other, Tensor):
+        return _C.sub(other, input, alpha=alpha)
+    return other - input * alpha if alpha != 1 else other - input
+
+
+def sgn(input):
+    return _C.sign(input)
+
+
+def meshgrid(*tensors, indexing=None):
+    ts = _seq(tensors)
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in ts:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    ts = [t.reshape(-1) for t in ts]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.shape[0] for t in ts]
+    out = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        out.append(t.reshape(view).expand(shape))
+    if swap:  # grids of shape (len(y), len(x), ...): x varies along dim 1
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def cartesian_prod(*tensors):
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return _C.stack([g.reshape(-1) for g in grids], 1)
+
+
+def _sum_to_size(self, *size):
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else size
+    if not size:
+        return self.sum()  # torch's sum_to with an empty shape: the full sum (integers promote to int64)
+    lead = self.dim() - len(size)
+    dims = list(builtins.range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1]
+    return self.sum(dims, keepdim=True).reshape(size) if dims else self
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    return _empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _copy_of(fn):
+    def copy(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        return tuple(o.clone() for o in out) if isinstance(out, (tuple, list)) else out.clone()
+    return copy
+
+
+_COPIES = {
+    "alias_copy": lambda x: x, "expand_copy": lambda x, size, implicit=False: x.expand(size),
+    "permute_copy": lambda x, dims: x.permute(dims), "t_copy": lambda x: x.t(),
+    "transpose_copy": lambda x, dim0, dim1: x.transpose(dim0, dim1), "unsqueeze_copy": lambda x, dim: x.unsqueeze(dim),
+    "squeeze_copy": lambda x, *dim: x.squeeze(*dim), "view_copy": lambda x, size: x.view(size),
+    "unbind_copy": lambda x, dim=0: x.unbind(dim), "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1:
+    x.diagonal(offset, dim1, dim2), "narrow_copy": lambda x, dim, start, length: x.narrow(dim, start, length),
+    "split_with_sizes_copy": lambda x, split_sizes, dim=0: split_with_sizes(x, split_sizes, dim),
+}
+
+_FUNCTIONS = ["atleast_1d", "atleast_2d", "atleast_3d", "ravel", "fliplr", "flipud", "tensor_split", "hsplit",
+              "vsplit", "dsplit", "split_with_sizes", "unsafe_chunk", "unsafe_split", "positive", "resolve_conj",
+              "resolve_neg", "conj", "conj_physical", "real", "isreal", "isposinf", "isneginf", "fill", "rot90",
+              "column_stack", "take", "take_along_dim", "rsub", "sgn", "meshgrid", "cartesian_prod", "empty_strided",
+              "empty_permuted"]
+_METHODS = ["ravel", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
+            "unsafe_chunk", "unsafe_split", "positive", "resolve_conj", "resolve_neg", "conj", "conj_physical",
+            "isreal", "isposinf", "isneginf", "rot90", "take", "take_along_dim", "sgn"]
+
+
+def install(namespace):
+    """Define the names nothing else defines, as ampgrad.<name> and (where torch has one) Tensor.<name>."""
+    g = globals()
+    for name in _FUNCTIONS:
+        namespace.setdefault(name, g[name])
+    for name, fn in _COPIES.items():
+        namespace.setdefault(name, _copy_of(fn))
+    for name in _METHODS:
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, g[name])
+    if not hasattr(Tensor, "sum_to_size"):
+        Tensor.sum_to_size = _sum_to_size
+    if not hasattr(Tensor, "H"):
+        Tensor.H = property(lambda self: _h(self, "H"))
+    if not hasattr(Tensor, "mH"):
+        Tensor.mH = property(lambda self: self.mT)
+    if not hasattr(Tensor, "__div__"):
+        Tensor.__div__ = Tensor.__truediv__
+    if not hasattr(Tensor, "__rdiv__"):
+        Tensor.__rdiv__ = Tensor.__rtruediv__
+    if not hasattr(Tensor, "__idiv__"):
+        Tensor.__idiv__ = Tensor.__itruediv__
+
+
+def _h(self, name):
+    if self.dim() > 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor.".replace(
+            "3-D", f"{self.dim()}-D"))
+    return self.t() if self.dim() == 2 else self
