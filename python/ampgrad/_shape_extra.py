@@ -267,6 +267,138 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     return _empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+def argwhere(input):
+    return _fn.nonzero(input)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if not input.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {input.dtype}")
+    count = (~_C.isnan(input)).sum(dim, keepdim=keepdim) if dim is not None else (~_C.isnan(input)).sum()
+    total = _fn.nansum(input, dim, keepdim=keepdim, dtype=dtype) if dim is not None else _fn.nansum(input, dtype=dtype)
+    return total / count
+
+
+def _tri_indices(row, col, offset, dtype, device, lower):
+    import numpy as np
+    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return _C.from_numpy(np.stack([r, c]).astype(np.int64)).to(dtype or _C.int64)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, dtype, device, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, dtype, device, False)
+
+
+def unravel_index(indices, shape):
+    if not isinstance(indices, Tensor):
+        indices = _C.from_numpy(__import__("numpy").asarray(indices, dtype="int64"))
+    if indices.is_floating_point() or indices.dtype == _C.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = [int(shape)] if isinstance(shape, numbers.Integral) else [int(s) for s in shape]
+    numel = math.prod(shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
+    flat = indices.cpu().numpy().astype("int64").reshape(-1)  # (compared as Python ints: no wrap-around)
+    if flat.size and (int(flat.min()) < -numel or int(flat.max()) >= numel):
+        raise ValueError("'indices' must be in range [-{0}, {1})".format(numel, numel) if numel else
+                         "'indices' must be in range")
+    import numpy as np
+    idx = np.where(flat < 0, flat + np.int64(numel) if numel < 2 ** 63 else flat, flat)  # integers: computed on the host
+    out = []
+    for s in reversed(shape):
+        out.append(idx % np.int64(s) if s else idx * 0)
+        idx = idx // np.int64(s) if s else idx
+    return tuple(_C.from_numpy(o.reshape(tuple(indices.shape)).astype(np.int64)) for o in reversed(out))
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = dim % input.dim()
+    parts = [p for p in (prepend, input, append) if p is not None]
+    if len(parts) > 1:
+        parts = [p if isinstance(p, Tensor) else _fn.full_like(input.narrow(d, 0, 1), p) for p in parts]
+        input = _C.cat([p.expand(list(input.shape[:d]) + [p.shape[d] if p.dim() else 1] + list(input.shape[d + 1:]))
+                        if p.dim() == input.dim() else p for p in parts], d)
+    for _ in builtins.range(n):
+        size = input.shape[d]
+        if size == 0:
+            break
+        a, b = input.narrow(d, 1, size - 1), input.narrow(d, 0, size - 1)
+        input = (a != b) if input.dtype == _C.bool else a - b
+    return input
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    d = dim % builtins.max(y.dim(), 1)
+    n = y.shape[d]
+    if n == 0:
+        return y.sum(d) * 0
+    left, right = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
+    if x is not None:
+        if isinstance(x, Tensor):
+            dxs = diff(x, dim=dim if x.dim() > 1 else -1)
+            if x.dim() == 1:
+                dxs = dxs.reshape([-1] + [1] * (y.dim() - 1 - d))
+            return ((left + right) * dxs).sum(d) / 2
+        dx = x
+    dx = 1 if dx is None else dx
+    return (left + right).sum(d) * (dx / 2)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    d = dim % builtins.max(y.dim(), 1)
+    n = y.shape[d]
+    if n == 0:
+        return y.narrow(d, 0, 0)
+    left, right = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
+    if x is not None and isinstance(x, Tensor):
+        dxs = diff(x, dim=dim if x.dim() > 1 else -1)
+        if x.dim() == 1:
+            dxs = dxs.reshape([-1] + [1] * (y.dim() - 1 - d))
+        return ((left + right) * dxs / 2).cumsum(d)
+    dx = x if x is not None else (1 if dx is None else dx)
+    return ((left + right) * (dx / 2)).cumsum(d)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    import numpy as np
+    if repeats is None:  # torch.repeat_interleave(repeats): indices repeated by their counts
+        r = input.cpu().numpy()
+        return _C.from_numpy(np.repeat(np.arange(r.shape[0], dtype=np.int64), r))
+    if dim is None:
+        input = input.reshape(-1)
+        d = 0
+    else:
+        d = dim % builtins.max(input.dim(), 1)
+    size = input.shape[d] if input.dim() else 1
+    r = repeats.cpu().numpy().reshape(-1) if isinstance(repeats, Tensor) else np.array([int(repeats)])
+    if r.size == 1:
+        r = np.full(size, int(r[0]))
+    if r.size != size:
+        raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{r.size} and input.size({d}) = {size}")
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    idx = _C.from_numpy(np.repeat(np.arange(size, dtype=np.int64), r))
+    return input.index_select(d, idx) if input.dim() else input.reshape(1).index_select(0, idx)
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                       pin_memory=False):
+    return _empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
 def _copy_of(fn):
     def copy(input, *args, **kwargs):
         out = fn(input, *args, **kwargs)
@@ -288,10 +420,12 @@ _FUNCTIONS = ["atleast_1d", "atleast_2d", "atleast_3d", "ravel", "fliplr", "flip
               "vsplit", "dsplit", "split_with_sizes", "unsafe_chunk", "unsafe_split", "positive", "resolve_conj",
               "resolve_neg", "conj", "conj_physical", "real", "isreal", "isposinf", "isneginf", "fill", "rot90",
               "column_stack", "take", "take_along_dim", "rsub", "sgn", "meshgrid", "cartesian_prod", "empty_strided",
-              "empty_permuted"]
+              "empty_permuted", "argwhere", "nanmean", "tril_indices", "triu_indices", "unravel_index", "diff",
+              "trapezoid", "trapz", "cumulative_trapezoid", "repeat_interleave"]
 _METHODS = ["ravel", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
             "unsafe_chunk", "unsafe_split", "positive", "resolve_conj", "resolve_neg", "conj", "conj_physical",
-            "isreal", "isposinf", "isneginf", "rot90", "take", "take_along_dim", "sgn"]
+            "isreal", "isposinf", "isneginf", "rot90", "take", "take_along_dim", "sgn", "argwhere", "nanmean", "diff",
+            "repeat_interleave"]
 
 
 def install(namespace):
@@ -304,6 +438,8 @@ def install(namespace):
     for name in _METHODS:
         if not hasattr(Tensor, name):
             setattr(Tensor, name, g[name])
+    if not hasattr(Tensor, "new_empty_strided"):
+        Tensor.new_empty_strided = _new_empty_strided
     if not hasattr(Tensor, "sum_to_size"):
         Tensor.sum_to_size = _sum_to_size
     if not hasattr(Tensor, "H"):
