@@ -399,6 +399,59 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
     return _empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """input's last dim on the offset diagonal of new dims dim1, dim2 (an index_put into zeros)."""
+    nd = input.dim() + 1
+    d1, d2 = dim1 % nd, dim2 % nd
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] if input.dim() else 1
+    if input.dim() == 0:
+        input = input.reshape(1)
+    m = n + builtins.abs(offset)
+    batch = list(input.shape[:-1])
+    r = _fn.arange(n) + builtins.max(-offset, 0)
+    c = _fn.arange(n) + builtins.max(offset, 0)
+    out = _C._index_put(_fn.zeros(batch + [m, m], dtype=input.dtype, device=input.device),
+                        [None] * len(batch) + [r, c], input, False)
+    return out.movedim([nd - 2, nd - 1], [d1, d2])
+
+
+def diag(input, diagonal=0):
+    if input.dim() == 1:
+        return diag_embed(input, diagonal)
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+
+
+def diagflat(input, offset=0):
+    return diag_embed(input.reshape(-1), offset)
+
+
+def index_fill(input, dim, index, value):
+    """Fills the slices of input at `index` along dim (an index_copy of the value broadcast to them)."""
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    d = dim % builtins.max(input.dim(), 1)
+    import numpy as np
+    n = input.shape[d] if input.dim() else 1
+    raw = index.cpu().numpy().reshape(-1).astype(np.int64)
+    if raw.size and (raw.min() < -n or raw.max() >= n):
+        bad = int(raw[(raw < -n) | (raw >= n)][0])
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    # each filled position once: a repeated index must not count the value's gradient twice
+    idx = _C.from_numpy(np.unique(np.where(raw < 0, raw + n, raw)))
+    shape = list(input.shape) if input.dim() else [1]
+    shape[d] = idx.numel()
+    v = value.to(input.dtype) if isinstance(value, Tensor) else _fn.scalar_tensor(value, dtype=input.dtype)
+    src = v.expand(shape) if input.dim() else v.expand([idx.numel()]).reshape(())
+    if not input.dim():
+        return _C.index_copy(input.reshape(1), 0, idx, v.expand([idx.numel()])).reshape(())
+    return _C.index_copy(input, d, idx, src.contiguous())
+
+
 def _copy_of(fn):
     def copy(input, *args, **kwargs):
         out = fn(input, *args, **kwargs)
@@ -421,11 +474,12 @@ _FUNCTIONS = ["atleast_1d", "atleast_2d", "atleast_3d", "ravel", "fliplr", "flip
               "resolve_neg", "conj", "conj_physical", "real", "isreal", "isposinf", "isneginf", "fill", "rot90",
               "column_stack", "take", "take_along_dim", "rsub", "sgn", "meshgrid", "cartesian_prod", "empty_strided",
               "empty_permuted", "argwhere", "nanmean", "tril_indices", "triu_indices", "unravel_index", "diff",
-              "trapezoid", "trapz", "cumulative_trapezoid", "repeat_interleave"]
+              "trapezoid", "trapz", "cumulative_trapezoid", "repeat_interleave", "diag_embed", "diag", "diagflat",
+              "index_fill"]
 _METHODS = ["ravel", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
             "unsafe_chunk", "unsafe_split", "positive", "resolve_conj", "resolve_neg", "conj", "conj_physical",
             "isreal", "isposinf", "isneginf", "rot90", "take", "take_along_dim", "sgn", "argwhere", "nanmean", "diff",
-            "repeat_interleave"]
+            "repeat_interleave", "diag_embed", "diag", "diagflat", "index_fill"]
 
 
 def install(namespace):
