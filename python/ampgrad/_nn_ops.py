@@ -131,11 +131,15 @@ def conv_tbc(input, weight, bias, pad=0):
     return out.permute(2, 0, 1)
 
 
+def constant_pad_nd(input, pad, value=0):
+    return F.pad(input, list(pad), "constant", value)
+
+
 def install_missing(namespace):
     """Set these spellings in the ampgrad namespace where no other definition (an engine op) exists."""
     for name in ("kl_div", "margin_ranking_loss", "binary_cross_entropy_with_logits", "hinge_embedding_loss",
                  "cosine_embedding_loss", "poisson_nll_loss", "triplet_margin_loss", "selu", "celu",
-                 "alpha_dropout", "feature_dropout", "batch_norm", "vdot", "convolution", "conv_tbc"):
+                 "alpha_dropout", "feature_dropout", "batch_norm", "vdot", "convolution", "conv_tbc", "constant_pad_nd"):
         namespace.setdefault(name, globals()[name])
     for name in ("conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
                  "adaptive_avg_pool1d", "adaptive_max_pool1d"):

@@ -452,6 +452,70 @@ def index_fill(input, dim, index, value):
     return _C.index_copy(input, d, idx, src.contiguous())
 
 
+def select_scatter(input, src, dim, index):
+    d = dim % input.dim()
+    i = index + input.shape[d] if index < 0 else index
+    return _C.index_copy(input, d, _fn.tensor([i]), src.unsqueeze(d).to(input.dtype))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    d = dim % input.dim()
+    idx = _fn.arange(*slice(start, end, step).indices(input.shape[d]))
+    return _C.index_copy(input, d, idx, src.to(input.dtype))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    nd = input.dim()
+    d1, d2 = dim1 % nd, dim2 % nd
+    moved = input.movedim([d1, d2], [nd - 2, nd - 1])
+    rows, cols = moved.shape[-2], moved.shape[-1]
+    n = builtins.max(0, builtins.min(rows + builtins.min(offset, 0), cols - builtins.max(offset, 0)))
+    r = _fn.arange(n) + builtins.max(-offset, 0)
+    c = _fn.arange(n) + builtins.max(offset, 0)
+    out = _C._index_put(moved, [None] * (nd - 2) + [r, c], src.to(input.dtype), False)
+    return out.movedim([nd - 2, nd - 1], [d1, d2])
+
+
+def masked_scatter(input, mask, source):
+    if mask.dtype != _C.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    shape = _fn.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    base = input.expand(shape)
+    pos = _fn.nonzero(mask.expand(shape))
+    k = pos.shape[0]
+    if k > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    vals = source.reshape(-1)[:k].to(input.dtype)
+    return _C._index_put(base, list(pos.unbind(1)) if base.dim() else [], vals, False) if base.dim() else \
+        (vals.reshape(()) if k else base.clone())
+
+
+def put(input, index, source, accumulate=False):
+    flat = input.reshape(-1)
+    idx = index.reshape(-1)
+    idx = _C.where(idx < 0, idx + flat.numel(), idx)
+    return _C._index_put(flat, [idx], source.reshape(-1).to(input.dtype), accumulate).reshape(input.shape)
+
+
+def _unfold(self, dimension, size, step):
+    """Tensor.unfold: a view of the size-long windows along dimension, step apart (a new last dim)."""
+    if self.dim() == 0:
+        if size > 1:
+            raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
+        return self.reshape(1)
+    d = dimension % self.dim()
+    if size > self.shape[d]:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {self.shape[d]} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape, stride = list(self.shape), list(self.stride())
+    shape[d] = (shape[d] - size) // step + 1
+    shape.append(size)
+    stride.append(stride[d])
+    stride[d] *= step
+    return self.as_strided(shape, stride, self.storage_offset())
+
+
 def _copy_of(fn):
     def copy(input, *args, **kwargs):
         out = fn(input, *args, **kwargs)
@@ -467,6 +531,7 @@ _COPIES = {
     "unbind_copy": lambda x, dim=0: x.unbind(dim), "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1:
     x.diagonal(offset, dim1, dim2), "narrow_copy": lambda x, dim, start, length: x.narrow(dim, start, length),
     "split_with_sizes_copy": lambda x, split_sizes, dim=0: split_with_sizes(x, split_sizes, dim),
+    "unfold_copy": lambda x, dimension, size, step: _unfold(x, dimension, size, step),
 }
 
 _FUNCTIONS = ["atleast_1d", "atleast_2d", "atleast_3d", "ravel", "fliplr", "flipud", "tensor_split", "hsplit",
@@ -475,11 +540,11 @@ _FUNCTIONS = ["atleast_1d", "atleast_2d", "atleast_3d", "ravel", "fliplr", "flip
               "column_stack", "take", "take_along_dim", "rsub", "sgn", "meshgrid", "cartesian_prod", "empty_strided",
               "empty_permuted", "argwhere", "nanmean", "tril_indices", "triu_indices", "unravel_index", "diff",
               "trapezoid", "trapz", "cumulative_trapezoid", "repeat_interleave", "diag_embed", "diag", "diagflat",
-              "index_fill"]
+              "index_fill", "select_scatter", "slice_scatter", "diagonal_scatter", "masked_scatter", "put"]
 _METHODS = ["ravel", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
             "unsafe_chunk", "unsafe_split", "positive", "resolve_conj", "resolve_neg", "conj", "conj_physical",
             "isreal", "isposinf", "isneginf", "rot90", "take", "take_along_dim", "sgn", "argwhere", "nanmean", "diff",
-            "repeat_interleave", "diag_embed", "diag", "diagflat", "index_fill"]
+            "repeat_interleave", "diag_embed", "diag", "diagflat", "index_fill", "masked_scatter", "put"]
 
 
 def install(namespace):
@@ -492,6 +557,8 @@ def install(namespace):
     for name in _METHODS:
         if not hasattr(Tensor, name):
             setattr(Tensor, name, g[name])
+    if not hasattr(Tensor, "unfold"):
+        Tensor.unfold = _unfold
     if not hasattr(Tensor, "new_empty_strided"):
         Tensor.new_empty_strided = _new_empty_strided
     if not hasattr(Tensor, "sum_to_size"):
