@@ -516,6 +516,22 @@ def _unfold(self, dimension, size, step):
     return self.as_strided(shape, stride, self.storage_offset())
 
 
+_AminmaxResult = __import__("collections").namedtuple("aminmax", ["min", "max"])
+_AminmaxResult.__module__ = "ampgrad.return_types"
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        lo, hi = input.amin(), input.amax()
+        if keepdim:
+            lo, hi = lo.reshape([1] * input.dim()), hi.reshape([1] * input.dim())
+        return _AminmaxResult(lo, hi)
+    return _AminmaxResult(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
+
 def _copy_of(fn):
     def copy(input, *args, **kwargs):
         out = fn(input, *args, **kwargs)
@@ -540,11 +556,12 @@ _FUNCTIONS = ["atleast_1d", "atleast_2d", "atleast_3d", "ravel", "fliplr", "flip
               "column_stack", "take", "take_along_dim", "rsub", "sgn", "meshgrid", "cartesian_prod", "empty_strided",
               "empty_permuted", "argwhere", "nanmean", "tril_indices", "triu_indices", "unravel_index", "diff",
               "trapezoid", "trapz", "cumulative_trapezoid", "repeat_interleave", "diag_embed", "diag", "diagflat",
-              "index_fill", "select_scatter", "slice_scatter", "diagonal_scatter", "masked_scatter", "put"]
+              "index_fill", "select_scatter", "slice_scatter", "diagonal_scatter", "masked_scatter", "put",
+              "aminmax"]
 _METHODS = ["ravel", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
             "unsafe_chunk", "unsafe_split", "positive", "resolve_conj", "resolve_neg", "conj", "conj_physical",
             "isreal", "isposinf", "isneginf", "rot90", "take", "take_along_dim", "sgn", "argwhere", "nanmean", "diff",
-            "repeat_interleave", "diag_embed", "diag", "diagflat", "index_fill", "masked_scatter", "put"]
+            "repeat_interleave", "diag_embed", "diag", "diagflat", "index_fill", "masked_scatter", "put", "aminmax"]
 
 
 def install(namespace):
