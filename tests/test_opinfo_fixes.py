@@ -220,4 +220,4 @@ def test_tensor_to_positional_non_blocking_and_copy():
     t = torch.ones(3)
     assert t.to("cpu", torch.float32, False, True).data_ptr() != t.data_ptr()  # the overload this mirrors
     with pytest.raises(TypeError):
-        a.to("cpu", ampgrad.float32, False, True, 1)
+        a.to("cpu", ampgrad.float32, False, 1.5)

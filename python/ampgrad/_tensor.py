@@ -380,7 +380,7 @@ def _parse_to(args, kwargs):
             device = a
         else:
             rest.append(a)
-    if 1 <= len(rest) <= 2 and all(isinstance(r, builtins.bool) for r in rest):
+    if 1 <= len(rest) <= 2 and builtins.all(isinstance(r, builtins.bool) for r in rest):
         non_blocking = rest[0]  # to(..., non_blocking, copy): torch's positional overloads
         copy = rest[1] if len(rest) == 2 else copy
     elif rest:
