@@ -221,3 +221,19 @@ def test_tensor_to_positional_non_blocking_and_copy():
     assert t.to("cpu", torch.float32, False, True).data_ptr() != t.data_ptr()  # the overload this mirrors
     with pytest.raises(TypeError):
         a.to("cpu", ampgrad.float32, False, 1.5)
+
+
+def test_addr_bool_is_logical():
+    s, v1, v2 = torch.tensor([[True, False], [False, False]]), torch.tensor([True, False]), torch.tensor([False, True])
+    for beta, alpha in ((3, 2), (0, 1), (1, 0)):
+        out = ampgrad.addr(A(s), A(v1), A(v2), beta=beta, alpha=alpha)
+        assert out.dtype == ampgrad.bool
+        assert out.tolist() == torch.addr(s, v1, v2, beta=beta, alpha=alpha).tolist()
+    with pytest.raises(RuntimeError, match="must not be a floating point number"):
+        ampgrad.addr(A(s), A(v1), A(v2), beta=0.5)
+
+
+def test_layer_norm_one_element_rows_are_exact():
+    x, w, b = torch.randn(4, 1), torch.randn(1), torch.randn(1)
+    out = ampgrad.nn.functional.layer_norm(A(x), [1], A(w), A(b))
+    np.testing.assert_array_equal(out.numpy(), torch.nn.functional.layer_norm(x, [1], w, b).numpy())
