@@ -73,6 +73,8 @@ def tensor_split(input, indices_or_sections, dim=0):
         n = int(indices_or_sections)
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        if n > builtins.max(size, 1) * 1024 + 65536:  # (torch would build that many empty views: not a real call)
+            raise RuntimeError(f"tensor_split: {n} sections for a dimension of size {size} is not supported")
         q, r = divmod(size, n)
         bounds, start = [], 0
         for i in builtins.range(n):
