@@ -394,6 +394,9 @@ void init_ops(py::module_& m) {
   cls.def("masked_fill_", [](py::object self, const Tensor& mask, py::handle v) {
     Tensor t = self.cast<Tensor>();
     Tensor value = is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v));
+    // masked_fill (out of place) broadcasts self up to the mask; in place, self cannot grow.
+    Shape bs = broadcast_shapes(t.sizes(), mask.sizes());
+    AG_CHECK(bs == t.sizes(), "output with shape ", shape_str(t.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
     bool grad = autograd::GradMode::is_enabled() && (t.requires_grad() || value.requires_grad());
     if (has_internal_overlap(t) && !grad && !fw_has(t) && !fw_has(value)) {
       // torch writes through an expanded self (with a deprecation warning) instead of raising.

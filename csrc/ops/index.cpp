@@ -342,9 +342,11 @@ Tensor index_add(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& 
   check_index_source("index_add_", a, d, idx, src);
   int64_t n = a.dim() ? a.sizes()[d] : 1;
   check_bounds(idx, n, [&](int64_t i) { AG_THROW(RuntimeError, "index ", i, " is out of bounds for dimension ", d, " with size ", n); });
+  Tensor s = alpha.to_double() == 1.0 ? src : mul(src, wrap_scalar(alpha));
+  if (a.dim() == 0)  // a 0-d self is one slice: index [0] (or [0, 0, ...]) into its 1-element view
+    return reshape(index_put_impl(reshape(a, {1}), {reshape(idx, {-1})}, reshape(s, {-1}), true, true), {});
   std::vector<std::optional<Tensor>> ind(d);
   ind.push_back(reshape(idx, {-1}));
-  Tensor s = alpha.to_double() == 1.0 ? src : mul(src, wrap_scalar(alpha));
   return index_put_impl(a, ind, s, true, true);
 }
 
@@ -358,6 +360,8 @@ Tensor index_copy(const Tensor& a0, int64_t dim, const Tensor& idx, const Tensor
   check_index_source("index_copy_", a, d, idx, src);
   int64_t n = a.dim() ? a.sizes()[d] : 1;
   check_bounds(idx, n, [&](int64_t i) { AG_THROW(IndexError, "index_copy_(): index ", i, " is out of bounds for dimension ", d, " with size ", n); });
+  if (a.dim() == 0)
+    return reshape(index_put_impl(reshape(a, {1}), {reshape(idx, {-1})}, reshape(src, {-1}), false, true), {});
   std::vector<std::optional<Tensor>> ind(d);
   ind.push_back(reshape(idx, {-1}));
   return index_put_impl(a, ind, src, false, true);
@@ -367,11 +371,9 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
   AG_CHECK(mask.dtype() == ScalarType::Bool, "masked_fill_ only supports boolean masks, but got mask with dtype ", dtype_name(mask.dtype()));
   AG_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ", value.dim(), " dimension(s).");
   if (value.impl()->wrapped_number) check_scalar_fits(is_floating(value.dtype()) ? Scalar(item_double(value)) : Scalar(static_cast<int64_t>(item_double(value))), a.dtype());
-  Shape bs = broadcast_shapes(a.sizes(), mask.sizes());
-  AG_CHECK(bs == a.sizes(), "The size of tensor a (", a.dim() ? a.sizes().back() : 1, ") must match the size of tensor b (",
-           mask.dim() ? mask.sizes().back() : 1, ") at non-singleton dimension ", a.dim() ? a.dim() - 1 : 0);
-  return contiguous(where(mask, to_dtype(value, a.dtype()), a));  // torch's masked_fill result is row-major
+  return contiguous(where(mask, to_dtype(value, a.dtype()), a));  // broadcasts like torch; row-major
 }
+
 
 Tensor masked_select(const Tensor& a, const Tensor& mask) {
   AG_CHECK(mask.dtype() == ScalarType::Bool, "masked_select: expected BoolTensor for mask");

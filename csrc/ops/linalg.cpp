@@ -339,9 +339,11 @@ Tensor addr(const Tensor& s0, const Tensor& a0, const Tensor& b0, Scalar beta, S
   const ScalarType dt = promote_types(promote_types(s0.dtype(), a0.dtype()), b0.dtype());
   if (!is_floating(dt)) {  // integer and bool: exact in any order
     Tensor p = outer(a0, b0);
-    if (dt != ScalarType::Bool) {
-      AG_CHECK(beta.kind != Scalar::Float, "For integral input tensors, argument beta must not be a floating point number.");
-      AG_CHECK(alpha.kind != Scalar::Float, "For integral input tensors, argument alpha must not be a floating point number.");
+    AG_CHECK(beta.kind != Scalar::Float, "For integral input tensors, argument beta must not be a floating point number.");
+    AG_CHECK(alpha.kind != Scalar::Float, "For integral input tensors, argument alpha must not be a floating point number.");
+    if (dt == ScalarType::Bool) {  // torch: (beta && self) || (alpha && vec1 * vec2), a bool result
+      expand(s0, Shape{a0.sizes()[0], b0.sizes()[0]});
+      return logical(Op::logical_or, beta.to_double() != 0 ? s0 : zeros_like(s0), alpha.to_double() != 0 ? p : zeros_like(p));
     }
     return add_scaled(s0, p, beta, alpha);
   }

@@ -285,9 +285,48 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi
 
 Tensor clamp(const Tensor& a, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
   AG_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
-  Tensor r = a;
-  if (lo) r = maximum(r, *lo);
-  if (hi) r = minimum(r, *hi);
+  Tensor r = detach(a);
+  if (lo) r = maximum(r, detach(*lo));
+  if (hi) r = minimum(r, detach(*hi));
+  r = detach(r);
+  if (!is_floating(r.dtype())) return r;
+  // torch's clamp_backward / clamp_backward_min_max: a tie with a bound gives the whole gradient to
+  // self; a bound gets it where it wins (min only where min < max, max where self > max or max < min).
+  const bool has_lo = lo.has_value(), has_hi = hi.has_value();
+  Tensor x = detach(a), l = has_lo ? detach(*lo) : Tensor(), h = has_hi ? detach(*hi) : Tensor();
+  auto masks = [=]() {
+    Tensor keep, to_lo, to_hi;
+    if (has_lo && has_hi) {
+      keep = logical(Op::logical_and, compare(Op::ge, x, l), compare(Op::le, x, h));
+      to_lo = logical(Op::logical_and, compare(Op::lt, x, l), compare(Op::lt, l, h));
+      to_hi = logical(Op::logical_or, compare(Op::gt, x, h), compare(Op::lt, h, l));
+    } else if (has_lo) {
+      keep = compare(Op::ge, x, l);
+      to_lo = compare(Op::lt, x, l);
+    } else {
+      keep = compare(Op::le, x, h);
+      to_hi = compare(Op::gt, x, h);
+    }
+    return std::array<Tensor, 3>{keep, to_lo, to_hi};
+  };
+  auto pick = [](const Tensor& m, const Tensor& v) { return m.defined() ? where(m, v, zeros_like(v)) : Tensor(); };
+  fw_rule(r, {&a, has_lo ? &*lo : nullptr, has_hi ? &*hi : nullptr}, [&](const variable_list& t) {
+    auto m = masks();
+    variable_list terms;
+    if (t[0].defined()) terms.push_back(pick(m[0], t[0]));
+    if (t[1].defined()) terms.push_back(pick(m[1], t[1]));
+    if (t[2].defined()) terms.push_back(pick(m[2], t[2]));
+    return sum_defined(terms);
+  });
+  if (auto node = autograd::make_node("ClampBackward0", {&a, has_lo ? &*lo : nullptr, has_hi ? &*hi : nullptr}, AG_BW {
+        auto m = masks();
+        Tensor ga, gl, gh;
+        if (c.needs_input_grad(0)) ga = pick(m[0], g[0]);
+        if (c.needs_input_grad(1)) gl = pick(m[1], g[0]);
+        if (c.needs_input_grad(2)) gh = pick(m[2], g[0]);
+        return {ga, gl, gh};
+      }))
+    autograd::set_history(node, {&r});
   return r;
 }
 

@@ -90,19 +90,20 @@ void k_layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, 
         if (mp) mp[r] = m;
         rp[r] = rs;
         scalar_t* yr = yp + r * D;
-        const A sh = -m * rs;
+        // (x - mean) * rstd as torch computes it: x * rstd - mean * rstd (an fma) leaves rounding
+        // noise where x == mean, which rstd = 1/sqrt(eps) amplifies (a 1-element row)
         if (wq && bq) {
 _Pragma("omp simd")
-          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>((xr[i] * rs + sh) * wq[i] + bq[i]);
+          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>((xr[i] - m) * rs * wq[i] + bq[i]);
         } else if (wq) {
 _Pragma("omp simd")
-          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>((xr[i] * rs + sh) * wq[i]);
+          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>((xr[i] - m) * rs * wq[i]);
         } else if (bq) {
 _Pragma("omp simd")
-          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>((xr[i] * rs + sh) + bq[i]);
+          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>((xr[i] - m) * rs + bq[i]);
         } else {
 _Pragma("omp simd")
-          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>(xr[i] * rs + sh);
+          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<scalar_t>((xr[i] - m) * rs);
         }
       }
     });

@@ -74,6 +74,10 @@ from ._nn_ops import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu,
                       celu_, relu_)
 from ._nn_ops_more import (hardshrink, threshold, threshold_, rrelu, rrelu_, instance_norm, feature_alpha_dropout,
                            norm_except_dim, _weight_norm)
+from . import _nn_ops as _nn_ops_mod
+_nn_ops_mod.install_missing(globals())  # torch.kl_div, torch.vdot, torch.convolution, ... (issue 13)
+from . import _shape_extra as _shape_extra_mod
+_shape_extra_mod.install(globals())  # atleast_nd, tensor_split, take, rot90, *_copy, ... where undefined (issue 13)
 
 # dtypes and torch's aliases (after the imports above: these names shadow builtins in this module)
 bool = _C.bool

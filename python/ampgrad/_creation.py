@@ -516,7 +516,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         elif not std >= 0.0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         z = randn(*shape, dtype=ref.dtype, device=ref.device, generator=generator)
-        return z * std + mean
+        m = mean.detach() if isinstance(mean, Tensor) else mean
+        s = std.detach() if isinstance(std, Tensor) else std
+        out = z * s + m
+        if _C.is_grad_enabled():
+            # torch's NormalBackward: the sample keeps the history of mean and std, with zero gradients
+            for t in (mean, std):
+                if isinstance(t, Tensor) and t.requires_grad:
+                    out = _C.where(out.new_ones(out.shape, dtype=_C.bool), out, t)
+        return out
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
     t = empty(*_size((size,)), dtype=dtype, device=device)

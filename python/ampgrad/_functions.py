@@ -190,3 +190,8 @@ def clamp_min(input, min):
 
 def clamp_max(input, max):
     return input.clamp(max=max)
+
+
+def zero_(input):
+    """torch.zero_(t): fills t with zeros in place and returns it."""
+    return input.zero_()

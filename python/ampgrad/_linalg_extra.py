@@ -182,6 +182,11 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError("both dimension lists should have same length")
     da = [d % a.dim() for d in da]
     db = [d % b.dim() for d in db]
+    for x, y in zip(da, db):  # a size-1 contracted dim broadcasts against the other operand's (torch)
+        if a.shape[x] == 1 and b.shape[y] != 1:
+            b = b.sum(y, keepdim=True, dtype=b.dtype)
+        elif b.shape[y] == 1 and a.shape[x] != 1:
+            a = a.sum(x, keepdim=True, dtype=a.dtype)
     for x, y in zip(da, db):
         if a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} and "

@@ -1,5 +1,6 @@
 """torch-level names of nn ops (torch.conv2d, torch.layer_norm, torch.dropout, ...), with the
 signatures those names have in torch; the implementations live in nn.functional."""
+from . import _C
 from .nn import functional as F
 from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
                             pairwise_distance, pdist, selu, celu, selu_, celu_, relu_)
@@ -24,3 +25,123 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     # torch.embedding takes (weight, indices) and -1 for "no padding index".
     return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx, None, 2.0, scale_grad_by_freq,
                        sparse)
+
+
+# ---- torch.* spellings of nn ops that ampgrad had only under nn.functional (issue 13): torch's
+# native signatures (reduction as an int: 0 none, 1 mean, 2 sum; dropout's `train` positional).
+_REDUCTION = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _red(reduction):
+    if reduction not in _REDUCTION:
+        raise RuntimeError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTION[reduction]
+
+
+def kl_div(input, target, reduction=1, *, log_target=False):
+    # torch.kl_div's 'mean' is the mean over all elements, without F.kl_div's 'batchmean' warning
+    loss = F.kl_div(input, target, reduction="none", log_target=log_target)
+    red = _red(reduction)
+    return loss if red == "none" else loss.sum() if red == "sum" else loss.mean()
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.margin_ranking_loss(input1, input2, target, margin=margin, reduction=_red(reduction))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_red(reduction), pos_weight=pos_weight)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    return F.hinge_embedding_loss(input, target, margin=margin, reduction=_red(reduction))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.cosine_embedding_loss(input1, input2, target, margin=margin, reduction=_red(reduction))
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return F.poisson_nll_loss(input, target, log_input=log_input, full=full, eps=eps, reduction=_red(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=1):
+    return F.triplet_margin_loss(anchor, positive, negative, margin=margin, p=p, eps=eps, swap=swap,
+                                 reduction=_red(reduction))
+
+
+def selu(input):
+    return F.selu(input)
+
+
+def celu(input, alpha=1.0):
+    return F.celu(input, alpha)
+
+
+def alpha_dropout(input, p, train):
+    return F.alpha_dropout(input, p, train)
+
+
+def feature_dropout(input, p, train):
+    """One Bernoulli draw per (sample, channel), shared over the remaining dims."""
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not train or p == 0:
+        return input
+    mask = F.dropout(input.new_ones(list(input.shape[:2]) + [1] * (input.dim() - 2)), p, True)
+    return input * mask
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def vdot(input, other, *, out=None):
+    """torch.vdot for real tensors: the dot product of two 1-D tensors (conjugation is a no-op)."""
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
+    return _C.dot(input, other)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """torch.convolution: the N-d (transposed) convolution behind F.conv*d (1-, 2- or 3-d by weight.dim())."""
+    nd = weight.dim() - 2
+    if nd not in (1, 2, 3):
+        raise RuntimeError(f"Expected 3D, 4D or 5D weight for convolution, but got weight of size {list(weight.shape)}")
+    if transposed:
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    fn = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+    return fn(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """torch.conv_tbc: 1-d convolution of a (time, batch, channel) input with a (kernel, in, out) weight."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, 1, pad)
+    return out.permute(2, 0, 1)
+
+
+def constant_pad_nd(input, pad, value=0):
+    return F.pad(input, list(pad), "constant", value)
+
+
+def install_missing(namespace):
+    """Set these spellings in the ampgrad namespace where no other definition (an engine op) exists."""
+    for name in ("kl_div", "margin_ranking_loss", "binary_cross_entropy_with_logits", "hinge_embedding_loss",
+                 "cosine_embedding_loss", "poisson_nll_loss", "triplet_margin_loss", "selu", "celu",
+                 "alpha_dropout", "feature_dropout", "batch_norm", "vdot", "convolution", "conv_tbc", "constant_pad_nd"):
+        namespace.setdefault(name, globals()[name])
+    for name in ("conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+                 "adaptive_avg_pool1d", "adaptive_max_pool1d"):
+        if hasattr(F, name):
+            namespace.setdefault(name, getattr(F, name))

@@ -380,8 +380,9 @@ def _parse_to(args, kwargs):
             device = a
         else:
             rest.append(a)
-    if len(rest) == 1 and isinstance(rest[0], builtins.bool):
-        non_blocking = rest[0]
+    if 1 <= len(rest) <= 2 and builtins.all(isinstance(r, builtins.bool) for r in rest):
+        non_blocking = rest[0]  # to(..., non_blocking, copy): torch's positional overloads
+        copy = rest[1] if len(rest) == 2 else copy
     elif rest:
         raise TypeError(f"to() received an invalid combination of arguments: {args}")
     if device is not None and not isinstance(device, _C.device):

@@ -149,6 +149,8 @@ def prelu(input, weight):
                                f"{weight.numel()} and channel size = {channels}.")
         if input.dim() >= 2:
             weight = weight.reshape([channels] + [1] * (input.dim() - 2))
+    elif input.dim() == 0:
+        weight = weight.reshape(())  # a 0-d input keeps its shape (torch)
     return _C.where(input > 0, input, weight * input)
 
 
@@ -172,9 +174,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
-    if dtype is not None:
-        input = input.to(dtype)
-    return _C._softmax(-input, dim, None)
+    return _C._softmax(-input, dim, dtype)  # torch negates in the input's dtype, then converts
 
 
 @engine_op("scaled_dot_product_attention")
@@ -763,6 +763,8 @@ def _verify_batch_size(size):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     if training:
         _verify_batch_size(input.size())
+    if input.numel() == 0:
+        return input.clone()  # torch: an empty input is cloned (CloneBackward0), the statistics untouched
     return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
@@ -1177,10 +1179,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _Reduction.get_enum(reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    if input.dim() not in (1, 2) or target.dim() > 1 or target.numel() != (input.shape[0] if input.dim() == 2 else 1):
+    if input.dim() > 2 or target.dim() > 1 or target.numel() != (input.shape[0] if input.dim() == 2 else 1):
         raise RuntimeError(f"inconsistent target size, expected {input.shape[0] if input.dim() == 2 else 1} but got "
                            f"{list(target.shape)}")
-    x = input if input.dim() == 2 else input.unsqueeze(0)
+    x = input if input.dim() == 2 else input.reshape(1, -1)  # a 0-d input is one sample of one class
     t = target.reshape(-1, 1)
     C = x.shape[1]
     if bool(((t < 0) | (t >= C)).any()):
@@ -1192,7 +1194,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * weight.index_select(0, t.reshape(-1)).unsqueeze(1)
     z = z.masked_fill(one_hot(t.reshape(-1), C).bool(), 0)
     loss = z.sum(1) / C
-    if input.dim() == 1:
+    if input.dim() < 2:
         loss = loss.squeeze(0)
     return _reduce(loss, reduction)
 
@@ -1201,9 +1203,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
-    if input.dim() not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+    if input.dim() > 2 or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
-    x = input if input.dim() == 2 else input.unsqueeze(0)
+    x = input if input.dim() == 2 else input.reshape(1, -1)  # a 0-d input is one sample of one class
     N, C = x.shape
     tgt = target.reshape(N, C).cpu().numpy()
     if ((tgt < -1) | (tgt >= C)).any():
@@ -1218,7 +1220,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     wt = _on(_C.from_numpy(w.astype(np.float32)), x.device).to(x.dtype)
     hinge = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)  # [i, j, k]: 1 - (x_j - x_k)
     loss = (hinge * wt).sum((1, 2)) / C
-    if input.dim() == 1:
+    if input.dim() < 2:
         loss = loss.squeeze(0)
     return _reduce(loss, reduction)
 
@@ -1231,7 +1233,11 @@ def pdist(input, p=2):
     i, j = np.triu_indices(n, 1)
     a = input.index_select(0, _on(_C.from_numpy(i.astype(np.int64)), input.device))
     b = input.index_select(0, _on(_C.from_numpy(j.astype(np.int64)), input.device))
-    return _vector_norm(a - b, p, 1)
+    d = _vector_norm(a - b, p, 1)
+    if float(p) == 0 and input.requires_grad and _C.is_grad_enabled():
+        # torch's PdistBackward0 for p=0: the output keeps its history, with a zero gradient
+        d = _C.where(d.new_ones(d.shape, dtype=_C.bool), d, (a - b).sum(1))
+    return d
 
 
 def _vector_norm(x, p, dim, keepdim=False):

@@ -1,0 +1,62 @@
+"""The explicit skip list of tests/test_opinfo.py (torch's OpInfo database run against ampgrad).
+
+XFAIL: OpInfo id ("name" or "name.variant_test_name") -> {dtype name or "*": reason}. An entry is
+for one OpInfo that *resolves* in ampgrad and fails; it names the sample and what differs. The
+test is an xfail for that dtype, and an XPASS (reported in the coverage summary) once the entry is
+no longer needed: delete it then. Ops ampgrad does not have are not listed here: they count as
+'missing' and are picked up automatically when they land.
+
+UNDEFINED_VALUES: OpInfos whose output values torch leaves unspecified (uninitialized memory):
+only dtypes and shapes are compared."""
+
+UNDEFINED_VALUES = {
+    "empty": "uninitialized memory",
+    "empty_like": "uninitialized memory",
+    "new_empty": "uninitialized memory",
+    "empty_strided": "uninitialized memory",
+    "new_empty_strided": "uninitialized memory",
+    "empty_permuted": "uninitialized memory",
+}
+
+_RNG = "random stream differs from torch's CPU generator for the same seed (issue 13 point 4)"
+
+_LIN = "ord='nuc' needs singular values: engineer 'linalg' (ampgrad.linalg.svdvals) owns it"
+
+XFAIL = {
+    # ---- random streams (issue 13 point 4): same seed, different numbers than torch's CPU generator
+    "randn": {"bfloat16": "sample 1 (randn([5,5], dtype=bfloat16)): " + _RNG},
+    "randn_like": {"bfloat16": "sample 1 (T[5,5]): " + _RNG},
+    "rand_like": {"bfloat16": "sample 1 (T[5,5]): " + _RNG},
+    "normal": {"bfloat16": "sample 2 (T[3,4,2] mean, T[3,4,2] std): " + _RNG},
+    "normal.in_place": {"bfloat16": "sample 0 (T[5,5].normal_(0, 5)): " + _RNG},
+    "nn.functional.dropout": {"*": "sample 2 (T[5,5], p=0.5, training=True): dropout mask " + _RNG},
+    "nn.functional.dropout2d": {"*": "sample 2 (T[5,5,5], p=0.5, training=True): channel mask " + _RNG},
+    "nn.functional.dropout3d": {"*": "sample 2 (T[5,5,5,5], p=0.5, training=True): channel mask " + _RNG},
+    "nn.functional.alpha_dropout": {"*": "sample 2 (T[5,5], p=0.5, training=True): mask " + _RNG},
+    "nn.functional.scaled_dot_product_attention": {
+        "*": "sample 2 (T[4,3,8] q, T[4,6,8] k/v, is_causal=True, dropout_p=0.5): attention dropout mask " + _RNG},
+    # ---- owned by other engineers this round
+    "nn.functional.pad.circular": {d: "sample 7 (T[1,3,4,4], pad=[-1,1,-2,1]): negative circular pads wrap from the "
+                                      "wrong side; engineer 'spatial' rewrites F.pad as an engine op"
+                                   for d in ("float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8")},
+    "norm.nuc": {"float32": "sample 0 (T[5,5], 'nuc'): " + _LIN, "float64": "sample 0 (T[5,5], 'nuc'): " + _LIN},
+    "linalg.matrix_norm": {"float32": "sample 4 (T[2,2], 'nuc'): " + _LIN, "float64": "sample 4 (T[2,2], 'nuc'): " + _LIN},
+    # ---- not supported
+    "nn.functional.conv1d": {"int64": "integer convolution is not implemented (raises torch's 'not implemented for "
+                                      "Long' NotImplementedError)"},
+    "nn.functional.conv2d": {"int64": "integer convolution is not implemented"},
+    "nn.functional.conv3d": {"int64": "integer convolution is not implemented"},
+    "nn.functional.conv_transpose1d": {"int64": "integer convolution is not implemented"},
+    "nn.functional.conv_transpose2d": {"int64": "integer convolution is not implemented"},
+    "nn.functional.conv_transpose3d": {"int64": "integer convolution is not implemented"},
+    "scatter": {"bfloat16": "sample 2 (T[10,5], 0, T[5,5] index, T[5,5] src, reduce='multiply'): ampgrad raises "
+                            "NotImplementedError for reduce='multiply' (float32/float64 reach it past the 8-sample cap)"},
+    "nn.functional.grid_sample": {
+        "bfloat16": "sample 0 (T[2,3,5,5], grid T[2,5,5,2], bilinear, zeros, align_corners=False): 9 of 150 values "
+                    "differ by 2-3 bf16 ulps from torch and from the float64 result of the same inputs (e.g. 0.0098 "
+                    "vs 0.0037): ampgrad's bf16 grid_sample rounds an intermediate instead of computing in float32"},
+    # ---- the harness
+    "as_strided.partial_views": {"*": "the samples are views into a larger buffer (T[10] viewed with storage_offset); "
+                                      "the harness copies each sample through numpy, so the storage beyond the view "
+                                      "that as_strided reads differs (a harness limit, not an ampgrad bug)"},
+}
