@@ -142,6 +142,10 @@ def test_bessel_and_airy_against_mpmath():
 def test_polygamma(n):
     xs = np.concatenate([np.linspace(-5.5, 20, 256), [0.0, -1.0, -2.0, 1e-5, 100.0, 1e6, math.inf, math.nan]])
     got, want = _run(lambda x: ag.polygamma(n, x), lambda x: torch.polygamma(n, x), xs, "float64")
+    if n == 1:  # trigamma's poles 0, -1, -2, ...: +inf (scipy too); torch returns sin(pi x) noise (~1e31)
+        pole = (xs <= 0) & (xs == np.round(xs))
+        assert pole.sum() >= 5 and np.all(got[pole] == math.inf), got[pole]
+        got, want = got[~pole], want[~pole]
     _close(got, want, 1e-9, 1e-12, f"polygamma {n}")
     xs = xs[~((xs <= 0) & (np.abs(xs - np.round(xs)) < 1e-6))]  # float32 poles: both libraries give huge values
     got, want = _run(lambda x: x.polygamma(n), lambda x: x.polygamma(n), xs, "float32")

@@ -369,7 +369,7 @@ Tensor im2col(const Tensor& x, IntList k, IntList d, IntList p, IntList s) {
   AG_CHECK(oh >= 1 && ow >= 1, "Given input with spatial size (", H, ", ", W, "), kernel_size=(", k[0], ", ", k[1], "), dilation=(", d[0], ", ", d[1],
            "), padding=(", p[0], ", ", p[1], "), calculated shape of the array of sliding blocks as (", oh, ", ", ow,
            "), but its components must be at least one.");
-  AG_CHECK_NOT_IMPL(is_floating(x.dtype()), "\"im2col_out_cpu\" not implemented for '", scalar_type_name(x.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(x.dtype()) || x.dtype() == ScalarType::Bool, "\"im2col_out_cpu\" not implemented for '", scalar_type_name(x.dtype()), "'");
   Lin L{};
   L.op = Op::im2col;
   L.a = window_args(N, C, H, W, oh, ow, k, d, p, s);
@@ -400,7 +400,7 @@ Tensor col2im(const Tensor& x, IntList out, IntList k, IntList d, IntList p, Int
   AG_CHECK(length == bh * bw, geo, ", expected size of input's dimension 2 to match the calculated number of sliding blocks ", bh, " * ", bw,
            " = ", bh * bw, ", but got input.size(2)=", length, ".");
   AG_CHECK(bh >= 1 && bw >= 1, geo, ", calculated shape of the array of sliding blocks as (", bh, ", ", bw, "), which is too small (non-positive)");
-  AG_CHECK_NOT_IMPL(is_floating(x.dtype()), "\"col2im_out_cpu\" not implemented for '", scalar_type_name(x.dtype()), "'");
+  AG_CHECK_NOT_IMPL(is_floating(x.dtype()) || x.dtype() == ScalarType::Bool, "\"col2im_out_cpu\" not implemented for '", scalar_type_name(x.dtype()), "'");
   const int64_t N = batched ? sz[0] : 1, C = planes / kk;
   Lin L{};
   L.op = Op::col2im;

@@ -224,7 +224,13 @@ Tensor gcd(const Tensor& a, const Tensor& b) { return sp_binary(Op::gcd, a, b, f
 Tensor lcm(const Tensor& a, const Tensor& b) { return sp_binary(Op::lcm, a, b, false, "", nullptr); }
 Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) { return sp_binary(Op::bitwise_left_shift, a, b, false, "", nullptr); }
 Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) { return sp_binary(Op::bitwise_right_shift, a, b, false, "", nullptr); }
-Tensor nextafter(const Tensor& a, const Tensor& b) { return sp_binary(Op::nextafter, a, b, false, "", nullptr); }
+// torch's derivative (derivatives.yaml): self gets the gradient unchanged, other a zero.
+Tensor nextafter(const Tensor& a, const Tensor& b) {
+  return sp_binary(Op::nextafter, a, b, false, "NextafterBackward0", AG_BW {
+    (void)c;
+    return {g[0], zeros_like(g[0])};
+  });
+}
 Tensor heaviside(const Tensor& a, const Tensor& b) {
   AG_CHECK(a.dtype() == b.dtype(), "heaviside is not yet implemented for tensors with different dtypes.");
   return sp_binary(Op::heaviside, a, b, false, "", nullptr);

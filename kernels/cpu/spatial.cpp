@@ -498,7 +498,26 @@ void col2im_run(const Tensor& cols, Tensor& x, const SpatialArgs& a) {
 void k_im2col(bool backward, const Tensor& in, Tensor& out, const Tensor*, const SpatialArgs& a) {
   if (out.numel() == 0) return;
   if (in.numel() == 0) {  // no blocks: the image gradient is zero
+    if (out.dtype() == ScalarType::Bool) { std::fill(out.data<bool>(), out.data<bool>() + out.numel(), false); return; }
     AG_DISPATCH_FLOAT(out.dtype(), "im2col", [&] { std::fill(out.data<scalar_t>(), out.data<scalar_t>() + out.numel(), scalar_t(0)); });
+    return;
+  }
+  if (in.dtype() == ScalarType::Bool) {  // torch's im2col / col2im take bool: a copy / an OR of the overlaps
+    const ConvArgs g = conv_args(a);
+    const conv_detail::Geo G(g);
+    const int64_t per_in = a.C * G.Lin, per_out = G.Kdim * G.L;
+    const uint8_t* src = reinterpret_cast<const uint8_t*>(in.data<bool>());
+    uint8_t* dst = reinterpret_cast<uint8_t*>(out.data<bool>());
+    over_planes(a.NC, per_out, [&](int64_t n) {
+      if (!backward) {
+        conv_detail::im2col<uint8_t, uint8_t>(G, src + n * per_in, dst + n * per_out, 0, g.out[0] * g.out[1]);
+        return;
+      }
+      std::vector<float> c(per_out), buf(per_in, 0.f);
+      for (int64_t i = 0; i < per_out; ++i) c[i] = src[n * per_out + i] ? 1.f : 0.f;
+      conv_detail::col2im<float>(G, c.data(), buf.data(), 0, g.out[0] * g.out[1]);
+      for (int64_t i = 0; i < per_in; ++i) dst[n * per_in + i] = buf[i] != 0.f;
+    });
     return;
   }
   AG_DISPATCH_FLOAT(in.dtype(), backward ? "col2im" : "im2col", [&] {

@@ -80,6 +80,8 @@ inline double zeta(double x, double q) {
 
 inline double trigamma(double x) {
   double sign = 1, res = 0;
+  // A pole at 0, -1, -2, ...: +inf from both sides (torch returns sin(pi x) rounding noise, ~1e15 in float32).
+  if (x <= 0 && x == std::floor(x)) return kInf;
   if (x < 0.5) {
     sign = -1;
     const double s = std::sin(kPi * x);

@@ -9,6 +9,7 @@ from . import linalg as _la
 from . import return_types as _rt
 from ._creation import zeros
 from ._C import Tensor, cat, promote_types
+from .autograd.function import Function
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "triangular_solve",
            "lu_unpack", "matrix_power", "matrix_exp", "pinverse", "svd", "qr", "cov", "corrcoef", "kron", "block_diag"]
@@ -44,12 +45,46 @@ def cholesky_inverse(input, upper=False, *, out=None):
     return _C._cholesky_inverse(input, bool(upper))
 
 
-def cholesky_solve(B, L, upper=False, *, out=None):
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    B, L = input, input2
+    for t in (B, L):
+        if isinstance(t, Tensor) and t.dtype not in (_C.float32, _C.float64):
+            raise RuntimeError(f"\"cholesky_solve_cpu\" not implemented for '{_la._c10(t.dtype)}'")
+    if B.dim() < 2 or L.dim() < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.dim()} dimensions instead")
+    if B.dtype != L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_la._c10(B.dtype)} and A of type {_la._c10(L.dtype)} instead.")
+    return CholeskySolve.apply(B, L, bool(upper))
+
+
+def _cholesky_solve_fwd(B, L, upper):
     if upper:
         y = _la.solve_triangular(L.mT, B, upper=False)
         return _la.solve_triangular(L, y, upper=True)
     y = _la.solve_triangular(L, B, upper=False)
     return _la.solve_triangular(L.mT, y, upper=True)
+
+
+class CholeskySolve(Function):
+    """X = (L L^T)^-1 B from the factor L. The gradient is torch's (cholesky_solve_backward): it treats L as
+    the dense factor of A = L L^T, so the other triangle gets a gradient too, as in torch."""
+
+    @staticmethod
+    def forward(ctx, B, L, upper):
+        X = _cholesky_solve_fwd(B, L, upper)
+        ctx.save_for_backward(L, X)
+        ctx.upper = upper
+        ctx.shapes = (tuple(B.shape), tuple(L.shape))
+        return X
+
+    @staticmethod
+    def backward(ctx, gX):
+        L, X = ctx.saved_tensors
+        gB = CholeskySolve.apply(gX, L, ctx.upper)
+        C = gB @ X.mT
+        C = C + C.mT
+        gL = -(L @ C) if ctx.upper else -(C @ L)
+        return gB.sum_to_size(ctx.shapes[0]), gL.sum_to_size(ctx.shapes[1]), None
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
@@ -94,6 +129,8 @@ def qr(input, some=True, *, out=None):
 def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
+    if input.dtype == _C.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input.unsqueeze(0) if input.dim() < 2 else input
     if not x.is_floating_point():
         x = x.to(_C.float32)

@@ -193,8 +193,19 @@ def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2.0
-    if p == "nuc":
-        raise NotImplementedError("nuclear norm is not supported by ampgrad")
+    if p == "nuc":  # torch.norm(p='nuc'): linalg.matrix_norm over dim (all dims when None): sum of singular values
+        if self.dim() < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        dims = list(range(self.dim())) if dim is None else [dim] if isinstance(dim, numbers.Integral) else list(dim)
+        if len(dims) != 2:
+            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got " + " ".join(str(d) for d in dims))
+        d0, d1 = (d % self.dim() for d in dims)
+        a = self if dtype is None else self.to(dtype)
+        r = _C._linalg_svd(a.movedim((d0, d1), (-2, -1)), False, False)[1].sum(-1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
     return _C._norm(self, builtins.float(p), _dims(dim), keepdim, dtype)
 
 

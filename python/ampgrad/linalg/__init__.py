@@ -167,7 +167,8 @@ def matrix_power(A, n, *, out=None):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     n = int(n)
     if n == 0:
-        return _eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape).clone()
+        # torch: A.clone().copy_(I): the result is on the graph (CopyBackwards) with a zero gradient
+        return A.clone().copy_(_eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape))
     if n < 0:
         A = inv(A)
         n = -n
@@ -237,16 +238,14 @@ def tensorsolve(A, B, dims=None, *, out=None):
 
 
 def vander(x, *, N=None):
-    if x.dim() < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    if x.dtype == _C.bool:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    if x.dim() == 0:  # torch: a 0-d x is a vector of one
+        x = x.unsqueeze(-1)
     n = x.shape[-1] if N is None else int(N)
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    if n == 0:
-        return x.unsqueeze(-1)[..., :0]
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
     one = _ones(list(x.shape) + [1], dtype=x.dtype, device=x.device)
-    if n == 1:
-        return one
     powers = x.unsqueeze(-1).expand(list(x.shape) + [n - 1]).cumprod(-1)
     return _C.cat([one, powers], -1)
 
@@ -284,7 +283,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     else:
         rank = matrix_rank(Ad, atol=0.0, rtol=rc) if m and n else (Ad.sum((-2, -1)) * 0).to(_C.int64)
     sv = S if S is not None else _empty([0], dtype=A.dtype, device=A.device)
-    residuals = _empty([0], dtype=A.dtype, device=A.device)
+    # empty residuals stay on the graph as torch's (an empty slice of the solution)
+    residuals = X.reshape(-1)[:0]
     if m > n and drv != "gelsy":
         full_rank = drv == "gels" or bool((rank == n).all().item())
         if full_rank:

@@ -556,6 +556,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     sel_t = _ag.tensor(sel, dtype=_ag.int64, device=weight.device)
     rows = weight.index_select(0, input.reshape(-1).to(_ag.int64).index_select(0, sel_t))
     bags = _ag.tensor([bag_of[j] for j in sel], dtype=_ag.int64, device=weight.device)
+    low = weight.dtype in (_C.bfloat16, _C.float16) and mode in ("sum", "mean")
+    if low:  # torch accumulates a half / bfloat16 bag in float32 and rounds once
+        rows = rows.to(_C.float32)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1).index_select(0, sel_t).unsqueeze(1).to(rows.dtype)
     if mode in ("sum", "mean"):
@@ -566,7 +569,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                 counts[bag_of[j]] += 1
             denom = _ag.tensor([float(max(c, 1)) for c in counts], dtype=rows.dtype, device=rows.device)
             out = out / denom.unsqueeze(1)
-        return out
+        return out.to(weight.dtype) if low else out
     # max: per bag, the elementwise max over its rows (an empty bag gives zeros)
     pieces = []
     start = 0

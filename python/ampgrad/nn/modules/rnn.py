@@ -16,7 +16,7 @@ from ...autograd.function import Function
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from .._packed_sequence import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]

@@ -3,13 +3,13 @@ allocated and left as they are)."""
 import inspect
 
 from .. import init as _init
-from ..modules.module import Module
 
 __all__ = ["skip_init"]
 
 
 def skip_init(module_cls, *args, **kwargs):
-    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+    # A Module class, recognised by its interface: nn.utils sits below nn.modules in the layers.
+    if not (isinstance(module_cls, type) and callable(getattr(module_cls, "named_parameters", None))):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
