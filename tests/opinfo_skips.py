@@ -20,19 +20,20 @@ UNDEFINED_VALUES = {
 
 _RNG = "random stream differs from torch's CPU generator for the same seed (issue 13 point 4)"
 
+# Note [Random streams] (issue 13 point 4): rand / uniform_ / rand_like / randn / normal_ / bernoulli /
+# dropout (all variants) / rrelu draw torch's CPU numbers for the same seed in every dtype, except:
+_RNG_TAIL = ("bfloat16 normal_ of n >= 16 values with n % 16 != 0: the bulk is float32's normals rounded, as "
+             "torch's, but torch's bf16 path recomputes the last 16 values with a different layout "
+             "(shifted by one); the tail differs")
+
 XFAIL = {
     # ---- random streams (issue 13 point 4): same seed, different numbers than torch's CPU generator
-    "randn": {"bfloat16": "sample 1 (randn([5,5], dtype=bfloat16)): " + _RNG},
-    "randn_like": {"bfloat16": "sample 1 (T[5,5]): " + _RNG},
-    "rand_like": {"bfloat16": "sample 1 (T[5,5]): " + _RNG},
-    "normal": {"bfloat16": "sample 2 (T[3,4,2] mean, T[3,4,2] std): " + _RNG},
-    "normal.in_place": {"bfloat16": "sample 0 (T[5,5].normal_(0, 5)): " + _RNG},
-    "nn.functional.dropout": {"*": "sample 2 (T[5,5], p=0.5, training=True): dropout mask " + _RNG},
-    "nn.functional.dropout2d": {"*": "sample 2 (T[5,5,5], p=0.5, training=True): channel mask " + _RNG},
-    "nn.functional.dropout3d": {"*": "sample 2 (T[5,5,5,5], p=0.5, training=True): channel mask " + _RNG},
-    "nn.functional.alpha_dropout": {"*": "sample 2 (T[5,5], p=0.5, training=True): mask " + _RNG},
+    "normal": {"bfloat16": "sample 2 (T[3,4,2] mean, T[3,4,2] std): " + _RNG_TAIL},
+    "normal.in_place": {"bfloat16": "sample 0 (T[5,5].normal_(0, 5)): " + _RNG_TAIL},
     "nn.functional.scaled_dot_product_attention": {
-        "*": "sample 2 (T[4,3,8] q, T[4,6,8] k/v, is_causal=True, dropout_p=0.5): attention dropout mask " + _RNG},
+        "bfloat16": "sample 2 (T[4,3,8] q, T[4,6,8] k/v, is_causal=True, dropout_p=0.5): 8 of 96 values differ (up to "
+                    "0.44 at -11.9, 7 bf16 ulps); float32/float64 with the same seed match torch, so the masks agree "
+                    "there; the bf16 cause is not pinned down yet"},
     # ---- not supported
     "nn.functional.conv1d": {"int64": "integer convolution is not implemented (raises torch's 'not implemented for "
                                       "Long' NotImplementedError)"},
@@ -48,11 +49,6 @@ XFAIL = {
                     "differ by 2-3 bf16 ulps from torch and from the float64 result of the same inputs (e.g. 0.0098 "
                     "vs 0.0037): ampgrad's bf16 grid_sample rounds an intermediate instead of computing in float32"},
     # ---- random streams of the ops merged this round
-    "nn.functional.rrelu": {"*": "sample 0 (T[20], lower=0, upper=1, training=True): the random slopes " + _RNG},
-    "nn.functional.feature_alpha_dropout.with_train": {
-        "*": "sample 1 (T[5,5,5,5], p=0.5, training=True): the channel mask " + _RNG},
-    "nn.functional.multi_head_attention_forward": {
-        "*": "sample 0 (dropout_p=0.5, training=True): the attention dropout mask " + _RNG},
     # ---- torch bugs: ampgrad gives the mathematically right value (noted in issue 13)
     **{oid: {
         d: "sample 0 (T[5,5] integers, n=1): trigamma at the poles 0, -1, -2, ... is +inf (scipy.special.polygamma "

@@ -269,26 +269,22 @@ def test_dropout_mask_does_not_depend_on_size_or_threads():
     np.testing.assert_array_equal(one, long)
 
 
-def _philox4x32_10(seed, counter):
-    M = 0xFFFFFFFF
-    v, k0, k1 = [counter & M, (counter >> 32) & M, 0, 0], seed & M, (seed >> 32) & M
-    for r in range(10):
-        if r:
-            k0, k1 = (k0 + 0x9E3779B9) & M, (k1 + 0xBB67AE85) & M
-        p0, p1 = 0xD2511F53 * v[0], 0xCD9E8D57 * v[2]
-        v = [((p1 >> 32) ^ v[1] ^ k0) & M, p1 & M, ((p0 >> 32) ^ v[3] ^ k1) & M, p0 & M]
-    return v
-
-
-def test_dropout_mask_is_philox_of_the_seeded_generator():
-    """The mask bit for bit: the seed is one 64-bit draw of the CPU generator (mt19937, as NumPy's
-    legacy RandomState seeds it), element 64 b + 16 j + l keeps when the low 24 bits of word j of
-    Philox counter 16 b + l are >= p * 2^24 (kernels/cpu/nn_misc.cpp)."""
-    hi, lo = np.random.RandomState(11).randint(0, 2 ** 32, size=2, dtype=np.uint64)
-    seed = (int(hi) << 32) | int(lo)
+def test_dropout_mask_is_torchs_bernoulli_stream():
+    """The mask bit for bit, independently of torch: torch's CPU dropout draws noise.bernoulli_(1 - p),
+    one 53-bit double uniform per element from two mt19937 words (hi << 32 | lo; NumPy's legacy
+    RandomState is the same mt19937 with the same seeding), kept when u < 1 - p; kept values are
+    scaled by float32(1) / float32(1 - p)."""
+    n, p = 301, 0.3
+    words = np.random.RandomState(11).randint(0, 2 ** 32, size=2 * n, dtype=np.uint64)
+    u = (((words[0::2] << np.uint64(32)) | words[1::2]) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
     ampgrad.manual_seed(11)
-    n, p = 300, 0.3
-    got = np_of(ampgrad.nn.functional.dropout(ampgrad.ones(n), p)) != 0
-    thr = math.ceil(p * 2 ** 24)
-    want = [(_philox4x32_10(seed, 16 * (i // 64) + i % 16)[(i % 64) // 16] & 0xFFFFFF) >= thr for i in range(n)]
-    np.testing.assert_array_equal(got, np.array(want))
+    x = ampgrad.full((n,), 1.7)
+    got = np_of(ampgrad.nn.functional.dropout(x, p))
+    scale = np.float32(1) / np.float32(1 - p)
+    want = np.where(u < 1 - p, np.float32(1.7) * scale, np.float32(0))
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+    # a second call continues the stream (no reseeding between masks)
+    got2 = np_of(ampgrad.nn.functional.dropout(ampgrad.ones(8), p)) != 0
+    words2 = np.random.RandomState(11).randint(0, 2 ** 32, size=2 * (n + 8), dtype=np.uint64)[2 * n:]
+    u2 = (((words2[0::2] << np.uint64(32)) | words2[1::2]) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
+    np.testing.assert_array_equal(got2, u2 < 1 - p)

@@ -71,8 +71,15 @@ Tensor threshold_impl(const Tensor& a, double th, double value, const char* bw_n
 Tensor rrelu_noise(const Tensor& a, double lower, double upper, bool training) {
   double s[2] = {(lower + upper) / 2, training ? 1.0 : 0.0};
   if (!training) return elementwise(Op::rrelu_noise, a.sizes(), a.dtype(), {&a, &a}, s);
-  Tensor r = full(a.sizes(), 0.0, a.dtype(), a.device());
-  uniform_(r, lower, upper);
+  // torch's draws: a double uniform in [lower, upper) for each element <= 0 in element order, none
+  // for the others (so the stream advances by the count of non-positive elements)
+  Tensor flat = reshape(a, {-1});
+  Tensor pos = reshape(nonzero(compare(Op::le, flat, wrap_scalar(Scalar(0.0)))), {-1});
+  Tensor u = full({pos.sizes()[0]}, 0.0, ScalarType::Float64, a.device());
+  uniform_(u, lower, upper);
+  Tensor r = full({flat.sizes()[0]}, 0.0, ScalarType::Float64, a.device());
+  r = reshape(index_put(r, {std::optional<Tensor>(pos)}, u, false), a.sizes());
+  r = to_dtype(to_dtype(r, is_reduced_float(a.dtype()) ? ScalarType::Float32 : a.dtype()), a.dtype());
   return elementwise(Op::rrelu_noise, a.sizes(), a.dtype(), {&a, &r}, s);
 }
 

@@ -9,11 +9,10 @@
 #ifdef __AVX512F__
 #include <immintrin.h>
 #endif
-#include "kernels/common/philox.h"
 #include "kernels/cpu/loops.h"
 
 namespace ampgrad {
-uint64_t cpu_generator_random64();  // kernels/cpu/random.cpp
+void cpu_generator_bernoulli(double p, uint8_t* keep, int64_t n);  // kernels/cpu/random.cpp
 }
 
 namespace ampgrad::cpu {
@@ -150,75 +149,34 @@ void k_loss_backward(const Tensor& g, const Tensor& in, const Tensor& tg, const 
 }
 
 // ---------------------------------------------------------------- dropout
-// Elements come in blocks of 64: element 64 b + 16 j + l takes word j of Philox counter 16 b + l
-// (Note [Philox streams]; seed from the CPU generator). Each block is 16 counters drawn at once
-// (AVX-512: one lane per counter), and every split of the blocks across threads draws the same mask.
-inline void philox_block(uint64_t seed, uint64_t g0, uint32_t w[4][16]) {
-#ifdef __AVX512F__
-  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  // counters g0 + l: low words (with carry into the high words when they wrap)
-  const __m512i lo = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(g0))), lane);
-  const __mmask16 carry = _mm512_cmplt_epu32_mask(lo, _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(g0))));
-  __m512i c0 = lo;
-  __m512i c1 = _mm512_mask_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(g0 >> 32))), carry,
-                                     _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(g0 >> 32))), _mm512_set1_epi32(1));
-  __m512i c2 = _mm512_setzero_si512(), c3 = _mm512_setzero_si512();
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u)), m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  auto mulhi = [](__m512i a, __m512i m) {  // high 32 bits of the 32x32 products, per 32-bit lane
-    const __m512i even = _mm512_mul_epu32(a, m), odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
-    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
-  };
-  for (int r = 0; r < 10; ++r) {
-    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
-    const __m512i hi0 = mulhi(c0, m0), lo0 = _mm512_mullo_epi32(c0, m0);
-    const __m512i hi1 = mulhi(c2, m1), lo1 = _mm512_mullo_epi32(c2, m1);
-    const __m512i n0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(static_cast<int>(k0)));
-    const __m512i n2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(static_cast<int>(k1)));
-    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
-  }
-  _mm512_storeu_si512(w[0], c0);
-  _mm512_storeu_si512(w[1], c1);
-  _mm512_storeu_si512(w[2], c2);
-  _mm512_storeu_si512(w[3], c3);
-#else
-  for (int l = 0; l < 16; ++l) {
-    const philox::Words d = philox::draw(seed, 0, g0 + static_cast<uint64_t>(l));
-    for (int j = 0; j < 4; ++j) w[j][l] = d.v[j];
-  }
-#endif
-}
-
+// torch's CPU dropout is noise.bernoulli_(1 - p).div_(1 - p), input * noise: the keep flags are the
+// generator's Bernoulli draws in element order (Note [Bernoulli draws], kernels/cpu/random.cpp: one
+// serial pass, as torch's), the scale is 1 / (1 - p) divided in the type's opmath and rounded to it,
+// then the mask and the product are written in parallel.
 template <typename T>
-void dropout_blocks(uint64_t seed, int64_t b0, int64_t b1, int64_t n, uint32_t thr, T s, const T* x, T* o, T* m) {
+void dropout_apply(int64_t b, int64_t e, const uint8_t* keep, T s, const T* x, T* o, T* m) {
   using A = acc_t<T>;
   const A sa = static_cast<A>(s);
-  uint32_t w[4][16];
-  for (int64_t b = b0; b < b1; ++b) {
-    philox_block(seed, static_cast<uint64_t>(b) * 16, w);
-    for (int j = 0; j < 4; ++j) {
-      const int64_t i0 = b * 64 + j * 16, cnt = std::min<int64_t>(16, n - i0);
-      for (int64_t l = 0; l < cnt; ++l) {
-        const bool keep = (w[j][l] & 0xFFFFFFu) >= thr;
-        m[i0 + l] = keep ? s : T(0);
-        if (o) o[i0 + l] = static_cast<T>(static_cast<A>(x[i0 + l]) * (keep ? sa : A(0)));
-      }
-    }
+  for (int64_t i = b; i < e; ++i) {
+    m[i] = keep[i] ? s : T(0);
+    if (o) o[i] = static_cast<T>(static_cast<A>(x[i]) * (keep[i] ? sa : A(0)));
   }
 }
 
 // out undefined: the mask only (feature dropout multiplies it in by broadcasting).
 void k_dropout(const Tensor& in, Tensor& out, Tensor& mask, double p) {
-  const uint64_t seed = cpu_generator_random64();
-  const int64_t n = mask.numel(), blocks = (n + 63) / 64;
-  const uint32_t thr = static_cast<uint32_t>(std::ceil(p * 16777216.0));  // keep iff 24-bit uniform >= p
+  const int64_t n = mask.numel();
+  std::vector<uint8_t> keep(static_cast<size_t>(n));
+  cpu_generator_bernoulli(1.0 - p, keep.data(), n);
   AG_DISPATCH_FLOAT(mask.dtype(), "dropout", [&] {
     using T = scalar_t;
-    const T sc = static_cast<T>(p >= 1.0 ? 0.0 : 1.0 / (1.0 - p));  // the mask's value, rounded to T as torch's
+    using A = acc_t<T>;
+    // torch: noise.div_(1 - p) with 1 - p as the opmath scalar (float for float / half / bf16)
+    const T sc = p >= 1.0 ? T(0) : static_cast<T>(A(1) / static_cast<A>(1.0 - p));
     T* m = mask.data<T>();
     const T* x = out.defined() ? in.data<T>() : nullptr;
     T* o = out.defined() ? out.data<T>() : nullptr;
-    parallel_for(blocks, std::max<int64_t>(1, kGrain / 64), [&](int64_t b0, int64_t b1) { dropout_blocks<T>(seed, b0, b1, n, thr, sc, x, o, m); });
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) { dropout_apply<T>(b, e, keep.data(), sc, x, o, m); });
   });
 }
 

@@ -31,19 +31,17 @@ CpuGenerator& default_gen() { static CpuGenerator g; return g; }
 thread_local CpuGenerator* tls_current = nullptr;
 CpuGenerator& gen() { return tls_current ? *tls_current : default_gen(); }
 
-template <typename T> constexpr int digits() {
-  if constexpr (std::is_same_v<T, double>) return 53;
-  else if constexpr (std::is_same_v<T, float>) return 24;
-  else if constexpr (std::is_same_v<T, Half>) return 11;
-  else return 8;
-}
 template <typename T> using dacc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+// Note [Low-precision uniforms]: torch 2.13 draws a float16 / bfloat16 uniform as float's (24 bits of
+// random(), computed in float) and rounds the result once: rand, uniform_, rand_like and normal_'s
+// uniforms in those dtypes are float32's draws rounded.
 template <typename T> dacc_t<T> uniform_real(CpuGenerator& g, T from, T to) {
   using A = dacc_t<T>;
   uint64_t v = std::is_same_v<T, double> ? g.random64() : g.random();
-  constexpr uint64_t mask = (uint64_t(1) << digits<T>()) - 1;
-  const A divisor = A(1) / static_cast<A>(uint64_t(1) << digits<T>());
+  constexpr int bits = std::is_same_v<T, double> ? 53 : 24;
+  constexpr uint64_t mask = (uint64_t(1) << bits) - 1;
+  const A divisor = A(1) / static_cast<A>(uint64_t(1) << bits);
   A x = static_cast<A>(v & mask) * divisor;
   return x * (static_cast<A>(to) - static_cast<A>(from)) + static_cast<A>(from);
 }
@@ -88,10 +86,11 @@ void k_normal(Tensor& t, double mean, double std) {
   AG_DISPATCH_FLOAT(t.dtype(), "normal_", [&] {
     using A = acc_t<scalar_t>;
     if (n >= 16 && t.is_contiguous()) {
-      // torch's normal_fill: n uniforms, Box-Muller in blocks of 16, the tail block redrawn.
+      // torch's normal_fill: n uniforms, Box-Muller in blocks of 16, the tail block redrawn; float16 /
+      // bfloat16 are float32's normals rounded once (Note [Low-precision uniforms]).
       scalar_t* d = t.data<scalar_t>();
       std::vector<A> u(n);
-      for (int64_t i = 0; i < n; ++i) u[i] = static_cast<A>(static_cast<scalar_t>(uniform_real<scalar_t>(g, scalar_t(0), scalar_t(1))));
+      for (int64_t i = 0; i < n; ++i) u[i] = uniform_real<A>(g, A(0), A(1));
       auto fill16 = [&](A* data) {
         for (int j = 0; j < 8; ++j) {
           const A u1 = A(1) - data[j], u2 = data[j + 8];
@@ -104,7 +103,7 @@ void k_normal(Tensor& t, double mean, double std) {
       for (int64_t i = 0; i + 16 <= n; i += 16) fill16(u.data() + i);
       if (n % 16 != 0) {
         A* tail = u.data() + n - 16;
-        for (int j = 0; j < 16; ++j) tail[j] = static_cast<A>(static_cast<scalar_t>(uniform_real<scalar_t>(g, scalar_t(0), scalar_t(1))));
+        for (int j = 0; j < 16; ++j) tail[j] = uniform_real<A>(g, A(0), A(1));
         fill16(tail);
       }
       for (int64_t i = 0; i < n; ++i) d[i] = static_cast<scalar_t>(u[i]);
@@ -283,11 +282,21 @@ void cpu_generator_set_state(CpuGenerator* gp, const std::string& bytes) {
   g.has_next_float_normal = pod.is_next_float_normal_sample_valid;
   g.next_float_normal = pod.next_float_normal_sample;
 }
-// One 64-bit draw of the current generator (the seed of a Philox stream: dropout's masks, kernels/cpu/nn_misc.cpp).
+// One 64-bit draw of the current generator.
 uint64_t cpu_generator_random64() {
   auto& g = gen();
   std::lock_guard<std::mutex> lock(g.mu);
   return g.random64();
+}
+
+// Note [Bernoulli draws]: torch's CPU bernoulli_(p) with a scalar p (dropout's noise.bernoulli_(1 - p))
+// draws, element by element in order, a 53-bit double uniform from random64() and keeps u < p
+// (bernoulli_distribution<double>). keep[i] = that draw for n elements. (On Intel CPUs torch built with
+// MKL takes MKL's MCG31 stream instead; ampgrad follows the portable path, see issue 13's note.)
+void cpu_generator_bernoulli(double p, uint8_t* keep, int64_t n) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  for (int64_t i = 0; i < n; ++i) keep[i] = uniform_real<double>(g, 0.0, 1.0) < p;
 }
 
 }  // namespace ampgrad

@@ -543,8 +543,9 @@ def _check_bernoulli_p(p):
 
 def bernoulli(input, p=None, *, generator=None):
     _check_bernoulli_p(input if p is None else p)
-    u = rand(*input.shape, dtype=_C.float64 if input.dtype == _C.float64 else _C.float32, device=input.device,
-             generator=generator)
+    prob = input if p is None else p
+    wide = not isinstance(prob, Tensor) or prob.dtype == _C.float64  # Note [Bernoulli draws]
+    u = rand(*input.shape, dtype=_C.float64 if wide else _C.float32, device=input.device, generator=generator)
     out = (u < (input if p is None else p)).to(input.dtype)
     if p is None and input.requires_grad and _C.is_grad_enabled():
         out = out + input * 0  # torch's BernoulliBackward0: the sample is differentiable with a zero gradient

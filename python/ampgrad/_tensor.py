@@ -617,8 +617,10 @@ for _name in ("uniform_", "normal_", "exponential_", "multinomial"):
 @_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
     _check_bernoulli_p(p)
-    u = _creation.rand(*self.shape, dtype=_C.float64 if self.dtype == _C.float64 else _C.float32,
-                       device=self.device, generator=generator)
+    # torch's CPU draws (Note [Bernoulli draws]): a scalar or float64 p compares a double uniform, a
+    # float / half / bf16 tensor p a float uniform, element by element
+    wide = not isinstance(p, Tensor) or p.dtype == _C.float64
+    u = _creation.rand(*self.shape, dtype=_C.float64 if wide else _C.float32, device=self.device, generator=generator)
     return self.copy_(u < p)
 
 

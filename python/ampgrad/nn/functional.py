@@ -266,7 +266,27 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+    _check_p(p)
+    d = input.dim()
+    if d not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {d}-D input to dropout2d, which is deprecated and will result in an error "
+                      "in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+                      "Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a "
+                      "channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if d == 3:  # torch: a 3-D input is (N, C, L) here, as dropout1d (pytorch/pytorch#77081)
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+                      "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+                      "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+                      "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+                      "instead.", stacklevel=2)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if d < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    out = input * _dropout_mask(input, list(input.shape[:2]) + [1] * (d - 2), p)
+    if not input.is_floating_point():
+        out = out.to(input.dtype)
+    return _inplace(input, out, inplace)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
