@@ -26,7 +26,11 @@ pytest.importorskip("torch")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIM = os.path.join(HERE, "programs", "_shim.py")
-PYTHON_TREE = os.environ.get("AMPGRAD_TEST_TREE") or os.path.join(HERE, "..", "python")
+# The programs run in subprocesses with the ampgrad this test process imports (the source tree under
+# PYTHONPATH=python, site-packages after `pip install .`): its parent directory goes first on their path.
+import ampgrad as _ampgrad  # noqa: E402
+
+PYTHON_TREE = os.environ.get("AMPGRAD_TEST_TREE") or os.path.dirname(os.path.dirname(os.path.abspath(_ampgrad.__file__)))
 _CACHE = {}
 
 
