@@ -14,6 +14,9 @@ from ._C import Tensor
 from ._creation import tensor as _tensor, empty as _empty, zeros as _zeros, arange as _arange
 from . import _functions as _fn
 from . import _sorting as _srt
+from . import return_types as _return_types
+
+_mode_t = getattr(_return_types, "mode", None) or _return_types._rt("mode")  # torch.return_types.mode
 
 _bool = builtins.bool
 _int = builtins.int
@@ -110,8 +113,384 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
-_FUNCTIONS = ["hamming_window", "hann_window", "blackman_window", "bartlett_window", "kaiser_window"]
-_METHODS = []
+# ------------------------------------------------------------------------------------- combinations
+def combinations(input, r=2, with_replacement=False):
+    """The length-r combinations of a 1-d tensor's elements, as rows (itertools order), by index_select + stack."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    _check_int_arg("combinations", "r", 2, r)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _empty((0,), dtype=input.dtype, device=input.device)
+    n = input.shape[0]
+    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(gen(range(n), r)), dtype=np.int64).reshape(-1, r)
+    cols = [_C.index_select(input, 0, _tensor(np.ascontiguousarray(idx[:, j]), device=input.device))
+            for j in range(r)]
+    return _C.stack(cols, 1)
+
+
+# ----------------------------------------------------------------------------------------- gradient
+def _dim_list(dim, ndim, fn="gradient"):
+    if dim is None:
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+    out = []
+    for d in dims:
+        if d < -max(ndim, 1) or d >= max(ndim, 1):
+            lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})")
+        d = d % max(ndim, 1)
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return out
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Second-order accurate central differences in the interior and first or second order one-sided
+    differences at the edges (numpy.gradient's formulas), for uniform or coordinate spacing."""
+    dims = _dim_list(dim, input.dim())
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if spacing is None:
+        spacing = 1
+    if isinstance(spacing, Tensor) and spacing.dim() == 0:
+        spacing = spacing.item()
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               f"arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
+        spacings = list(spacing)
+    else:
+        spacings = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    x = input if input.dtype.is_floating_point else input.to(_C.get_default_dtype())
+    return tuple(_gradient_1d(x, d, h, edge_order) for d, h in zip(dims, spacings))
+
+
+def _sl(x, d, start, stop):
+    return x.narrow(d, start, stop - start)
+
+
+def _gradient_1d(f, d, h, edge_order):
+    n = f.shape[d]
+    if isinstance(h, Tensor) and h.dim() > 0 and h.numel() == n:
+        c = h.to(_C.promote_types(f.dtype, h.dtype) if h.dtype.is_floating_point else f.dtype)
+        f = f.to(_C.promote_types(f.dtype, c.dtype))
+        shape = [1] * f.dim()
+        shape[d] = -1
+        dx = (c[1:] - c[:-1])
+        parts = []
+        if n > 2:
+            a1, a2 = dx[:-1].reshape(shape), dx[1:].reshape(shape)
+            interior = (-a2 / (a1 * (a1 + a2))) * _sl(f, d, 0, n - 2) + ((a2 - a1) / (a1 * a2)) * _sl(f, d, 1, n - 1) \
+                + (a1 / (a2 * (a1 + a2))) * _sl(f, d, 2, n)
+        if edge_order == 1:
+            first = (_sl(f, d, 1, 2) - _sl(f, d, 0, 1)) / dx[0]
+            last = (_sl(f, d, n - 1, n) - _sl(f, d, n - 2, n - 1)) / dx[-1]
+        else:
+            d1, d2 = dx[0], dx[1]
+            first = (-(2 * d1 + d2) / (d1 * (d1 + d2))) * _sl(f, d, 0, 1) + ((d1 + d2) / (d1 * d2)) * _sl(f, d, 1, 2) \
+                + (-d1 / (d2 * (d1 + d2))) * _sl(f, d, 2, 3)
+            d1, d2 = dx[-2], dx[-1]
+            last = (d2 / (d1 * (d1 + d2))) * _sl(f, d, n - 3, n - 2) + (-(d2 + d1) / (d1 * d2)) * _sl(f, d, n - 2, n - 1) \
+                + ((2 * d2 + d1) / (d2 * (d1 + d2))) * _sl(f, d, n - 1, n)
+        parts = [first] + ([interior] if n > 2 else []) + [last]
+        return _C.cat(parts, d)
+    if isinstance(h, Tensor):
+        h = h.item() if h.numel() == 1 else 1
+    if edge_order == 1:
+        first = (_sl(f, d, 1, 2) - _sl(f, d, 0, 1)) / h
+        last = (_sl(f, d, n - 1, n) - _sl(f, d, n - 2, n - 1)) / h
+    else:
+        first = (-1.5 * _sl(f, d, 0, 1) + 2.0 * _sl(f, d, 1, 2) - 0.5 * _sl(f, d, 2, 3)) / h
+        last = (0.5 * _sl(f, d, n - 3, n - 2) - 2.0 * _sl(f, d, n - 2, n - 1) + 1.5 * _sl(f, d, n - 1, n)) / h
+    parts = [first]
+    if n > 2:
+        parts.append((_sl(f, d, 2, n) - _sl(f, d, 0, n - 2)) / (2.0 * h))
+    parts.append(last)
+    return _C.cat(parts, d)
+
+
+# ------------------------------------------------------------------------------- quantile, nanquantile
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    if not isinstance(interpolation, str) or interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    if input.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.dim() > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if q.numel() and not _bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        qt = q
+    else:
+        if isinstance(q, _bool) or not isinstance(q, numbers.Real):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {_type_name(q)})")
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        qt = _tensor(_float(q), dtype=input.dtype, device=input.device)
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if dim is None:
+        srt = _srt.sort(input.reshape(-1))[0]
+        red_shape = [1] * input.dim() if keepdim else []
+    else:
+        d = _dim_list(dim, input.dim())[0]
+        x = input.unsqueeze(-1) if input.dim() == 0 else input
+        srt = _srt.sort(x.movedim(d, -1))[0]
+        red_shape = list(input.shape)
+        if input.dim():
+            if keepdim:
+                red_shape[d] = 1
+            else:
+                del red_shape[d]
+    n = srt.shape[-1]
+    q1 = qt.reshape(-1)  # (Q,)
+    nan = srt.isnan()
+    if ignore_nan:
+        valid = (~nan).sum(-1, keepdim=True)
+        ranks = q1 * (valid - 1).to(input.dtype)
+        ranks = _C.where(ranks < 0, _zeros((), dtype=input.dtype), ranks)
+    else:
+        ranks = q1 * _float(n - 1) + _zeros(tuple(srt.shape[:-1]) + (1,), dtype=input.dtype)
+        ranks = _C.where(nan.any(-1, keepdim=True), _tensor(_float(n - 1), dtype=input.dtype), ranks)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.to(_C.int64)
+    out = srt.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        w = ranks - below.to(ranks.dtype) if interpolation == "linear" else _fn.full_like(ranks, 0.5)
+        above = srt.gather(-1, ranks.ceil().to(_C.int64))
+        out = _C.lerp(out, above, w)
+    # out: (*rest, Q) -> (Q, *red_shape) or red_shape for a scalar q
+    if qt.dim() == 0:
+        return out.reshape(red_shape)
+    return out.movedim(-1, 0).reshape([q1.shape[0]] + red_shape)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+# --------------------------------------------------------------------------------------------- mode
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along dim (ties: the smallest value; NaNs are all distinct) and the index of
+    its last occurrence, as torch's CPU kernel; the values are a gather of input (gradient to that index)."""
+    nd = input.dim()
+    d = _dim_list(dim, nd)[0]
+    if nd == 0:
+        idx = _zeros((), dtype=_C.int64, device=input.device)
+        return _mode_t(input.clone(), idx)
+    n = input.shape[d]
+    if n == 0 and input.numel() == 0 and all(s != 0 for i, s in enumerate(input.shape) if i != d):
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    x = input.movedim(d, -1)
+    rest = tuple(x.shape[:-1])
+    if input.numel() == 0:
+        shp = list(input.shape)
+        if keepdim:
+            shp[d] = 1
+        else:
+            del shp[d]
+        return _mode_t(_empty(tuple(shp), dtype=input.dtype, device=input.device),
+                       _empty(tuple(shp), dtype=_C.int64, device=input.device))
+    x2 = x.reshape(-1, n)
+    key = x2.to(_C.uint8) if input.dtype == _C.bool else x2.detach()
+    s, perm = _srt.sort(key, -1, stable=True)
+    new = _C.cat([_fn.ones_like(s[:, :1]).to(_C.bool), s[:, 1:] != s[:, :-1]], 1)
+    gid = new.to(_C.int64).cumsum(1) - 1
+    counts = _zeros(tuple(s.shape), dtype=_C.int64, device=input.device).scatter_add(1, gid, _fn.ones_like(gid))
+    best = counts.argmax(1, keepdim=True)  # first maximum: the smallest value among the most frequent
+    in_best = gid == best
+    idx = _C.where(in_best, perm, _fn.full_like(perm, -1)).amax(1, keepdim=True)
+    values = x2.gather(1, idx)
+    values, idx = values.reshape(rest), idx.reshape(rest)
+    if keepdim:
+        values, idx = values.unsqueeze(d), idx.unsqueeze(d)
+    return _mode_t(values, idx)
+
+
+# ----------------------------------------------------------------------------- unique, unique_consecutive
+def _group_outputs(vals, new, n, perm, inv_shape, return_inverse, return_counts, device):
+    """Common tail of unique / unique_consecutive: first-of-group mask -> (output, inverse, counts)."""
+    gid = new.to(_C.int64).cumsum(0) - 1
+    inverse = None
+    if return_inverse:
+        inverse = gid if perm is None else _zeros((n,), dtype=_C.int64, device=device).scatter(0, perm, gid)
+        inverse = inverse.reshape(inv_shape)
+    counts = None
+    if return_counts:
+        starts = _fn.nonzero(new).reshape(-1)
+        counts = _C.cat([starts, _tensor([n], dtype=_C.int64, device=device)])
+        counts = counts[1:] - counts[:-1]
+    return gid, inverse, counts
+
+
+def _pack(output, inverse, counts, return_inverse, return_counts):
+    if not return_inverse and not return_counts:
+        return output
+    res = [output]
+    if return_inverse:
+        res.append(inverse)
+    if return_counts:
+        res.append(counts)
+    return tuple(res)
+
+
+def _lex_sort_rows(rows):
+    """Stable lexicographic order of the rows of a 2-d tensor (radix sort: one stable sort per column)."""
+    n, m = rows.shape
+    perm = _arange(n, device=rows.device)
+    key_rows = rows.to(_C.uint8) if rows.dtype == _C.bool else rows
+    for j in range(m - 1, -1, -1):
+        col = key_rows[:, j].index_select(0, perm)
+        _, p = _srt.sort(col, stable=True)
+        perm = perm.index_select(0, p)
+    return perm
+
+
+def _unique_dim(input, dim, consecutive, return_inverse, return_counts):
+    nd = input.dim()
+    d = _dim_list(dim, nd)[0]
+    if nd == 0:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+    if any(s == 0 for i, s in enumerate(input.shape) if i != d) and input.shape[d] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    n = input.shape[d]
+    moved = input.movedim(d, 0)
+    if n == 0:
+        inv = _empty((0,), dtype=_C.int64, device=input.device)
+        return _pack(input.clone(), inv, inv.clone(), return_inverse, return_counts)
+    rows = moved.reshape(n, -1)
+    perm = None if consecutive else _lex_sort_rows(rows)
+    srows = rows if perm is None else rows.index_select(0, perm)
+    diff = (srows[1:] != srows[:-1])
+    diff = diff.any(1) if diff.shape[1] else _zeros((n - 1,), dtype=_C.bool, device=input.device)
+    new = _C.cat([_tensor([True], device=input.device), diff])
+    _, inverse, counts = _group_outputs(None, new, n, perm, (n,), return_inverse, return_counts, input.device)
+    first = _fn.nonzero(new).reshape(-1)
+    src = moved if perm is None else moved.index_select(0, perm)
+    output = src.index_select(0, first).movedim(0, d)
+    return _pack(output, inverse, counts, return_inverse, return_counts)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Sorted unique values (torch's CPU kernels sort for sorted=False too); NaNs are all distinct."""
+    if dim is not None:
+        return _unique_dim(input, dim, False, return_inverse, return_counts)
+    flat = input.reshape(-1)
+    n = flat.shape[0]
+    key = flat.to(_C.uint8) if input.dtype == _C.bool else flat
+    _, perm = _srt.sort(key, stable=True)
+    vals = flat.index_select(0, perm)
+    if n == 0:
+        inv = _empty(tuple(input.shape), dtype=_C.int64, device=input.device)
+        return _pack(vals, inv, _empty((0,), dtype=_C.int64, device=input.device), return_inverse, return_counts)
+    new = _C.cat([_tensor([True], device=input.device), vals[1:] != vals[:-1]])
+    _, inverse, counts = _group_outputs(vals, new, n, perm, tuple(input.shape), return_inverse, return_counts,
+                                        input.device)
+    return _pack(_C.masked_select(vals, new), inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None:
+        return _unique_dim(input, dim, True, return_inverse, return_counts)
+    flat = input.reshape(-1)
+    n = flat.shape[0]
+    if n == 0:
+        inv = _empty(tuple(input.shape), dtype=_C.int64, device=input.device)
+        return _pack(flat.clone(), inv, _empty((0,), dtype=_C.int64, device=input.device), return_inverse,
+                     return_counts)
+    new = _C.cat([_tensor([True], device=input.device), flat[1:] != flat[:-1]])
+    _, inverse, counts = _group_outputs(flat, new, n, None, tuple(input.shape), return_inverse, return_counts,
+                                        input.device)
+    return _pack(_C.masked_select(flat, new), inverse, counts, return_inverse, return_counts)
+
+
+def _t_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return unique(self, sorted, return_inverse, return_counts, dim)
+
+
+def _t_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
+# -------------------------------------------------------------------------------- resize_, as_strided_*
+def _sizes_arg(sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)) or (len(sizes) == 1 and hasattr(sizes[0], "__len__")
+                                                                   and not isinstance(sizes[0], Tensor)):
+        sizes = tuple(sizes[0])
+    for v in sizes:
+        _check_int_arg("resize_", "size", 1, v)
+    if any(v < 0 for v in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
+    return tuple(_int(v) for v in sizes)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Reshapes self in place to sizes, keeping its leading elements (row-major); new elements are zero
+    (torch leaves them uninitialized)."""
+    sizes = _sizes_arg(sizes)
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = math.prod(sizes)
+    if tuple(self.shape) == sizes:
+        return self
+    flat = self.detach().reshape(-1)
+    if n <= flat.shape[0]:
+        new = flat[:n].clone()
+    else:
+        new = _C.cat([flat, _zeros((n - flat.shape[0],), dtype=self.dtype, device=self.device)])
+    self.data = new.reshape(sizes)
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    if not isinstance(the_template, Tensor):
+        raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                        f"{_type_name(the_template)}")
+    return resize_(self, tuple(the_template.shape))
+
+
+def as_strided_copy(input, size, stride, storage_offset=None):
+    return _C.as_strided(input, size, stride, storage_offset).clone()
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input with src written into its as_strided(size, stride, storage_offset) view."""
+    out = input.clone()
+    view = _C.as_strided(out, size, stride, storage_offset)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+_FUNCTIONS = ["hamming_window", "hann_window", "blackman_window", "bartlett_window", "kaiser_window", "combinations",
+              "gradient", "quantile", "nanquantile", "mode", "unique", "unique_consecutive", "as_strided_copy",
+              "as_strided_scatter", "resize_as_"]
+_METHODS = ["quantile", "nanquantile", "mode", "resize_", "resize_as_"]
 
 
 def install(namespace):
@@ -122,3 +501,11 @@ def install(namespace):
     for name in _METHODS:
         if not hasattr(Tensor, name):
             setattr(Tensor, name, g[name])
+    if not hasattr(_return_types, "mode"):
+        _return_types.mode = _mode_t
+    if not hasattr(Tensor, "unique"):
+        Tensor.unique = _t_unique
+    if not hasattr(Tensor, "unique_consecutive"):
+        Tensor.unique_consecutive = _t_unique_consecutive
+    if not hasattr(Tensor, "as_strided_scatter"):
+        Tensor.as_strided_scatter = as_strided_scatter
