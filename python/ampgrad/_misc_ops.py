@@ -34,6 +34,29 @@ def _type_name(v):
 def _check_int_arg(fn, name, pos, v):
     if isinstance(v, _bool) or not isinstance(v, numbers.Integral):
         raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not {_type_name(v)}")
+    if not -2 ** 63 <= v < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+
+
+def _bad_combination(fn, *args, **kwargs):
+    got = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+    return TypeError(f"{fn}() received an invalid combination of arguments - got ({got})")
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, _bool)
+
+
+def _is_dtype(v):
+    return v is None or isinstance(v, _C.dtype)
+
+
+def _int_list(fn, name, pos, v):
+    if isinstance(v, Tensor) or not isinstance(v, (list, tuple)) or not all(_is_int(e) for e in v):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, not {_type_name(v)}")
+    for e in v:
+        if not -2 ** 63 <= e < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
 
 
 def _check_bool_arg(fn, name, pos, v):
@@ -50,6 +73,8 @@ def _check_float_arg(fn, name, pos, v):
 def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     """ATen's window factories: checks, the 0 / 1 lengths, periodic = one longer window without its last
     point. fn(n, N) computes the window in float64 over n = 0..N-1; the result is rounded once to dtype."""
+    if not _is_dtype(dtype) or not isinstance(requires_grad, _bool):
+        raise _bad_combination(name, window_length, dtype=dtype)
     _check_int_arg(name, "window_length", 1, window_length)
     _check_bool_arg(name, "periodic", 2, periodic)
     if dtype is None:
@@ -63,7 +88,12 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     if window_length == 1:
         return _tensor([1.0], dtype=dtype, device=device, requires_grad=requires_grad)
     N = window_length + 1 if periodic else window_length
-    w = fn(np.arange(N, dtype=np.float64), N)[:window_length]
+    if N > 2 ** 34:  # far beyond memory: torch's allocator refuses it
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           f"{window_length * dtype.itemsize} "
+                           "bytes.")
+    with np.errstate(all="ignore"):
+        w = fn(np.arange(N, dtype=np.float64), N)[:window_length]
     out = _tensor(np.ascontiguousarray(w), dtype=_C.float64).to(dtype)
     if device is not None:
         out = out.to(device)
@@ -75,13 +105,13 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
     _check_float_arg("hamming_window", "alpha", 3, alpha)
     _check_float_arg("hamming_window", "beta", 4, beta)
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: alpha - beta * np.cos(n * (2 * math.pi / (N - 1))))
+                   lambda n, N: np.cos(n * (2 * math.pi / (N - 1))) * -beta + alpha)
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                 requires_grad=False):
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 0.5 - 0.5 * np.cos(n * (2 * math.pi / (N - 1))))
+                   lambda n, N: np.cos(n * (2 * math.pi / (N - 1))) * -0.5 + 0.5)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
@@ -106,7 +136,12 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
                   pin_memory=False, requires_grad=False):
     _check_float_arg("kaiser_window", "beta", 3, beta)
 
-    def f(n, N):
+    # torch computes in the window's dtype: a beta beyond float32's range is inf there (inf * 0 = nan)
+    with np.errstate(all="ignore"):
+        b32 = _float(np.float32(beta))
+    b32 = beta if (dtype or _C.get_default_dtype()) == _C.float64 else b32
+
+    def f(n, N, beta=b32):
         a = (N - 1) / 2.0
         r = np.sqrt(np.maximum(1 - ((n - a) / a) ** 2, 0.0))
         return np.i0(beta * r) / np.i0(beta)
@@ -116,9 +151,10 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 # ------------------------------------------------------------------------------------- combinations
 def combinations(input, r=2, with_replacement=False):
     """The length-r combinations of a 1-d tensor's elements, as rows (itertools order), by index_select + stack."""
+    _check_int_arg("combinations", "r", 2, r)
+    _check_bool_arg("combinations", "with_replacement", 3, with_replacement)
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
-    _check_int_arg("combinations", "r", 2, r)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
@@ -151,6 +187,15 @@ def _dim_list(dim, ndim, fn="gradient"):
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Second-order accurate central differences in the interior and first or second order one-sided
     differences at the edges (numpy.gradient's formulas), for uniform or coordinate spacing."""
+    ok_spacing = spacing is None or isinstance(spacing, (numbers.Real, Tensor)) and not isinstance(spacing, _bool) or (
+        isinstance(spacing, (list, tuple)) and all(isinstance(v, (numbers.Real, Tensor)) for v in spacing))
+    ok_dim = dim is None or _is_int(dim) or (isinstance(dim, (list, tuple)) and all(_is_int(v) for v in dim))
+    if not (ok_spacing and ok_dim and _is_int(edge_order)):
+        raise _bad_combination("gradient", input, spacing=spacing, dim=dim, edge_order=edge_order)
+    if dim is None and isinstance(spacing, (list, tuple)) and len(spacing) != input.dim():
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to "
+                           f"'self.dim() = {input.dim()}', since dim argument was not given, but got a list of length "
+                           f"{len(spacing)}")
     dims = _dim_list(dim, input.dim())
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
@@ -222,6 +267,11 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    if not (isinstance(q, (Tensor, numbers.Real)) and (dim is None or _is_int(dim)) and isinstance(keepdim, _bool)
+            and isinstance(interpolation, str)):
+        raise _bad_combination(name, input, q, dim=dim, keepdim=keepdim, interpolation=interpolation)
+    if dim is not None and not -2 ** 63 <= dim < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
     if not isinstance(interpolation, str) or interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")
@@ -236,8 +286,6 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
         qt = q
     else:
-        if isinstance(q, _bool) or not isinstance(q, numbers.Real):
-            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {_type_name(q)})")
         if not 0 <= q <= 1:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
         qt = _tensor(_float(q), dtype=input.dtype, device=input.device)
@@ -296,24 +344,22 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (ties: the smallest value; NaNs are all distinct) and the index of
     its last occurrence, as torch's CPU kernel; the values are a gather of input (gradient to that index)."""
+    _check_int_arg("mode", "dim", 2, dim)
+    _check_bool_arg("mode", "keepdim", 3, keepdim)
     nd = input.dim()
     d = _dim_list(dim, nd)[0]
     if nd == 0:
         idx = _zeros((), dtype=_C.int64, device=input.device)
         return _mode_t(input.clone(), idx)
     n = input.shape[d]
-    if n == 0 and input.numel() == 0 and all(s != 0 for i, s in enumerate(input.shape) if i != d):
+    if n == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     x = input.movedim(d, -1)
     rest = tuple(x.shape[:-1])
-    if input.numel() == 0:
-        shp = list(input.shape)
-        if keepdim:
-            shp[d] = 1
-        else:
-            del shp[d]
-        return _mode_t(_empty(tuple(shp), dtype=input.dtype, device=input.device),
-                       _empty(tuple(shp), dtype=_C.int64, device=input.device))
+    if input.numel() == 0:  # the other dims are empty: values keep the graph (torch's do)
+        values = input.narrow(d, 0, 1).clone()
+        idx = _zeros(tuple(values.shape), dtype=_C.int64, device=input.device)
+        return _mode_t(values, idx) if keepdim else _mode_t(values.squeeze(d), idx.squeeze(d))
     x2 = x.reshape(-1, n)
     key = x2.to(_C.uint8) if input.dtype == _C.bool else x2.detach()
     s, perm = _srt.sort(key, -1, stable=True)
@@ -374,8 +420,11 @@ def _unique_dim(input, dim, consecutive, return_inverse, return_counts):
     d = _dim_list(dim, nd)[0]
     if nd == 0:
         raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
-    if any(s == 0 for i, s in enumerate(input.shape) if i != d) and input.shape[d] != 0:
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    if input.numel() == 0:
+        if sum(1 for s_ in input.shape if s_ == 0) > 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+        if input.shape[d] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
     n = input.shape[d]
     moved = input.movedim(d, 0)
     if n == 0:
@@ -394,8 +443,18 @@ def _unique_dim(input, dim, consecutive, return_inverse, return_counts):
     return _pack(output, inverse, counts, return_inverse, return_counts)
 
 
+def _unique_args(fn, flags, dim):
+    for k, v in flags.items():
+        if not isinstance(v, _bool):
+            raise TypeError(f"{fn}(): argument '{k}' must be bool, not {_type_name(v)}")
+    if dim is not None:
+        _check_int_arg("unique_dim" if fn != "unique_consecutive" else fn, "dim", 2, dim)
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Sorted unique values (torch's CPU kernels sort for sorted=False too); NaNs are all distinct."""
+    _unique_args("unique_dim" if dim is not None else "_unique2",
+                 {"sorted": sorted, "return_inverse": return_inverse, "return_counts": return_counts}, dim)
     if dim is not None:
         return _unique_dim(input, dim, False, return_inverse, return_counts)
     flat = input.reshape(-1)
@@ -413,6 +472,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    _unique_args("unique_consecutive", {"return_inverse": return_inverse, "return_counts": return_counts}, dim)
     if dim is not None:
         return _unique_dim(input, dim, True, return_inverse, return_counts)
     flat = input.reshape(-1)
@@ -472,12 +532,25 @@ def resize_as_(self, the_template, memory_format=None):
     return resize_(self, tuple(the_template.shape))
 
 
+def _as_strided_args(fn, size, stride, storage_offset):
+    _int_list(fn, "size", 2, size)
+    _int_list(fn, "stride", 3, stride)
+    if storage_offset is not None:
+        _check_int_arg(fn, "storage_offset", 4, storage_offset)
+        if storage_offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+
+
 def as_strided_copy(input, size, stride, storage_offset=None):
+    _as_strided_args("as_strided_copy", size, stride, storage_offset)
     return _C.as_strided(input, size, stride, storage_offset).clone()
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """A copy of input with src written into its as_strided(size, stride, storage_offset) view."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"as_strided_scatter(): argument 'src' (position 2) must be Tensor, not {_type_name(src)}")
+    _as_strided_args("as_strided_scatter", size, stride, storage_offset)
     out = input.clone()
     view = _C.as_strided(out, size, stride, storage_offset)
     if tuple(view.shape) != tuple(src.shape):

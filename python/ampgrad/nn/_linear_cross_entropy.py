@@ -203,6 +203,6 @@ def linear_cross_entropy_impl(cross_entropy, linear, input, linear_weight, targe
             linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
     # A 1-d input goes through linear as one row: ampgrad's 1-d linear rounds the product and the bias sum
     # separately in low precision, the 2-d one (torch's addmm) once.
-    logits = linear(input.reshape(-1, in_features), linear_weight, linear_bias).reshape(logits_shape)
+    logits = linear(input if input.dim() == 2 else input.unsqueeze(0), linear_weight, linear_bias).reshape(logits_shape)
     return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
                          label_smoothing=label_smoothing)
