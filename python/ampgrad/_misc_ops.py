@@ -471,7 +471,40 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _pack(_C.masked_select(vals, new), inverse, counts, return_inverse, return_counts)
 
 
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+def unique_consecutive(input, *args, **kwargs):
+    """torch.unique_consecutive, including its positional-argument quirk: torch picks which outputs to return
+    from the 3rd positional argument (return_inverse's selector) and the 2nd (return_counts'), swapped relative
+    to the signature, while the values are computed as passed (torch/functional.py's boolean_dispatch)."""
+    names = ("return_inverse", "return_counts", "dim")
+    if len(args) > 3:
+        raise TypeError(f"unique_consecutive() takes from 1 to 4 positional arguments but {len(args) + 1} were given")
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names or k in bound:
+            raise TypeError(f"unique_consecutive() got an unexpected keyword argument '{k}'")
+        bound[k] = v
+    sel_inv = args[1] if len(args) > 1 else kwargs.get("return_inverse", False)
+    sel_cnt = args[0] if len(args) > 0 else kwargs.get("return_counts", False)
+    res = _unique_consecutive(input, bound.get("return_inverse", False), bound.get("return_counts", False),
+                              bound.get("dim"))
+    if not isinstance(sel_inv, _bool) or not isinstance(sel_cnt, _bool):
+        return res
+    full = res if isinstance(res, tuple) else (res,)
+    out = full[0]
+    inv = full[1] if bound.get("return_inverse", False) and len(full) > 1 else None
+    cnt = full[-1] if bound.get("return_counts", False) and len(full) > 1 else None
+    if (sel_inv and inv is None) or (sel_cnt and cnt is None):  # the quirk asks for an output not requested:
+        if bound.get("dim") is None:  # torch's flat kernel leaves it empty, its dim kernel computes it
+            inv = _empty((0,), dtype=_C.int64, device=input.device) if inv is None else inv
+            cnt = _empty((0,), dtype=_C.int64, device=input.device) if cnt is None else cnt
+        else:
+            full3 = _unique_consecutive(input, True, True, bound.get("dim"))
+            inv = full3[1] if inv is None else inv
+            cnt = full3[2] if cnt is None else cnt
+    return _pack(out, inv, cnt, sel_inv, sel_cnt)
+
+
+def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     _unique_args("unique_consecutive", {"return_inverse": return_inverse, "return_counts": return_counts}, dim)
     if dim is not None:
         return _unique_dim(input, dim, True, return_inverse, return_counts)
@@ -492,7 +525,7 @@ def _t_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=
 
 
 def _t_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
-    return unique_consecutive(self, return_inverse, return_counts, dim)
+    return _unique_consecutive(self, return_inverse, return_counts, dim)
 
 
 # -------------------------------------------------------------------------------- resize_, as_strided_*
