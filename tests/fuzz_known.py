@@ -136,6 +136,9 @@ KNOWN = [
       reason="an int beyond int64: torch raises OverflowError, ampgrad RuntimeError ('Overflow when unpacking long')"),
 
     # ---- wrong values (silent); each is a bug to fix unless the reason says otherwise
+    K("torch.mode Tensor.mode", "mismatch", when=nonfinite,
+      reason="NaN in mode's input: torch's CPU kernel std::sorts with NaN (no strict weak order), so its answer depends "
+             "on where the NaN sits ([nan, 1] -> nan, [1, nan] -> 1); ampgrad counts each NaN as its own value"),
     K("*", "mismatch", when=huge_int,
       reason="Python scalar outside the tensor dtype's range: torch casts it to the dtype (wraps / becomes inf) before "
              "computing, ampgrad keeps its value (or saturates)"),
@@ -367,6 +370,12 @@ accepted TypeError -> value: Tensor.any
 accepted RuntimeError -> value: torch.sum
 accepted RuntimeError -> value: Tensor.logsumexp
 rejected value -> IndexError: Tensor.index_put
+exc_type ValueError -> RuntimeError: F.linear_cross_entropy  # F.cross_entropy's differences (listed above) reached through F.linear_cross_entropy
+exc_type ValueError -> TypeError: F.linear_cross_entropy  # F.cross_entropy's, as above
+exc_type RuntimeError -> NotImplementedError: F.linear_cross_entropy  # F.cross_entropy's, as above
+rejected value -> RuntimeError: Tensor.as_strided_scatter torch.as_strided_scatter  # a strided view as input: torch's as_strided reaches storage beyond the input's elements (unspecified values); ampgrad scatters into a dense copy and bounds-checks
+accepted RuntimeError -> value: torch.resize_as_ Tensor.resize_ Tensor.resize_as_  # the fuzz builds torch's inputs with from_numpy, whose storage cannot grow ("Trying to resize storage that is not resizable"); torch's own tensors grow like ampgrad's
+exc_type TypeError -> RuntimeError: F.linear_cross_entropy  # F.cross_entropy checks label_smoothing before torch's parser rejects a wrong-typed weight
 """
 
 

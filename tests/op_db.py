@@ -1562,5 +1562,34 @@ SPECIAL_OPS = [
                "shifted_chebyshev_polynomial_w")]
 OPS += SPECIAL_OPS
 
+# ---- issue-13 compositions over engine ops (python/ampgrad/_misc_ops.py, masked/, signal/; tests/test_misc_ops.py,
+# test_masked.py, test_windows.py compare them with torch in depth)
+OPS += [
+    OpInfo("quantile", lambda m, x, **k: m.quantile(x, 0.3, **k),
+           [Sample((T((3, 5), unique=True),), {"dim": 1}), Sample((T((3, 5), unique=True),), {}, "flat"),
+            Sample((T((3, 5), unique=True),), {"dim": 0, "keepdim": True, "interpolation": "midpoint"}, "midpoint")],
+           dtypes=("float32", "float64")),
+    OpInfo("nanquantile", lambda m, x, **k: m.nanquantile(x, 0.6, **k),
+           [Sample((T((3, 5), unique=True),), {"dim": 1}),
+            Sample((Const([[1.0, NAN, 3.0, 0.5], [NAN, NAN, 2.0, -1.0]]),), {"dim": 1}, "nan", grad=False)],
+           dtypes=("float32", "float64")),
+    OpInfo("mode", lambda m, x: m.mode(x, 1).values,
+           [Sample((Const([[1.0, 2.0, 2.0, 3.0], [5.0, 5.0, 4.0, 4.0], [0.5, -1.0, 0.5, 2.0]]),))], dtypes=FLOATS,
+           fd=False),  # the mode needs exact ties: a finite-difference step breaks them
+    OpInfo("gradient", lambda m, x, **k: m.gradient(x, **k),
+           [Sample((T((3, 4)),)), Sample((T((4, 5)),), {"edge_order": 2, "spacing": 2.0, "dim": 1}, "edge_order=2")],
+           dtypes=FLOATS),
+    OpInfo("combinations", lambda m, x, **k: m.combinations(x, **k),
+           [Sample((T((5,)),)), Sample((T((4,)),), {"r": 3, "with_replacement": True}, "with_replacement")], dtypes=ALL),
+    OpInfo("masked.sum", lambda m, x, mask: m.masked.sum(x, 1, mask=mask), [Sample((T((3, 4)), Mask((3, 4))))],
+           dtypes=FLOATS),
+    OpInfo("masked.softmax", lambda m, x, mask: m.masked.softmax(x, 1, mask=mask), [Sample((T((3, 4)), Mask((3, 4))))],
+           dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 3e-2)}),
+    OpInfo("masked.var", lambda m, x, mask: m.masked.var(x, 1, mask=mask),
+           [Sample((T((3, 4)), Const([[True, False, True, True], [True, True, False, False], [False, True, True, True]],
+                                     dtype="bool")))],
+           dtypes=("float32", "float64")),
+]
+
 OPS_BY_NAME = {op.name: op for op in OPS}
 assert len(OPS_BY_NAME) == len(OPS), "duplicate op names in the op database"

@@ -34,6 +34,7 @@ _LAYERS = [
      "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.func", "ampgrad.profiler", "ampgrad._surface",
      "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization", "ampgrad.special"],
     ["ampgrad._linalg_decomp"],  # torch-level fronts over ampgrad.linalg
+    ["ampgrad.masked", "ampgrad.signal", "ampgrad._misc_ops"],  # Python compositions over nn / linalg / sorting
 ]
 
 

@@ -115,5 +115,9 @@ from ._rnn import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E40
 from . import distributed  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._creation import get_rng_state, set_rng_state  # noqa: E402
+from . import masked  # noqa: E402  (torch.masked reductions, issue 13)
+from . import signal  # noqa: E402  (torch.signal.windows, issue 13)
+from . import _misc_ops as _misc_ops_mod  # noqa: E402
+_misc_ops_mod.install(globals())  # *_window, combinations, gradient, quantile, mode, unique, ... (issue 13)
 
 __version__ = "0.1.0"

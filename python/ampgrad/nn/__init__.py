@@ -6,3 +6,4 @@ from . import functional
 from . import init
 from . import utils
 from . import parallel  # noqa: E402
+from ._linear_cross_entropy import LinearCrossEntropyOptions  # noqa: E402  (F.linear_cross_entropy's chunked path)

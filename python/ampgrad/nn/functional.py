@@ -1334,3 +1334,12 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 # ---------------------------------------------------------------- nn additions (nn/_functional_more.py)
 from ._functional_more import *  # noqa: E402,F401,F403
 from ._functional_more import _canonical_mask, _none_or_dtype, _mha_shape_check, _in_projection_packed, _in_projection  # noqa: E402,F401
+
+# ---------------------------------------------------------------- linear_cross_entropy (nn/_linear_cross_entropy.py)
+from ._linear_cross_entropy import linear_cross_entropy_impl as _lce_impl  # noqa: E402
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    return _lce_impl(cross_entropy, linear, input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
+                     label_smoothing, options)
