@@ -297,3 +297,15 @@ def test_grad_scaler_refuses_fp16_gradients(torch):
         with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients"):
             s.step(opt)
         assert p.tolist() == [1.0, 1.0]
+
+
+def test_as_strided_negative_storage_offset_raises():
+    """as_strided with a negative storage offset read memory before the storage (garbage values);
+    torch raises RuntimeError 'invalid storage offset'. Views with a valid offset still work."""
+    import ampgrad
+    x = ampgrad.arange(10.0)
+    with pytest.raises(RuntimeError, match="invalid storage offset -5"):
+        ampgrad.as_strided(x, [2], [1], -5)
+    with pytest.raises(RuntimeError, match="invalid storage offset"):
+        x[4:].as_strided([2], [1], -1)
+    assert ampgrad.as_strided(x, [2], [2], 3).tolist() == [3.0, 5.0]

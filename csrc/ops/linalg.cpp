@@ -433,8 +433,9 @@ Tensor linear(const Tensor& x0, const Tensor& w0, const std::optional<Tensor>& b
   Tensor x = x0, w = w0, bias = bias0 ? *bias0 : Tensor();
   AG_CHECK(w.dim() == 2 || w.dim() == 1, "linear: weight must be 1-D or 2-D");
   if (x.dim() == 2 && w.dim() == 2 && bias.defined()) return addmm(bias, x, transpose(w, 0, 1));
-  // torch's _flatten_nd_linear: a contiguous N-d input with a bias vector folds into one addmm.
-  if (x.dim() > 2 && w.dim() == 2 && bias.defined() && bias.dim() == 1 && x.is_contiguous()) {
+  // torch's _flatten_nd_linear: a contiguous 1-d or N-d input with a bias vector folds into one addmm
+  // (one rounding of product + bias in low precision; ViewBackward0 over AddmmBackward0).
+  if ((x.dim() == 1 || x.dim() > 2) && w.dim() == 2 && bias.defined() && bias.dim() == 1 && x.is_contiguous()) {
     const int64_t k = x.sizes()[x.dim() - 1];
     const int64_t rows = shape_numel(Shape(x.sizes().begin(), x.sizes().end() - 1));
     IntList shape(x.sizes().begin(), x.sizes().end() - 1);

@@ -186,6 +186,7 @@ Tensor reshape(const Tensor& a, IntList sizes) {
 Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional<int64_t> offset) {
   AG_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
   int64_t off = offset.value_or(a.storage_offset());
+  AG_CHECK(off >= 0, "Tensor: invalid storage offset ", off);  // a negative offset would read before the storage
   int64_t base_off = a.storage_offset();
   int64_t hi = off;
   for (size_t i = 0; i < sizes.size(); ++i) {
