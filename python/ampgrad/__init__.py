@@ -115,5 +115,7 @@ from ._rnn import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E40
 from . import distributed  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._creation import get_rng_state, set_rng_state  # noqa: E402
+from ._scan_index import (scatter_reduce, index_reduce, cummax, cummin, logcumsumexp, searchsorted,  # noqa: E402
+                          bucketize, bincount, histc)  # (csrc/ops/scan_index.cpp)
 
 __version__ = "0.1.0"
