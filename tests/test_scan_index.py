@@ -415,3 +415,14 @@ def test_no_grad_outputs():
     assert r.requires_grad
     with pytest.raises(NotImplementedError):
         r.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_logcumsumexp_grad_low_precision(dtype):
+    a = np.random.default_rng(2).standard_normal((3, 5))
+    x, tx = _pair(a, dtype, requires_grad=True)
+    g = np.random.default_rng(3).standard_normal((3, 5))
+    ag.logcumsumexp(x, 1).backward(ag.tensor(g).to(x.dtype))
+    torch.logcumsumexp(tx, 1).backward(torch.tensor(g).to(tx.dtype))
+    tol = 5e-2 if dtype == "bfloat16" else 1e-5
+    _same(x.grad, tx.grad, tol, tol)

@@ -14,11 +14,15 @@ void init_scan_index(py::module_& m) {
   });
   m.def("_scatter_reduce_", [](py::object self, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce, bool include_self) {
     Tensor t = self.cast<Tensor>();
+    check_inplace(t, "scatter_reduce_", t.requires_grad() || src.requires_grad());  // torch: autograd's check comes first
+    check_scatter_reduce(t, dim, idx, src, reduce);
     apply_inplace(t, [&] { return scatter_reduce(t, dim, idx, src, reduce, include_self); }, "scatter_reduce_", {&idx, &src});
     return self;
   });
   m.def("_index_reduce_", [](py::object self, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce, bool include_self) {
     Tensor t = self.cast<Tensor>();
+    check_inplace(t, "index_reduce_", t.requires_grad() || src.requires_grad());
+    check_index_reduce(t, dim, idx, src, reduce, include_self);
     apply_inplace(t, [&] { return index_reduce(t, dim, idx, src, reduce, include_self); }, "index_reduce_", {&idx, &src});
     return self;
   });

@@ -17,6 +17,7 @@ void run(Op op, std::vector<Tensor> in, std::vector<Tensor> out, const SA& a) {
 }
 
 Tensor cont(const Tensor& t) { return t.is_contiguous() ? t : contiguous(t); }
+Tensor contiguous_copy_of(const Tensor& t) { return t.is_contiguous() ? clone(t) : contiguous(t); }
 Tensor as_long(const Tensor& t) { return t.dtype() == ScalarType::Int64 ? cont(t) : contiguous(to_dtype(t, ScalarType::Int64)); }
 Tensor scalar_like(double v, const Tensor& t) { return full({}, Scalar(v), t.dtype(), t.device()); }
 Tensor eqt(const Tensor& a, const Tensor& b) { return compare(Op::eq, a, b); }
@@ -46,6 +47,7 @@ Tensor scatter_reduce_kernel(Op op, const Tensor& self, int64_t d, const Tensor&
   autograd::AutoGradMode off(false);
   const bool scalar = self.dim() == 0;
   Tensor s = scalar ? reshape(self, {1}) : self;
+  if (idx.numel() == 0) return contiguous_copy_of(self);
   Tensor out = empty(s.sizes(), self.dtype(), self.device());
   if (out.numel() > 0) {
     Tensor i = scalar ? reshape(idx, {-1}) : idx;
@@ -159,7 +161,8 @@ Tensor cum_backward(const Tensor& grad, const Tensor& indices, int64_t d) {
 
 std::pair<Tensor, Tensor> cum_maxmin(const Tensor& a0, int64_t dim, bool is_max) {
   Tensor a = a0;
-  const int64_t d = wrap_dim(dim, a.dim(), kScalarOk);
+  // torch wraps dim only for a non-empty input of at least one dim
+  const int64_t d = a.dim() == 0 || a.numel() == 0 ? 0 : wrap_dim(dim, a.dim());
   Tensor values = empty(a.sizes(), a.dtype(), a.device()), indices = empty(a.sizes(), ScalarType::Int64, a.device());
   {
     autograd::AutoGradMode off(false);
@@ -185,33 +188,42 @@ void check_index_dtype(const Tensor& idx, const char* op) {
 }  // namespace
 
 // ---------------------------------------------------------------- scatter_reduce / index_reduce
-Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce, bool include_self) {
+int64_t check_scatter_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
+  // torch's order: dim, dtypes, shapes (skipped for an empty index), reduce, then the kernel's checks
   const int64_t d = wrap_dim(dim, self.dim(), kScalarOk);
-  check_index_dtype(idx, "scatter");
+  if (idx.numel() > 0) check_index_dtype(idx, "scatter");
   AG_CHECK(src.dtype() == self.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
-  const int64_t sd = std::max<int64_t>(self.dim(), 1), id = std::max<int64_t>(idx.dim(), 1), srd = std::max<int64_t>(src.dim(), 1);
-  AG_CHECK(id == sd, "Index tensor must have the same number of dimensions as self tensor");
-  AG_CHECK(srd == sd, "Index tensor must have the same number of dimensions as src tensor");
-  SA::Reduce r = parse_reduce(reduce);
-  if (idx.numel() > 0 && self.dim() > 0) {
-    bool ok = true;
-    for (int64_t k = 0; k < self.dim(); ++k) {
-      if (idx.sizes()[k] > src.sizes()[k]) ok = false;
-      if (k != d && idx.sizes()[k] > self.sizes()[k]) ok = false;
-    }
-    AG_CHECK(ok, "Expected index ", shape_str(idx.sizes()), " to be no larger than self ", shape_str(self.sizes()), " apart from dimension ",
+  if (idx.numel() > 0) {
+    AG_CHECK(std::max<int64_t>(idx.dim(), 1) == std::max<int64_t>(self.dim(), 1), "Index tensor must have the same number of dimensions as self tensor");
+    auto size = [](const Tensor& t, int64_t k) { return t.dim() == 0 ? int64_t(1) : t.sizes()[wrap_dim(k, t.dim())]; };
+    const int64_t nd = std::max<int64_t>(self.dim(), 1);
+    bool wrong = false;
+    for (int64_t k = 0; k < nd && !wrong; ++k) wrong = k != d && size(idx, k) > size(self, k);
+    for (int64_t k = 0; k < nd && !wrong; ++k) wrong = size(idx, k) > size(src, k);  // IndexError for a src with fewer dims
+    AG_CHECK(!wrong, "Expected index ", shape_str(idx.sizes()), " to be no larger than self ", shape_str(self.sizes()), " apart from dimension ",
              d, " and to be no larger size than src ", shape_str(src.sizes()));
   }
-  AG_CHECK_NOT_IMPL(!(r == SA::kMean && self.dtype() == ScalarType::Bool), "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
+  SA::Reduce r = parse_reduce(reduce);
+  if (idx.numel() > 0)
+    AG_CHECK(std::max<int64_t>(src.dim(), 1) == std::max<int64_t>(idx.dim(), 1), "Index tensor must have the same number of dimensions as src tensor");
+  if (r == SA::kMean && self.dtype() == ScalarType::Bool) {
+    AG_CHECK_NOT_IMPL(idx.numel() == 0, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
+    AG_THROW(NotImplementedError, "\"div_floor_cpu\" not implemented for 'Bool'");
+  }
   const int64_t n = self.dim() ? self.sizes()[d] : 1;
   check_index_bounds(idx, n, [&](int64_t i) { AG_THROW(RuntimeError, "index ", i, " is out of bounds for dimension ", d, " with size ", n); });
-  return scatter_reduce_impl("ScatterReduceBackward0", Op::scatter_reduce, self, d, idx, src, r, include_self, reduce);
+  return d;
 }
 
-Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& source, const std::string& reduce, bool include_self) {
-  const int64_t d = wrap_dim(dim, self.dim(), kScalarOk);
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce, bool include_self) {
+  const int64_t d = check_scatter_reduce(self, dim, idx, src, reduce);
+  return scatter_reduce_impl("ScatterReduceBackward0", Op::scatter_reduce, self, d, idx, src, parse_reduce(reduce), include_self, reduce);
+}
+
+int64_t check_index_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& source, const std::string& reduce, bool include_self) {
   AG_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
            "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce, ".");
+  const int64_t d = wrap_dim(dim, self.dim(), kScalarOk);
   AG_CHECK_INDEX(idx.dim() <= 1, "index_reduce_(): Index is supposed to be a vector, but got dim: ", idx.dim(), " with type: ",
                  scalar_type_name(idx.dtype()), " and size: ", shape_str(idx.sizes()));
   AG_CHECK(idx.dtype() == ScalarType::Int64 || idx.dtype() == ScalarType::Int32, "index_reduce_(): Expected dtype int32/int64 for index but got: ",
@@ -232,6 +244,11 @@ Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Te
   }
   const int64_t n = self.dim() ? self.sizes()[d] : 1;
   check_index_bounds(idx, n, [&](int64_t) { AG_THROW(IndexError, "index out of range in self"); });
+  return d;
+}
+
+Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& source, const std::string& reduce, bool include_self) {
+  const int64_t d = check_index_reduce(self, dim, idx, source, reduce, include_self);
   SA::Reduce r = parse_reduce(reduce);
   // The index expanded over the source: source element [.., j, ..] goes to self[.., idx[j], ..].
   if (self.dim() == 0)
@@ -240,7 +257,7 @@ Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& idx, const Te
   {
     autograd::AutoGradMode off(false);
     Shape vs(self.dim(), 1);
-    vs[d] = ni;
+    vs[d] = idx.numel();
     e = contiguous(expand(reshape(as_long(idx), IntList(vs.begin(), vs.end())), source.sizes()));
   }
   return scatter_reduce_impl("IndexReduceBackward0", Op::index_reduce, self, d, e, source, r, include_self, reduce);
@@ -271,8 +288,11 @@ Tensor logcumsumexp(const Tensor& a0, int64_t dim) {
         if (grad.numel() == 0) return variable_list{grad};
         // torch's logcumsumexp_backward: positive and negative parts of grad in log space
         auto rev = [d](const Tensor& x) { return x.dim() ? flip(logcumsumexp(flip(x, IntList{d}), d), IntList{d}) : logcumsumexp(x, d); };
-        Tensor lowest = scalar_like(-std::numeric_limits<double>::max(), grad);
-        if (grad.dtype() == ScalarType::Float32) lowest = scalar_like(-std::numeric_limits<float>::max(), grad);
+        const ScalarType gt = grad.dtype();
+        Tensor lowest = scalar_like(gt == ScalarType::Float64   ? -std::numeric_limits<double>::max()
+                                    : gt == ScalarType::Float32 ? -static_cast<double>(std::numeric_limits<float>::max())
+                                    : gt == ScalarType::Float16 ? -65504.0
+                                                                : -3.3895313892515355e38, grad);
         Tensor log_abs = log(abs(grad)), zero = scalar_like(0.0, grad);
         Tensor pos = where(compare(Op::gt, grad, zero), log_abs, lowest), neg = where(compare(Op::lt, grad, zero), log_abs, lowest);
         return variable_list{exp(rev(pos - result) + self) - exp(rev(neg - result) + self)};
@@ -315,6 +335,7 @@ Tensor searchsorted(const Tensor& boundaries, const Tensor& values, bool out_int
   ScalarType ct = result_type(ops, 2);
   Tensor out = empty(values.sizes(), out_int32 ? ScalarType::Int32 : ScalarType::Int64, values.device());
   if (out.numel() == 0) return out;
+  AG_CHECK_NOT_IMPL(ct != ScalarType::Bool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
   SA a;
   a.mode = SA::kSearchSorted;
   a.right = right;
@@ -343,7 +364,14 @@ Tensor bincount(const Tensor& x, const std::optional<Tensor>& weights, int64_t m
   AG_CHECK(x.dim() == 1 && item_double(amin(xi, std::nullopt, false)) >= 0,
            "bincount only supports 1-d non-negative integral inputs.");
   AG_CHECK(!(weights && (weights->dim() != 1 || weights->sizes()[0] != x.sizes()[0])), "weights should be 1-d and have the same length as input");
-  const int64_t nbins = std::max<int64_t>(static_cast<int64_t>(item_double(amax(xi, std::nullopt, false))) + 1, minlength);
+  int64_t mx;
+  {
+    autograd::AutoGradMode off(false);
+    mx = as_long(amax(xi, std::nullopt, false)).data<int64_t>()[0];
+  }
+  AG_CHECK(mx < std::numeric_limits<int64_t>::max(), "maximum value of input overflowed, it should be < ", std::numeric_limits<int64_t>::max(),
+           " but got ", mx);
+  const int64_t nbins = std::max<int64_t>(mx + 1, minlength);
   ScalarType od = !weights ? ScalarType::Int64 : weights->dtype() == ScalarType::Float32 ? ScalarType::Float32 : ScalarType::Float64;
   Tensor out = empty({nbins}, od, x.device());
   SA a;
@@ -366,10 +394,9 @@ Tensor bincount(const Tensor& x, const std::optional<Tensor>& weights, int64_t m
 }
 
 Tensor histc(const Tensor& x, int64_t bins, double min, double max) {
-  AG_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  // torch's order: the range (from the data when min == max), then bins, then the dtype
   double lo = min, hi = max;
   if (lo == hi && x.numel() > 0) {
-    AG_CHECK_NOT_IMPL(is_floating(x.dtype()), "\"histogram_cpu\" not implemented for '", scalar_type_name(x.dtype()), "'");
     autograd::AutoGradMode off(false);
     lo = item_double(amin(detach(x), std::nullopt, false));
     hi = item_double(amax(detach(x), std::nullopt, false));
@@ -377,6 +404,24 @@ Tensor histc(const Tensor& x, int64_t bins, double min, double max) {
   if (lo == hi) { lo -= 1; hi += 1; }
   AG_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
   AG_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  AG_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  // torch's bin edges are a linspace in the input's dtype: the range must convert to it
+  AG_CHECK_NOT_IMPL(x.dtype() != ScalarType::Bool, "\"linspace_cpu\" not implemented for 'Bool'");
+  for (double v : {lo, hi}) {
+    const char* name = nullptr;
+    switch (x.dtype()) {
+      case ScalarType::UInt8: if (v < 0 || v > 255) name = "uint8_t"; break;
+      case ScalarType::Int8: if (v < -128 || v > 127) name = "int8_t"; break;
+      case ScalarType::Int16: if (v < -32768 || v > 32767) name = "int16_t"; break;
+      case ScalarType::Int32: if (v < -2147483648.0 || v > 2147483647.0) name = "int"; break;
+      case ScalarType::Int64: if (v < -9223372036854775808.0 || v > 9223372036854775807.0) name = "int64_t"; break;
+      case ScalarType::Float16: if (std::abs(v) > 65504.0) name = "c10::Half"; break;
+      case ScalarType::BFloat16: if (std::abs(v) > 3.3895313892515355e38) name = "c10::BFloat16"; break;
+      case ScalarType::Float32: if (std::abs(v) > std::numeric_limits<float>::max()) name = "float"; break;
+      default: break;
+    }
+    AG_CHECK(!name, "value cannot be converted to type ", name, " without overflow");
+  }
   AG_CHECK_NOT_IMPL(is_floating(x.dtype()), "\"histogram_cpu\" not implemented for '", scalar_type_name(x.dtype()), "'");
   autograd::AutoGradMode off(false);
   Tensor out = empty({bins}, x.dtype(), x.device());

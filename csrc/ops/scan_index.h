@@ -10,6 +10,11 @@ namespace ampgrad {
 
 Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                       bool include_self);
+// The argument checks alone (torch's errors, in its order; returns the wrapped dim): the in-place forms
+// run them before their own in-place checks.
+int64_t check_scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce);
+int64_t check_index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                           bool include_self);
 Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
                     bool include_self);
 std::pair<Tensor, Tensor> cummax(const Tensor& a, int64_t dim);
