@@ -170,8 +170,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     fn = "histc"
     input, bins = _tensor(input, fn, "input", 1), _int(bins, fn, "bins", 2)
     lo, hi = _number(min, fn, "min", 3), _number(max, fn, "max", 4)
+    _scalar_fits(hi, lo)  # torch's binding converts its arguments last to first
     _fits(bins)
-    _scalar_fits(lo, hi)
     return _copy_out(out, _C._histc(input, bins, float(lo), float(hi)))
 
 
