@@ -51,34 +51,46 @@ void scatter_reduce(const Tensor* in, Tensor* out, const SA& a) {
   const bool counting = a.reduce == SA::kMean || !a.include_self;
   std::vector<int64_t> cnt(counting ? N : 0, 0);
   const Acc id = identity<Acc>(a.reduce);
+  // The output offset of column (ai, bi) at dim d = 0 is aoff(ai) + boff[bi]; a chunk of columns runs row by
+  // row over its contiguous bi range (columns never share outputs, so chunks split across threads).
+  std::vector<int64_t> boff(Bi, 0);
+  for (int64_t bi = 0; bi < Bi; ++bi) {
+    int64_t r = bi;
+    for (int64_t k = nd - 1; k > d; --k) { boff[bi] += (r % a.idx_sizes[k]) * ostride[k]; r /= a.idx_sizes[k]; }
+  }
+  auto aoff = [&](int64_t ai) {
+    int64_t o = 0;
+    for (int64_t k = d - 1; k >= 0; --k) { o += (ai % a.idx_sizes[k]) * ostride[k]; ai /= a.idx_sizes[k]; }
+    return o;
+  };
   const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(K * 4, 1));
   parallel_for(Ai * Bi, grain, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      const int64_t ai = c / Bi, bi = c % Bi;
-      int64_t base = 0, r = ai;  // the output offset of this column at dim d = 0
-      for (int64_t k = d - 1; k >= 0; --k) { base += (r % a.idx_sizes[k]) * ostride[k]; r /= a.idx_sizes[k]; }
-      r = bi;
-      for (int64_t k = nd - 1; k > d; --k) { base += (r % a.idx_sizes[k]) * ostride[k]; r /= a.idx_sizes[k]; }
+    for (int64_t ai = c0 / Bi; ai * Bi < c1; ++ai) {
+      const int64_t b0 = std::max(c0, ai * Bi) - ai * Bi, b1 = std::min(c1, (ai + 1) * Bi) - ai * Bi;
+      const int64_t ao = aoff(ai);
       for (int64_t j = 0; j < K; ++j) {
-        const int64_t i = (ai * K + j) * Bi + bi;
-        const int64_t p = base + idx[i] * ostride[d];
-        const Acc v = static_cast<Acc>(src[i]);
-        if (counting) {
-          if (!a.include_self && cnt[p] == 0) acc[p] = id;
-          ++cnt[p];
-        }
-        Acc& o = acc[p];
-        switch (a.reduce) {
-          case SA::kSum: case SA::kMean:
-            if constexpr (std::is_same_v<Acc, bool>) o = o || v;
-            else o = static_cast<Acc>(o + v);
-            break;
-          case SA::kProd:
-            if constexpr (std::is_same_v<Acc, bool>) o = o && v;
-            else o = static_cast<Acc>(o * v);
-            break;
-          case SA::kAmax: o = is_nan(v) ? v : std::max(o, v); break;
-          case SA::kAmin: o = is_nan(v) ? v : std::min(o, v); break;
+        const int64_t row = (ai * K + j) * Bi;
+        for (int64_t bi = b0; bi < b1; ++bi) {
+          const int64_t i = row + bi;
+          const int64_t p = ao + boff[bi] + idx[i] * ostride[d];
+          const Acc v = static_cast<Acc>(src[i]);
+          if (counting) {
+            if (!a.include_self && cnt[p] == 0) acc[p] = id;
+            ++cnt[p];
+          }
+          Acc& o = acc[p];
+          switch (a.reduce) {
+            case SA::kSum: case SA::kMean:
+              if constexpr (std::is_same_v<Acc, bool>) o = o || v;
+              else o = static_cast<Acc>(o + v);
+              break;
+            case SA::kProd:
+              if constexpr (std::is_same_v<Acc, bool>) o = o && v;
+              else o = static_cast<Acc>(o * v);
+              break;
+            case SA::kAmax: o = is_nan(v) ? v : std::max(o, v); break;
+            case SA::kAmin: o = is_nan(v) ? v : std::min(o, v); break;
+          }
         }
       }
     }
