@@ -232,6 +232,10 @@ using SpatialKernel = void (*)(bool backward, const Tensor& in, Tensor& out, con
 // sizes) is defined in kernels/linalg_args.h, the front ends are ops/linalg_decomp.cpp.
 struct LinalgArgs;
 using LinalgKernel = void (*)(const Tensor* in, Tensor* out, const LinalgArgs& a);
+// Note [Scan-index kernels]: scatter_reduce / index_reduce / cummax / logcumsumexp / searchsorted /
+// bincount / histc and their backward; ScanIndexArgs (mode, sizes) is in kernels/scan_index_args.h.
+struct ScanIndexArgs;
+using ScanIndexKernel = void (*)(const Tensor* in, Tensor* out, const ScanIndexArgs& a);
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
 // by (op, device). A registration type-checks against the family of the op's row (Note [Op table]),
@@ -274,6 +278,7 @@ AG_KERNEL_SIG(RNN_CELL, RnnCellKernel)
 AG_KERNEL_SIG(RNN_CELL_BACKWARD, RnnCellBackwardKernel)
 AG_KERNEL_SIG(SPATIAL, SpatialKernel)
 AG_KERNEL_SIG(LINALG, LinalgKernel)
+AG_KERNEL_SIG(SCAN_INDEX, ScanIndexKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

@@ -166,6 +166,11 @@ KNOWN = [
       reason="an inf input: torch's Welford pass gives a nan mean, ampgrad the mean itself (inf); ampgrad is right"),
     K("torch.arange torch.range", "mismatch", when=float_arg,
       reason="float start / end with an integer dtype: torch computes in double then casts, ampgrad differs"),
+    K("torch.histc Tensor.histc", "rejected", when=nonfinite,
+      reason="histc with equal data-derived edges (min == max == +-inf over equal huge data): torch's result depends on "
+             "its degenerate linspace, ampgrad raises torch's 'max must be larger than min' (as torch does for bins=1)"),
+    K("torch.histc Tensor.histc", "exc_type", "RuntimeError", "NotImplementedError", when=huge_int,
+      reason="histc on an integer input with an absurd bin count: torch fails allocating the bin edges first"),
     K("Tensor.logsumexp torch.logsumexp", "mismatch", when=has_dtype("bfloat16", "float16"),
       reason="low-precision logsumexp: torch accumulates in the low-precision dtype, ampgrad in float32"),
 ]

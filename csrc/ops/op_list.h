@@ -29,7 +29,8 @@ enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROM
   X(CONV) X(POOL) X(NORM) X(NORM_BACKWARD) X(SOFTMAX_BACKWARD) X(NLL) X(NLL_BACKWARD)          \
   /* recurrent cells: ops/rnn.cpp */ X(RNN_CELL) X(RNN_CELL_BACKWARD)                                      \
   /* ops/spatial.cpp */ X(SPATIAL)                                                    \
-  /* matrix decompositions: ops/linalg_decomp.cpp */ X(LINALG)
+  /* matrix decompositions: ops/linalg_decomp.cpp */ X(LINALG)                                                  \
+  /* scans, index reductions, binning: ops/scan_index.cpp */ X(SCAN_INDEX)
 enum class KernelFamily : int8_t {
   NONE,
 #define AG_FAMILY_ENUM(F) F,

@@ -119,5 +119,7 @@ from . import masked  # noqa: E402  (torch.masked reductions, issue 13)
 from . import signal  # noqa: E402  (torch.signal.windows, issue 13)
 from . import _misc_ops as _misc_ops_mod  # noqa: E402
 _misc_ops_mod.install(globals())  # *_window, combinations, gradient, quantile, mode, unique, ... (issue 13)
+from ._scan_index import (scatter_reduce, index_reduce, cummax, cummin, logcumsumexp, searchsorted,  # noqa: E402
+                          bucketize, bincount, histc)  # (csrc/ops/scan_index.cpp)
 
 __version__ = "0.1.0"

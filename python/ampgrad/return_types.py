@@ -45,3 +45,8 @@ triangular_solve = _rt_fields("triangular_solve", ["solution", "cloned_coefficie
 __all__ += ["linalg_inv_ex", "linalg_slogdet", "slogdet", "linalg_solve_ex", "linalg_cholesky_ex", "linalg_qr", "qr", "linalg_eigh",
             "linalg_svd", "svd", "linalg_lstsq", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu", "lu_unpack",
             "triangular_solve"]
+
+# ---- scans (python/ampgrad/_scan_index.py)
+cummax = _rt("cummax")
+cummin = _rt("cummin")
+__all__ += ["cummax", "cummin"]
