@@ -910,3 +910,28 @@ def test_parametrizations_orthogonal(orth_map):
     run_compare(am, tm, [x[0]], [x[1]], rng, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
         nn.utils.parametrizations.orthogonal(nn.BatchNorm1d(3))
+
+
+def test_deprecated_aliases_nllloss2d_and_init_dirac_eye():
+    """torch.nn.NLLLoss2d (a NLLLoss that warns FutureWarning) and nn.init.dirac / eye (the deprecated
+    spellings of dirac_ / eye_): same values as torch, same warning class."""
+    import numpy as np
+    import torch
+    import ampgrad
+    x = np.random.RandomState(0).randn(2, 3, 4, 4).astype(np.float32)
+    t = np.random.RandomState(1).randint(0, 3, (2, 4, 4))
+    with pytest.warns(FutureWarning, match="NLLLoss2d"):
+        m = ampgrad.nn.NLLLoss2d(ignore_index=1)
+    with pytest.warns(FutureWarning):
+        mt = torch.nn.NLLLoss2d(ignore_index=1)
+    got = m(ampgrad.tensor(x).log_softmax(1), ampgrad.tensor(t)).item()
+    want = mt(torch.tensor(x).log_softmax(1), torch.tensor(t)).item()
+    assert abs(got - want) <= 1e-6 * abs(want)
+    for name, shape in (("dirac", (4, 2, 3, 3)), ("eye", (3, 5))):
+        a = ampgrad.zeros(*shape)
+        with pytest.warns(FutureWarning, match=f"nn.init.{name}` is now deprecated"):
+            getattr(ampgrad.nn.init, name)(a)
+        b = torch.zeros(*shape)
+        with pytest.warns(FutureWarning):
+            getattr(torch.nn.init, name)(b)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -239,3 +239,5 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
 
 
 sparse = _deprecated(sparse_)
+dirac = _deprecated(dirac_)
+eye = _deprecated(eye_)
