@@ -935,3 +935,45 @@ def test_deprecated_aliases_nllloss2d_and_init_dirac_eye():
         with pytest.warns(FutureWarning):
             getattr(torch.nn.init, name)(b)
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("out_features,bias,kw", [
+    ((), False, {}), ((), True, {"reduction": "sum", "label_smoothing": 0.1}),
+    ((3,), True, {"reduction": "none"}), ((), False, {"ignore_index": 2, "weight": "w"}),
+    ((), True, {"options": "opts"})])
+def test_linear_cross_entropy_loss_module_matches_torch(out_features, bias, kw):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    N, D, C = 6, 4, 5
+    x = rng.standard_normal((N, D)).astype(np.float32)
+    tgt = rng.integers(0, C, (N,) + tuple(out_features))
+    class_w = rng.random(C).astype(np.float32)
+    res = []
+    for L in (ampgrad, torch):
+        L.manual_seed(3)  # the same Linear init in both (the generators' streams agree)
+        k = dict(kw)
+        if k.get("weight") == "w":
+            k["weight"] = L.tensor(class_w)
+        if k.get("options") == "opts":
+            k["options"] = L.nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+        m = L.nn.LinearCrossEntropyLoss(D, C, out_features=out_features, bias=bias, **k)
+        assert tuple(m.linear.weight.shape) == (C * int(np.prod(out_features or (1,))), D)
+        xi = L.tensor(x, requires_grad=True)  # K-dimensional targets (N, d1) with a (C, d1, D) weight
+        out = m(xi, L.tensor(tgt))
+        out.sum().backward()
+        res.append((out.detach().numpy(), xi.grad.numpy(), m.linear.weight.grad.numpy(),
+                    str(m), [tuple(p.shape) for p in m.parameters()]))
+    a, t = res
+    np.testing.assert_allclose(a[0], t[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(a[1], t[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(a[2], t[2], rtol=1e-5, atol=1e-6)
+    assert a[3] == t[3] and a[4] == t[4]
+
+
+def test_linear_cross_entropy_loss_module_errors_like_torch():
+    torch = pytest.importorskip("torch")
+    for L in (ampgrad, torch):
+        with pytest.raises(RuntimeError, match=r"expected weight shape to be \(5,\), got \(4,\)"):
+            L.nn.LinearCrossEntropyLoss(3, 5, weight=L.ones(4))
+        with pytest.raises(RuntimeError, match="expected label_smoothing to be in range"):
+            L.nn.LinearCrossEntropyLoss(3, 5, label_smoothing=1.5)

@@ -12,7 +12,7 @@ from .activation import (ReLU, ReLU6, GELU, SiLU, Tanh, Sigmoid, Softplus, PReLU
                          Hardsigmoid, Hardswish, Mish, LogSigmoid, Softsign, Tanhshrink, GLU, Softmax, LogSoftmax,
                          Softmin)
 from .rnn import RNNCellBase, RNNCell, LSTMCell, GRUCell
-from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, KLDivLoss, NLLLoss, NLLLoss2d, CrossEntropyLoss, BCELoss,
+from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, KLDivLoss, NLLLoss, NLLLoss2d, LinearCrossEntropyLoss, CrossEntropyLoss, BCELoss,
                    BCEWithLogitsLoss, HingeEmbeddingLoss, MarginRankingLoss, SoftMarginLoss, CosineEmbeddingLoss,
                    PoissonNLLLoss, TripletMarginLoss, MultiMarginLoss, MultiLabelMarginLoss)
 from .distance import CosineSimilarity, PairwiseDistance
@@ -33,7 +33,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "Tanh", "Sigmoid", "Softplus", "PReLU", "LeakyReLU", "ELU", "CELU", "SELU", "Hardtanh", "Hardsigmoid",
            "Hardswish", "Mish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "Softmax", "LogSoftmax", "Softmin",
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss",
-           "KLDivLoss", "NLLLoss", "NLLLoss2d", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
+           "KLDivLoss", "NLLLoss", "NLLLoss2d", "LinearCrossEntropyLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "PoissonNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "CosineSimilarity",
            "PairwiseDistance",
            "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",

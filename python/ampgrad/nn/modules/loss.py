@@ -92,6 +92,42 @@ class NLLLoss2d(NLLLoss):
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of `input` linearly transformed to logits (torch.nn.LinearCrossEntropyLoss): the
+    Linear's weight is stored flat, (C * prod(out_features), in_features), and reshaped in forward."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        from .linear import Linear
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        n = num_classes
+        for d in out_features:
+            n *= d
+        self.linear = Linear(in_features, n, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        b = self.linear.bias.reshape((self.num_classes, *self.out_features)) if self.linear.bias is not None else None
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
+
+
 class CrossEntropyLoss(_WeightedLoss):
     __constants__ = ["ignore_index", "reduction", "label_smoothing"]
 
