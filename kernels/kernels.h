@@ -236,6 +236,11 @@ using LinalgKernel = void (*)(const Tensor* in, Tensor* out, const LinalgArgs& a
 // bincount / histc and their backward; ScanIndexArgs (mode, sizes) is in kernels/scan_index_args.h.
 struct ScanIndexArgs;
 using ScanIndexKernel = void (*)(const Tensor* in, Tensor* out, const ScanIndexArgs& a);
+// Note [CTC and fractional pool kernels]: ctc_loss's forward (nll and log alpha) and backward, and
+// fractional max pooling's forward (its backward is max pooling's index scatter, the POOL family);
+// CtcFracArgs (the mode and sizes) is in kernels/ctc_fracpool_args.h.
+struct CtcFracArgs;
+using CtcFracKernel = void (*)(const Tensor* in, Tensor* out, const CtcFracArgs& a);
 // ---------------------------------------------------------------- the kernel tables
 // Note [Typed kernel tables]: each kernel family has its own table of its own function type, indexed
 // by (op, device). A registration type-checks against the family of the op's row (Note [Op table]),
@@ -279,6 +284,7 @@ AG_KERNEL_SIG(RNN_CELL_BACKWARD, RnnCellBackwardKernel)
 AG_KERNEL_SIG(SPATIAL, SpatialKernel)
 AG_KERNEL_SIG(LINALG, LinalgKernel)
 AG_KERNEL_SIG(SCAN_INDEX, ScanIndexKernel)
+AG_KERNEL_SIG(CTC_FRACPOOL, CtcFracKernel)
 #undef AG_KERNEL_SIG
 
 template <typename Fn> struct KernelTable {

@@ -30,7 +30,8 @@ enum class AmpPolicy : int8_t { NONE, LOW, FP32, FP32_SET_OPT, FP32_APPEND, PROM
   /* recurrent cells: ops/rnn.cpp */ X(RNN_CELL) X(RNN_CELL_BACKWARD)                                      \
   /* ops/spatial.cpp */ X(SPATIAL)                                                    \
   /* matrix decompositions: ops/linalg_decomp.cpp */ X(LINALG)                                                  \
-  /* scans, index reductions, binning: ops/scan_index.cpp */ X(SCAN_INDEX)
+  /* scans, index reductions, binning: ops/scan_index.cpp */ X(SCAN_INDEX)                                \
+  /* CTC loss, fractional max pooling: ops/ctc_fracpool.cpp */ X(CTC_FRACPOOL)
 enum class KernelFamily : int8_t {
   NONE,
 #define AG_FAMILY_ENUM(F) F,

@@ -15,9 +15,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor out = elementwise(Op::where, shape, dt, {&cc, &x, &y});
   fw_rule(out, {&a, &b}, [&](const variable_list& t) { return where(cond, or_zeros(t[0], a), or_zeros(t[1], b)); });
   if (is_floating(dt))
-    if (auto node = autograd::make_node("WhereBackward0", {nullptr, &a, &b}, AG_BW {
+    // torch's WhereBackward0 has two edges (self, other): the condition is not an input of the node
+    if (auto node = autograd::make_node("WhereBackward0", {&a, &b}, AG_BW {
           Tensor m = c.get(0), z = zeros_like(g[0]);
-          return {Tensor(), c.needs_input_grad(1) ? where(m, g[0], z) : Tensor(), c.needs_input_grad(2) ? where(m, z, g[0]) : Tensor()};
+          return {c.needs_input_grad(0) ? where(m, g[0], z) : Tensor(), c.needs_input_grad(1) ? where(m, z, g[0]) : Tensor()};
         })) {
       autograd::set_history(node, {&out});
       node->save(cond);

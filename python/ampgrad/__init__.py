@@ -76,6 +76,7 @@ from ._nn_ops_more import (hardshrink, threshold, threshold_, rrelu, rrelu_, ins
                            norm_except_dim, _weight_norm)
 from . import _nn_ops as _nn_ops_mod
 _nn_ops_mod.install_missing(globals())  # torch.kl_div, torch.vdot, torch.convolution, ... (issue 13)
+from .nn._ctc_fracpool import ctc_loss  # noqa: E402  (torch.ctc_loss: reduction as an enum int)
 from . import _shape_extra as _shape_extra_mod
 _shape_extra_mod.install(globals())  # atleast_nd, tensor_split, take, rot90, *_copy, ... where undefined (issue 13)
 

@@ -1343,3 +1343,13 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                          ignore_index=None, label_smoothing=0.0, options=None):
     return _lce_impl(cross_entropy, linear, input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
                      label_smoothing, options)
+
+# ---------------------------------------------------------------- CTC loss, fractional max pooling (nn/_ctc_fracpool.py)
+from ._ctc_fracpool import (fractional_max_pool2d, fractional_max_pool3d,  # noqa: E402,F401
+                            fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices)
+from ._ctc_fracpool import ctc_loss as _ctc_loss_enum  # noqa: E402
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    return _ctc_loss_enum(log_probs, targets, input_lengths, target_lengths, blank, _Reduction.get_enum(reduction),
+                          zero_infinity)

@@ -12,12 +12,13 @@ from .activation import (ReLU, ReLU6, GELU, SiLU, Tanh, Sigmoid, Softplus, PReLU
                          Hardsigmoid, Hardswish, Mish, LogSigmoid, Softsign, Tanhshrink, GLU, Softmax, LogSoftmax,
                          Softmin)
 from .rnn import RNNCellBase, RNNCell, LSTMCell, GRUCell
-from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, KLDivLoss, NLLLoss, NLLLoss2d, LinearCrossEntropyLoss, CrossEntropyLoss, BCELoss,
+from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, KLDivLoss, NLLLoss, NLLLoss2d, LinearCrossEntropyLoss, CTCLoss, CrossEntropyLoss, BCELoss,
                    BCEWithLogitsLoss, HingeEmbeddingLoss, MarginRankingLoss, SoftMarginLoss, CosineEmbeddingLoss,
                    PoissonNLLLoss, TripletMarginLoss, MultiMarginLoss, MultiLabelMarginLoss)
 from .distance import CosineSimilarity, PairwiseDistance
 from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
-                      AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d)
+                      AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+                      FractionalMaxPool2d, FractionalMaxPool3d)
 # nn additions (engineer nnmods): transformer.py, activation_more.py, ...
 from .linear import NonDynamicallyQuantizableLinear
 from .transformer import (MultiheadAttention, Transformer, TransformerEncoder, TransformerDecoder,
@@ -33,7 +34,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "Tanh", "Sigmoid", "Softplus", "PReLU", "LeakyReLU", "ELU", "CELU", "SELU", "Hardtanh", "Hardsigmoid",
            "Hardswish", "Mish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "Softmax", "LogSoftmax", "Softmin",
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss",
-           "KLDivLoss", "NLLLoss", "NLLLoss2d", "LinearCrossEntropyLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
+           "KLDivLoss", "NLLLoss", "NLLLoss2d", "LinearCrossEntropyLoss", "CTCLoss", "FractionalMaxPool2d", "FractionalMaxPool3d", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "PoissonNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "CosineSimilarity",
            "PairwiseDistance",
            "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",

@@ -92,6 +92,19 @@ class NLLLoss2d(NLLLoss):
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
+class CTCLoss(_Loss):
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 class LinearCrossEntropyLoss(_WeightedLoss):
     """Cross entropy of `input` linearly transformed to logits (torch.nn.LinearCrossEntropyLoss): the
     Linear's weight is stored flat, (C * prod(out_features), in_features), and reshaped in forward."""
