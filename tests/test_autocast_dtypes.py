@@ -124,6 +124,12 @@ CASES = {
     "avg_pool3d": lambda m, x: m.nn.functional.avg_pool3d(x.T(1, 2, 4, 4, 4).to(m.bfloat16), 2),
     "adaptive_avg_pool3d": lambda m, x: m.nn.functional.adaptive_avg_pool3d(x.T(1, 2, 4, 4, 4).to(m.bfloat16), 2),
     "adaptive_max_pool3d": lambda m, x: m.nn.functional.adaptive_max_pool3d(x.T(1, 2, 4, 4, 4).to(m.bfloat16), 2),
+    "ctc_loss": lambda m, x: m.nn.functional.ctc_loss(m.nn.functional.log_softmax(x.T(6, 2, 4), 2).to(m.bfloat16),
+                                                      x.I(2, 3, high=3) + 1, (6, 5), (3, 2)),
+    "fractional_max_pool2d": lambda m, x: m.nn.functional.fractional_max_pool2d(
+        x.T(1, 2, 6, 6).to(m.bfloat16), 2, output_size=3, _random_samples=x.Z(1, 2, 2).to(m.bfloat16)),
+    "fractional_max_pool3d": lambda m, x: m.nn.functional.fractional_max_pool3d(
+        x.T(1, 2, 6, 6, 6).to(m.bfloat16), 2, output_size=3, _random_samples=x.Z(1, 2, 3).to(m.bfloat16)),
     "index_put": lambda m, x: x.T(4).index_put((x.I(2, high=4),), x.T(2)),
     "scatter_add": lambda m, x: x.T(3, 4).scatter_add(1, x.I(3, 2, high=4), x.T(3, 2)),
     "tensordot": lambda m, x: m.tensordot(x.T(3, 4), x.T(4, 5), dims=1),

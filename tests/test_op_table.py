@@ -208,6 +208,19 @@ CALLS = {
     "replication_pad3d": [lambda m, t: F(m).pad(t(1, 2, 3, 4).bfloat16(), (1, 1, 2, 0, 1, 1), mode="replicate")],
     "max_unpool2d": [lambda m, t: F(m).max_unpool2d(t(1, 2, 2, 2).bfloat16(), t.long(0, 3, 9, 15, 1, 2, 4, 8).reshape(1, 2, 2, 2), 2)],
     "max_unpool3d": [lambda m, t: F(m).max_unpool3d(t(1, 1, 2, 2, 2).bfloat16(), t.long(0, 3, 9, 15, 1, 2, 4, 8).reshape(1, 1, 2, 2, 2), 2)],
+    # ops/ctc_fracpool.cpp: torch's CPU autocast runs them in float32
+    "ctc_loss": [lambda m, t: F(m).ctc_loss(F(m).log_softmax(t(5, 2, 4), 2).bfloat16(), t.long(1, 2, 3, 1).reshape(2, 2),
+                                            (5, 4), (2, 2)),
+                 lambda m, t: m.ctc_loss(F(m).log_softmax(t(5, 2, 4), 2).bfloat16(), t.long(1, 2, 3, 1).reshape(2, 2),
+                                         (5, 4), (2, 2), 0, 0),
+                 lambda m, t: m.nn.CTCLoss(reduction="sum")(F(m).log_softmax(t(5, 2, 4), 2).bfloat16(),
+                                                             t.long(1, 2, 3, 1).reshape(2, 2), (5, 4), (2, 2))],
+    "fractional_max_pool2d": [lambda m, t: F(m).fractional_max_pool2d(t(1, 2, 6, 6).bfloat16(), 2, output_size=3,
+                                                                      _random_samples=t.pos(1, 2, 2).bfloat16()),
+                              lambda m, t: m.nn.FractionalMaxPool2d(2, output_size=3, _random_samples=t.pos(1, 2, 2).bfloat16())(
+                                  t(1, 2, 6, 6).bfloat16())],
+    "fractional_max_pool3d": [lambda m, t: F(m).fractional_max_pool3d(t(1, 2, 5, 5, 5).bfloat16(), 2, output_size=3,
+                                                                      _random_samples=t.pos(1, 2, 3).bfloat16())],
 }
 
 
