@@ -558,3 +558,38 @@ def test_library_destroy_removes_ops():
         assert ampgrad.ops.agscoped.f(ampgrad.ones(2)).tolist() == [3.0, 3.0]
     with pytest.raises(AttributeError):
         ampgrad.ops.agscoped.f
+
+
+def test_library_mutable_schema_and_autograd_key():
+    def run(M):
+        lib = M.library.Library("agmut", "DEF")
+        lib.define("add_one_(Tensor(a!) x) -> ()")
+
+        def add_one_(x):
+            x.add_(1)
+        lib.impl("add_one_", add_one_, "CPU")
+        x = M.zeros(3)
+        v = x._version
+        M.ops.agmut.add_one_(x)
+        bumps = x._version - v
+
+        @M.library.custom_op("agmut::sin_", mutates_args={"x"}, device_types="cpu", tags=M.Tag.inplace)
+        def sin_(x: M.Tensor) -> M.Tensor:
+            return x.sin_()
+        res = M.library.opcheck(sin_, (x_of(M, 3),), test_utils=("test_schema", "test_faketensor"))
+        return x, bumps, res
+    t, a = both(run)
+    same(t[0], a[0])
+    assert t[1:] == a[1:]
+
+
+def test_opcheck_catches_undeclared_mutation():
+    def run(M):
+        @M.library.custom_op("agmut2::sneaky", mutates_args=())
+        def sneaky(x: M.Tensor) -> M.Tensor:
+            x.add_(1)
+            return x.clone()
+        r = M.library.opcheck(sneaky, (x_of(M, 3),), test_utils="test_schema", raise_exception=False)
+        return isinstance(r["test_schema"], Exception)
+    t, a = both(run)
+    assert t is True and a is True

@@ -5,7 +5,7 @@ schemas, and the small dispatcher a call of one runs through, in torch's order o
       -> Autograd (custom_op / register_autograd: one autograd.Function node, GeneratedBackwardFor_*)
         -> backend kernel (CPU / CUDA, else CompositeExplicitAutograd, else CompositeImplicitAutograd)
 
-A call checks its arguments against the schema first (torch's dispatcher messages), and bumps the
+A call checks its arguments against the schema first (torch's dispatcher messages); a custom_op bumps the
 version counter of the arguments the schema marks as written (Tensor(a!)) after the kernel ran.
 """
 import threading
@@ -273,17 +273,16 @@ def _type_ok(type_, v):
 def _bind(op, args, kwargs):
     """(positional args with defaults filled, keyword-only args) for op's schema, or torch's RuntimeError."""
     schema = op._schema
-    decl = op._decl()
     pos_params = [a for a in schema.arguments if not a.kwarg_only]
     if len(args) > len(pos_params):
         if len(pos_params) < len(schema.arguments):
             raise RuntimeError(f"{op._qualname}() takes {len(pos_params)} positional argument(s) but {len(args)} "
-                               f"was/were given.  Declaration: {decl}")
+                               f"was/were given.  Declaration: {op._decl()}")
         raise RuntimeError(f"{op._qualname}() expected at most {len(schema.arguments)} argument(s) but received "
-                           f"{len(args)} argument(s). Declaration: {decl}")
+                           f"{len(args)} argument(s). Declaration: {op._decl()}")
     if len(args) + len(kwargs) > len(schema.arguments):
         raise RuntimeError(f"{op._qualname}() expected at most {len(schema.arguments)} argument(s) but received "
-                           f"{len(args) + len(kwargs)} argument(s). Declaration: {decl}")
+                           f"{len(args) + len(kwargs)} argument(s). Declaration: {op._decl()}")
     out_args, out_kwargs, used = [], {}, 0
     for i, a in enumerate(schema.arguments):
         if not a.kwarg_only and i < len(args):
@@ -294,12 +293,12 @@ def _bind(op, args, kwargs):
         elif a.has_default_value:
             v = a.default
         else:
-            raise RuntimeError(f"{op._qualname}() is missing value for argument '{a.name}'. Declaration: {decl}")
+            raise RuntimeError(f"{op._qualname}() is missing value for argument '{a.name}'. Declaration: {op._decl()}")
         if not _type_ok(a.type, v):
             tname = a.type.replace("SymInt", "int").replace("SymFloat", "float")
             raise RuntimeError(
                 f"{op._qualname}() Expected a value of type '{tname}' for argument '{a.name}' but instead found type "
-                f"'{type(v).__name__}'.\nPosition: {i}\nValue: {v!r}\nDeclaration: {decl}\nCast error details: "
+                f"'{type(v).__name__}'.\nPosition: {i}\nValue: {v!r}\nDeclaration: {op._decl()}\nCast error details: "
                 f"Unable to cast {v!r} to {tname}")
         if a.kwarg_only:
             out_kwargs[a.name] = v
@@ -308,7 +307,7 @@ def _bind(op, args, kwargs):
     if used != len(kwargs):
         extra = [k for k in kwargs if k not in {a.name for a in schema.arguments}]
         raise RuntimeError(f"Unknown keyword argument '{extra[0] if extra else next(iter(kwargs))}' for operator "
-                           f"'{op._qualname}'. Schema: {decl}")
+                           f"'{op._qualname}'. Schema: {op._decl()}")
     return out_args, out_kwargs
 
 
@@ -330,11 +329,22 @@ _BACKEND_KEY = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta"}
 
 
 def _dispatch_device(op, args, kwargs):
-    devs = _device_types(args, kwargs)
-    if "cuda" in devs:
-        return "cuda"
-    if devs:
-        return next(iter(devs))
+    """The device type whose kernel runs: CUDA when a tensor argument is on CUDA (torch's backend priority),
+    else the first tensor's; with no tensor argument, the `device` argument's; else CPU."""
+    dev = None
+    for t in _tensors(args):
+        d = t.device.type
+        if d == "cuda":
+            return d
+        dev = dev or d
+    if kwargs:
+        for t in _tensors(kwargs.values()):
+            d = t.device.type
+            if d == "cuda":
+                return d
+            dev = dev or d
+    if dev is not None:
+        return dev
     for a, v in zip(op._schema.arguments, list(args) + [kwargs.get(a.name) for a in op._schema.arguments
                                                          if a.kwarg_only]):
         if a.base() == "Device" and v is not None:
@@ -394,6 +404,8 @@ def _run_backend(op, args, kwargs):
             f"Could not run '{op._qualname}' with arguments from the '{key}' backend. This could be because the "
             f"operator doesn't exist for this backend. '{op._qualname}' is only available for these backends: "
             f"[{', '.join(sorted(op._kernels))}].")
+    if op._opdef is None:  # only custom_op registers torch's ADInplaceOrView kernel (the version bump)
+        return out
     written = [v for a, v in zip([a for a in op._schema.arguments if not a.kwarg_only], args) if a.is_write]
     written += [kwargs[a.name] for a in op._schema.arguments if a.kwarg_only and a.is_write and a.name in kwargs]
     bump = list(_tensors(written))
@@ -507,8 +519,13 @@ def make_autograd_kernel(op, info):
                 res = _unflatten(list(out if isinstance(out, tuple) else (out,)), meta.out_list)
                 return tuple(res) if len(op._schema.returns) != 1 else res[0]
             return out
-        with no_grad():
-            return _run_backend(op, args, kwargs)
+        # Below autograd, as torch's: no graph and no forward-AD tangent (torch's custom ops have no jvp rule)
+        fw_prev = _C._set_fw_grad_enabled(False)
+        try:
+            with no_grad():
+                return _run_backend(op, args, kwargs)
+        finally:
+            _C._set_fw_grad_enabled(fw_prev)
 
     autograd_kernel.generated = Generated
     return autograd_kernel
