@@ -593,3 +593,33 @@ def test_opcheck_catches_undeclared_mutation():
         return isinstance(r["test_schema"], Exception)
     t, a = both(run)
     assert t is True and a is True
+
+
+def test_argument_type_errors_name_types_as_torch():
+    def run(M):
+        @M.library.custom_op("agtn::h", mutates_args=())
+        def h(x: M.Tensor, a: list[M.Tensor], b: M.Tensor | None, c: list[int], d: M.dtype, e: M.device, f: bool,
+              s: str, fl: float | None, n: M.types.Number) -> M.Tensor:
+            return x.clone()
+        good = [M.ones(1), [M.ones(1)], None, [1], M.float32, "cpu", True, "s", None, 2]
+        out = [h(*good)]
+        for i in range(1, 10):
+            bad = list(good)
+            bad[i] = "x" if i in (8, 9) else object()
+            out.append(err(lambda: h(*bad)))
+        return [o if isinstance(o, tuple) is False else (o[0], o[1].split("\n")[0]) for o in out[1:]], out[0]
+    t, a = both(run)
+    assert t[0] == a[0]
+    same(t[1], a[1])
+
+
+def test_explicit_schema_and_mismatch():
+    def run(M):
+        def g6(x):
+            return x * 3
+        op = M.library.custom_op("agsch::g7", mutates_args=(), schema="(Tensor x) -> Tensor")(g6)
+        e = err(lambda: M.library.custom_op("agsch::g8", mutates_args=(), schema="(Tensor(a!) x) -> Tensor")(g6))
+        e2 = err(lambda: M.library.custom_op("agsch::g9", mutates_args=())(lambda x: x))
+        return op._schema, op(M.ones(2)).tolist(), e, e2[0]
+    t, a = both(run)
+    assert t == a

@@ -270,6 +270,16 @@ def _type_ok(type_, v):
     return True
 
 
+def _type_name(type_):
+    """A schema type as torch's dispatcher names it in errors: Optional[float], List[Tensor], number."""
+    if type_.endswith("?"):
+        return f"Optional[{_type_name(type_[:-1])}]"
+    if type_.endswith("]"):
+        return f"List[{_type_name(type_[:type_.rindex('[')])}]"
+    return {"SymInt": "int", "SymFloat": "float", "SymBool": "bool", "Scalar": "number",
+            "ScalarType": "int"}.get(type_, type_)
+
+
 def _bind(op, args, kwargs):
     """(positional args with defaults filled, keyword-only args) for op's schema, or torch's RuntimeError."""
     schema = op._schema
@@ -295,7 +305,7 @@ def _bind(op, args, kwargs):
         else:
             raise RuntimeError(f"{op._qualname}() is missing value for argument '{a.name}'. Declaration: {op._decl()}")
         if not _type_ok(a.type, v):
-            tname = a.type.replace("SymInt", "int").replace("SymFloat", "float")
+            tname = _type_name(a.type)
             raise RuntimeError(
                 f"{op._qualname}() Expected a value of type '{tname}' for argument '{a.name}' but instead found type "
                 f"'{type(v).__name__}'.\nPosition: {i}\nValue: {v!r}\nDeclaration: {op._decl()}\nCast error details: "
