@@ -46,14 +46,6 @@ _BASE_TYPES = ("Tensor", "SymInt", "int", "float", "bool", "str", "Scalar", "Sca
                "MemoryFormat", "Generator", "Dimname", "SymFloat", "SymBool", "Storage", "Stream", "Any", "complex")
 
 
-class _SchemaError(RuntimeError):
-    pass
-
-
-def _schema_error(what, text, pos):
-    return RuntimeError(f"\n{what}:\n{text}\n{' ' * pos}~~~~~ <--- HERE\n")
-
-
 class Argument:
     """One argument or return of a schema: type ('Tensor?', 'SymInt[]'), name, default, kwarg_only and the
     alias annotation (alias_set, is_write)."""

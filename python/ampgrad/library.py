@@ -499,12 +499,10 @@ class CustomOpDef:
         op._opdef = self
         op._fake = self._fake_entry
         op._autograd_kernel = op._default_autograd = _ops.make_autograd_kernel(op, self)
-        ret_writes = [r for r in parsed.returns if r.is_write]
         self._is_inplace = Tag.inplace in self._tags
         self._is_out = Tag.out in self._tags
         self._out_kwarg_names = tuple(a.name for a in parsed.arguments if a.kwarg_only and a.is_write) \
             if self._is_out else ()
-        del ret_writes
         OPDEFS[self._qualname] = self
 
     @property
