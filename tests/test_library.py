@@ -623,3 +623,29 @@ def test_explicit_schema_and_mismatch():
         return op._schema, op(M.ones(2)).tolist(), e, e2[0]
     t, a = both(run)
     assert t == a
+
+
+def test_register_autocast_nested_ops_and_other_device_rule():
+    def run(M):
+        @M.library.custom_op("agnest::inner", mutates_args=())
+        def inner(x: M.Tensor) -> M.Tensor:
+            return x * 2
+
+        @M.library.custom_op("agnest::outer", mutates_args=())
+        def outer(x: M.Tensor) -> M.Tensor:
+            return inner(x.float()) + 1  # inner's rule does not fire inside outer's (autocast excluded)
+
+        @M.library.custom_op("agnest::cuda_only", mutates_args=())
+        def cuda_only(x: M.Tensor, w: M.Tensor) -> M.Tensor:
+            return x @ w  # no CPU rule: the built-in matmul inside is autocast on CPU
+
+        inner.register_autocast("cpu", M.float16)
+        outer.register_autocast("cpu", M.bfloat16)
+        cuda_only.register_autocast("cuda", M.float16)
+        x = x_of(M, 3, 3)
+        with M.autocast("cpu", dtype=M.bfloat16):
+            r = [outer(x), inner(x), cuda_only(x, x)]
+        return [str(v.dtype).split(".")[-1] for v in r], r
+    t, a = both(run)
+    assert t[0] == a[0] == ["float32", "float16", "bfloat16"]
+    same(t[1], a[1], rtol=1e-2, atol=1e-2)
