@@ -649,3 +649,17 @@ def test_register_autocast_nested_ops_and_other_device_rule():
     t, a = both(run)
     assert t[0] == a[0] == ["float32", "float16", "bfloat16"]
     same(t[1], a[1], rtol=1e-2, atol=1e-2)
+
+
+def test_define_schema_parse_errors_as_torch():
+    def run(M):
+        lib = M.library.Library("agbs", "FRAGMENT")
+        out = []
+        for s in ["foo(Tensor x -> Tensor", "foo", "(Tensor x) -> Tensor", "foo(Tensor) -> Tensor",
+                  "foo(Tensor x) -> Tensr", "foo(Tensor x, *) -> Tensor", "foo(Tensor x=) -> Tensor",
+                  "foo.ov(Tensor x) -> (Tensor a, Tensor b)", "foo(int[2] s, Tensor(a) x) -> Tensor(a)", ""]:
+            r = err(lambda: out.append(lib.define(s)))
+            out.append(r[0] if r else None)
+        return out
+    t, a = both(run)
+    assert t == a

@@ -143,6 +143,8 @@ class FunctionSchema:
             raise RuntimeError(f"Expected the schema to look like name(args) -> returns, got: {s}")
         head, _, tail = s.partition("(")
         self.name, _, self.overload_name = head.strip().partition(".")
+        if not self.name.replace("_", "a").isalnum():
+            raise RuntimeError(f"expected ident but found '{(self.name or '(')[0]}' here:\n{s}")
         depth, end = 1, None
         for k, ch in enumerate(tail):
             depth += ch == "("
@@ -165,6 +167,8 @@ class FunctionSchema:
             elif p:
                 type_text, _, name_default = p.rpartition(" ")
                 name, eq, default = name_default.partition("=")
+                if eq and not default.strip():
+                    raise RuntimeError(f"expected a default value but found ')' here:\n{s}")
                 if not type_text or not name:
                     raise RuntimeError(f"Expected an argument 'Type name' in schema: {s}")
                 type_, alias, is_write = _parse_type(type_text, s, pos + len(part) - len(part.lstrip()))

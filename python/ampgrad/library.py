@@ -294,7 +294,7 @@ class Library:
         _defs.add(qualname)
         for key, fn, with_keyset, lib in _pending.pop((op._qualname, op._overloadname), []):
             _register_impl(op, key, fn, with_keyset, lib)
-        return schema.split("(")[0]
+        return op._name  # without the overload name, as torch's
 
     def _resolve_op_name(self, op_name, api_name):
         if isinstance(op_name, str):
