@@ -663,3 +663,20 @@ def test_define_schema_parse_errors_as_torch():
         return out
     t, a = both(run)
     assert t == a
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not ampgrad.cuda.is_available(), reason="no CUDA device")
+def test_register_autocast_cuda():
+    mm, mm32 = _mm_op(ampgrad, "agcuda", False)
+    mm.register_autocast("cuda", ampgrad.float16)
+    a = x_of(ampgrad, 4, 4)
+    w = x_of(ampgrad, 4, 4, seed=1).cuda().requires_grad_()
+    with ampgrad.autocast("cuda"):
+        y = mm(a.cuda(), w)
+        y_cpu = mm(a, a)  # CPU tensors: the CUDA rule does not apply; CPU autocast is off
+    assert y.dtype == ampgrad.float16 and y.is_cuda and y_cpu.dtype == ampgrad.float32
+    y.float().sum().backward()
+    assert w.grad.dtype == ampgrad.float32
+    ref = (a.double() @ w.detach().cpu().double()).numpy()
+    np.testing.assert_allclose(y.float().cpu().numpy(), ref, rtol=1e-2, atol=1e-2)
