@@ -122,5 +122,7 @@ from . import _misc_ops as _misc_ops_mod  # noqa: E402
 _misc_ops_mod.install(globals())  # *_window, combinations, gradient, quantile, mode, unique, ... (issue 13)
 from ._scan_index import (scatter_reduce, index_reduce, cummax, cummin, logcumsumexp, searchsorted,  # noqa: E402
                           bucketize, bincount, histc)  # (csrc/ops/scan_index.cpp)
+from . import types, library  # noqa: E402  (torch.library custom ops, issue 18)
+from ._ops import ops, Tag  # noqa: E402  (torch.ops.<ns>.<name>)
 
 __version__ = "0.1.0"

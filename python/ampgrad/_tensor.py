@@ -467,7 +467,7 @@ def _to_numpy(t):
 
 @_method("numpy")
 def numpy(self, *, force=False):
-    if self.requires_grad and not force:
+    if self.requires_grad and _C.is_grad_enabled() and not force:  # torch checks grad mode too
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
     if self.dtype == _C.bfloat16:
         raise TypeError("Got unsupported ScalarType BFloat16")
