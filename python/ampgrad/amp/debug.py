@@ -63,6 +63,16 @@ def _stats(t):
     return v + [t.numel()]
 
 
+def _all_finite(t):
+    """Any inf/NaN makes the float32 sum non-finite, so a finite sum proves all values finite (one fast
+    reduction); a non-finite sum (or a float32 overflow of it) is confirmed exactly."""
+    with no_grad():
+        t = t.detach()
+        if math.isfinite(t.sum(dtype=_C.float32).item()):
+            return True
+        return bool(t.isfinite().all())
+
+
 def _nonfinite_kind(t):
     with no_grad():
         if bool(t.detach().isnan().any()):
@@ -85,8 +95,9 @@ class _Acc:
         self.dtypes = set()
 
     def add(self, t):
+        """Adds t's statistics; returns its number of non-finite values."""
         if not t.is_floating_point() or t.numel() == 0:
-            return
+            return 0
         m, over, under, nonfinite, n = _stats(t)
         self.max_abs = max(self.max_abs, m)
         self.over += int(over)
@@ -95,6 +106,7 @@ class _Acc:
         self.numel += n
         self.calls += 1
         self.dtypes.add(str(t.dtype).rsplit(".", 1)[-1])
+        return nonfinite
 
     def to_dict(self):
         n = max(self.numel, 1)
@@ -253,11 +265,13 @@ class AmpInspector:
             if self._stack and self._stack[-1] == path:
                 self._stack.pop()
             outs = [t for t in _tensors(output) if t.is_floating_point()]
+            nonfinite = []
             for t in outs:
                 if self.module_stats:
-                    self._acts[path].add(t)
+                    nonfinite.append(self._acts[path].add(t) > 0)
             if self._fwd is None:
-                bad = [t for t in outs if not bool(t.detach().isfinite().all())]
+                bad = ([t for t, b in zip(outs, nonfinite) if b] if self.module_stats else
+                       [t for t in outs if not _all_finite(t)])
                 if bad:
                     ins = [t for t in _tensors(args)]
                     fn = bad[0].grad_fn
@@ -268,8 +282,7 @@ class AmpInspector:
                                  "input_dtypes": [str(t.dtype).rsplit(".", 1)[-1] for t in ins],
                                  "input_max_abs": [_stats(t)[0] if t.is_floating_point() and t.numel() else None
                                                    for t in ins],
-                                 "inputs_finite": all(bool(t.detach().isfinite().all()) for t in ins
-                                                      if t.is_floating_point()),
+                                 "inputs_finite": all(_all_finite(t) for t in ins if t.is_floating_point()),
                                  "output_dtype": str(bad[0].dtype).rsplit(".", 1)[-1]}
             self._map_nodes(path, args, outs)
         return hook
@@ -322,7 +335,7 @@ class AmpInspector:
             if me is None or not me._recording or me._bwd is not None:
                 return None
             outs = [g for g in grad_inputs if g is not None and g.is_floating_point()]
-            bad = [g for g in outs if not bool(g.isfinite().all())]
+            bad = [g for g in outs if not _all_finite(g)]
             if not bad:
                 return None
             ins = [g for g in grad_outputs if g is not None]
@@ -330,7 +343,7 @@ class AmpInspector:
                        "grad_fn": node.name(),
                        "input_dtypes": [str(g.dtype).rsplit(".", 1)[-1] for g in ins],
                        "input_max_abs": [_stats(g)[0] if g.is_floating_point() and g.numel() else None for g in ins],
-                       "inputs_finite": all(bool(g.isfinite().all()) for g in ins if g.is_floating_point()),
+                       "inputs_finite": all(_all_finite(g) for g in ins if g.is_floating_point()),
                        "output_dtype": str(bad[0].dtype).rsplit(".", 1)[-1]}
             return None
         return hook

@@ -78,8 +78,8 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
 def unscale_and_clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, inv_scale=None,
                                 found_inf=None):
     """GradScaler.unscale_ + clip_grad_norm_ in two passes over the gradients (ampgrad; Apex's and
-    Megatron's fused unscale + clip): pass 1 reads every gradient once for its norm (in float32, of
-    the still-scaled values; a non-finite norm is the non-finite check), pass 2 multiplies each gradient
+    Megatron's fused unscale + clip): pass 1 reads every gradient once for its norm (accumulated in
+    float32, of the still-scaled values; a non-finite norm is the non-finite check), pass 2 multiplies each gradient
     once by inv_scale * clip_coef. torch's unscale_ then clip_grad_norm_ makes three (unscale: read +
     write, norm: read, clip: read + write). Returns the total norm of the unscaled gradients. When
     `found_inf` is given it is set to 1 if a gradient held inf/NaN (no host sync).
@@ -93,7 +93,10 @@ def unscale_and_clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_no
         return _C._full([], 0.0, _C.get_default_dtype(), _C.device("cpu"))
     with no_grad():
         dev = grads[0].device
-        norms = [vector_norm(g, norm_type, dtype=_C.float32) for g in grads]  # pass 1
+        # pass 1. float16 norms would overflow on scaled gradients: computed in float32 (a cast copy);
+        # bfloat16 has float32's range and its kernel accumulates in float32 already.
+        norms = [vector_norm(g, norm_type, dtype=_C.float32) if g.dtype == _C.float16 else
+                 vector_norm(g, norm_type).float() for g in grads]
         total = vector_norm(_C.stack([n.to(dev) for n in norms]), norm_type)
         if inv_scale is not None:
             total = total * inv_scale.to(dev)
