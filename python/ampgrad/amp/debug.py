@@ -27,6 +27,7 @@ Transformer Engine's tensor statistics (fractions out of fp16/fp8 range).
 import json
 import math
 import re
+import sys
 import weakref
 from collections import defaultdict
 
@@ -410,8 +411,8 @@ def inspect(model=None, *, module_stats=True):
 
 
 def _module_base():
-    from ..nn import Module
-    return Module
+    # nn sits above amp in the import layers: a model exists, so ampgrad.nn is loaded already.
+    return sys.modules["ampgrad.nn"].Module
 
 
 class InspectedModule:

@@ -24,6 +24,7 @@ from collections import defaultdict, deque
 
 from .. import _C
 from .._creation import full
+from ._unscale_clip import unscale_and_clip_grad_norm_
 from ..autograd import no_grad
 
 __all__ = ["GradScaler", "OptState"]
@@ -237,7 +238,6 @@ class GradScaler:
         """unscale_(optimizer) followed by clip_grad_norm_ of its parameters, in two passes over the
         gradients (norms + non-finite check, then one multiply by clip_coef / scale). Returns the total
         norm of the unscaled gradients, as clip_grad_norm_. Also usable with a disabled scaler."""
-        from ..nn.utils.clip_grad import unscale_and_clip_grad_norm_
         params = [p for group in optimizer.param_groups for p in group["params"]]
         if not self._enabled:
             return unscale_and_clip_grad_norm_(params, max_norm, norm_type=norm_type,

@@ -6,6 +6,7 @@ average instead of vanishing as with round-to-nearest (Gupta et al. 2015; Zamira
 "Revisiting BFloat16 Training"). The optimizer state of those parameters is kept in float32.
 """
 from .. import _C
+from .._creation import randint
 from ..autograd import no_grad
 
 __all__ = ["stochastic_round_"]
@@ -19,7 +20,6 @@ def stochastic_round_(dst, src, generator=None):
     if dst.dtype != _C.bfloat16 or src.dtype != _C.float32:
         raise TypeError(f"stochastic_round_: expected a bfloat16 destination and a float32 source, got {dst.dtype} "
                         f"and {src.dtype}")
-    from .. import randint
     with no_grad():
         bits = src.contiguous().view(_C.int32)
         noise = randint(0, 1 << 16, tuple(src.shape), dtype=_C.int32, device=src.device, generator=generator)
