@@ -234,8 +234,7 @@ class AmpInspector:
         self._acts = defaultdict(_Acc)
         self._grads = defaultdict(_Acc)
         self._stack = []
-        self._node_module = {}     # id(node) -> module path
-        self._keep = []            # the node objects, so their ids stay unique
+        self._node_module = {}     # node sequence_nr -> module path (unique per node, unlike id())
         self._recording = False
 
     # -- seam records ------------------------------------------------------------------------------
@@ -294,23 +293,20 @@ class AmpInspector:
         stop = set()
         for t in _tensors(args):
             if t.grad_fn is not None:
-                self._keep.append(t.grad_fn)
-                stop.add(id(t.grad_fn))
+                stop.add(t.grad_fn._sequence_nr)
         stack = []
         for i, t in enumerate(outs):
             fn = t.grad_fn
             if fn is None:
                 continue
-            self._keep.append(fn)
-            if i == 0 or id(fn) not in self._node_module:
+            if i == 0 or fn._sequence_nr not in self._node_module:
                 self._hook_output_grad(path, fn)
             stack.append(fn)
         while stack:
             n = stack.pop()
-            k = id(n)
+            k = n._sequence_nr
             if k in stop or k in self._node_module:
                 continue
-            self._keep.append(n)
             self._node_module[k] = path
             self._node_handles.append(n.register_hook(self._node_hook(n, path)))
             for nxt, _ in n.next_functions:
@@ -372,7 +368,7 @@ class AmpInspector:
         for h in self._handles + self._node_handles:
             h.remove()
         self._handles, self._node_handles = [], []
-        self._keep, self._node_module = [], {}
+        self._node_module = {}
         _active[0] = None
         return self
 
