@@ -1,5 +1,6 @@
 // Autocast state and GradScaler op bindings (ampgrad.amp is the Python side).
 #include "amp/autocast.h"
+#include "amp/inspect.h"
 #include "amp/scaler.h"
 #include "bindings/convert.h"
 
@@ -27,6 +28,19 @@ void init_amp(py::module_& m) {
   m.def("autocast_increment_nesting", [] { return ++amp::state().nesting; });
   m.def("autocast_decrement_nesting", [] { return --amp::state().nesting; });
   m.def("_autocast_cache_size", [] { return amp::cache_size(); });
+  // The AMP inspector's seam (amp/inspect.h, python/ampgrad/amp/debug.py).
+  m.def("_amp_inspect_enable", [](bool on) { amp::inspect::g_on.store(on, std::memory_order_relaxed); });
+  m.def("_amp_inspect_take", [] {
+    static const char* policies[] = {"none", "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype",
+                                     "promote", "banned"};
+    py::list out;
+    for (const auto& r : amp::inspect::records())
+      out.append(py::make_tuple(op_name(static_cast<Op>(r.op)), r.device == 1 ? "cuda" : "cpu", policies[r.policy],
+                                r.run_dtype < 0 ? py::object(py::none()) : py::object(py::str(dtype_name(static_cast<ScalarType>(r.run_dtype)))),
+                                r.n_tensors, r.n_eligible, r.n_cast, r.n_cache_hits));
+    amp::inspect::records().clear();
+    return out;
+  });
   m.def("_amp_foreach_non_finite_check_and_unscale_", [](std::vector<Tensor> grads, Tensor found_inf, const Tensor& inv_scale) {
     amp::non_finite_check_and_unscale_(grads, found_inf, inv_scale);
   });

@@ -308,6 +308,18 @@ void init_autograd(py::module_& m) {
         for (auto& im : n.input_meta) l.append(py::make_tuple(py::tuple(py::cast(im.shape)), im.dtype));
         return l;
       })
+      // (amptools) shape, dtype and bytes of each tensor a C++ op node saved for backward, for
+      // autograd.graph.to_dot; released or hook-packed tensors are listed as None.
+      .def("_saved_tensors_info", [](const autograd::Node& n) {
+        py::list l;
+        if (auto* f = dynamic_cast<const autograd::FunctionNode*>(&n))
+          for (auto& sv : f->saved) {
+            if (!sv.data.defined()) { l.append(py::none()); continue; }
+            l.append(py::make_tuple(py::tuple(py::cast(sv.data.sizes())), sv.data.dtype(),
+                                    sv.data.numel() * itemsize(sv.data.dtype())));
+          }
+        return l;
+      })
       .def_property_readonly("variable", [](const autograd::Node& n) -> py::object {
         if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(&n)) return py::cast(acc->variable);
         throw py::attribute_error("'" + n.name() + "' object has no attribute 'variable'");

@@ -264,3 +264,141 @@ def allow_mutation_on_saved_tensors():
             _C._set_mutation_hook(None)
             ctx.clear()
             _allow_mutation_on_saved_tensors_enabled = False
+
+
+# ---- to_dot (amptools): a picture of the autograd graph, nodes coloured by dtype ----------------------
+
+_DTYPE_COLORS = {"float32": "#a6cee3", "float16": "#fdbf6f", "bfloat16": "#b2df8a", "float64": "#cab2d6"}
+_OTHER_COLOR = "#dddddd"
+
+
+def _dtype_str(dt):
+    return str(dt).rsplit(".", 1)[-1]
+
+
+def _nbytes_str(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024.0
+
+
+def _shape_str(shape):
+    return "(" + ", ".join(str(int(s)) for s in shape) + ")"
+
+
+def _dot_escape(s):
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class AutogradDot(str):
+    """The DOT source of an autograd graph (a str). render() writes SVG/PNG/PDF with the `graphviz`
+    package; in Jupyter the object shows itself as SVG when graphviz is installed."""
+
+    @property
+    def source(self):
+        return str(self)
+
+    def _graphviz(self):
+        try:
+            import graphviz
+        except ImportError as e:
+            raise ImportError("rendering the autograd graph needs the `graphviz` Python package (and Graphviz's "
+                              "`dot` program); the DOT source is this string itself") from e
+        return graphviz.Source(str(self))
+
+    def render(self, filename, format="svg", cleanup=True):
+        """Writes filename.<format> with graphviz; returns the path it wrote."""
+        return self._graphviz().render(filename, format=format, cleanup=cleanup)
+
+    def pipe(self, format="svg"):
+        return self._graphviz().pipe(format=format)
+
+    def _repr_svg_(self):
+        try:
+            return self.pipe("svg").decode("utf-8")
+        except Exception:  # no graphviz: Jupyter falls back to the text repr
+            return None
+
+
+def to_dot(output, params=None, show_saved=True):
+    """The autograd graph that produced `output` (a tensor or a sequence of tensors) as DOT source.
+
+    One node per backward node reachable from the outputs' grad_fn (torch's node names, e.g.
+    ``AddmmBackward0``, ``torch::autograd::AccumulateGrad``), labelled with the shape and dtype of
+    the gradient it receives (the forward output's) and, with show_saved, the shapes, dtypes and bytes
+    of the tensors it saved for backward; filled by dtype (float32 blue, bfloat16 green, float16
+    orange, float64 purple). An edge goes from each node to the node that consumes its gradient's
+    producer, i.e. from every next_functions entry to the node listing it. `params` (a dict name ->
+    tensor, e.g. dict(model.named_parameters())) names the AccumulateGrad leaves.
+    Returns an AutogradDot (a str): .render(path, format="svg"|"png") with the graphviz package, and
+    an inline SVG in Jupyter."""
+    outputs = [output] if isinstance(output, _C.Tensor) else list(output)
+    names = {}
+    if params is not None:
+        for k, v in dict(params).items():
+            names[id(v)] = k
+    roots = []
+    for o in outputs:
+        if not isinstance(o, _C.Tensor):
+            raise TypeError(f"to_dot(): expected a Tensor or a sequence of Tensors, got {type(o).__name__}")
+        if o.grad_fn is not None:
+            roots.append(o.grad_fn)
+    keep, ids, order = [], {}, []  # keep: the Python node objects alive so their ids stay unique
+
+    def key(n):
+        if id(n) not in ids:
+            ids[id(n)] = f"n{len(ids)}"
+            keep.append(n)
+            order.append(n)
+            return ids[id(n)], True
+        return ids[id(n)], False
+
+    stack = []
+    for r in roots:
+        k, new = key(r)
+        if new:
+            stack.append(r)
+    edges = []
+    while stack:
+        n = stack.pop()
+        for nxt, _ in n.next_functions:
+            if nxt is None:
+                continue
+            k, new = key(nxt)
+            edges.append((k, ids[id(n)]))
+            if new:
+                stack.append(nxt)
+
+    lines = ["digraph autograd {", "  rankdir=BT;",
+             '  node [shape=box, style="filled,rounded", fontname="monospace", fontsize=10];']
+    for n in order:
+        name = n.name()
+        label = [name]
+        dtype = None
+        if name.endswith("AccumulateGrad"):
+            v = n.variable
+            dtype = _dtype_str(v.dtype)
+            if id(v) in names:
+                label.append(names[id(v)])
+            label.append(f"{_shape_str(v.shape)} {dtype}")
+        else:
+            meta = n._input_metadata()
+            for shape, dt in meta:
+                dtype = dtype or _dtype_str(dt)
+                label.append(f"{_shape_str(shape)} {_dtype_str(dt)}")
+            if show_saved and hasattr(n, "_saved_tensors_info"):
+                saved = [s for s in n._saved_tensors_info() if s is not None]
+                if saved:
+                    total = sum(s[2] for s in saved)
+                    label.append(f"saved {len(saved)}: {_nbytes_str(total)}")
+                    for shape, dt, _ in saved:
+                        label.append(f"  {_shape_str(shape)} {_dtype_str(dt)}")
+        color = _DTYPE_COLORS.get(dtype, _OTHER_COLOR)
+        lines.append(f'  {ids[id(n)]} [label="{_dot_escape(chr(10).join(label))}", fillcolor="{color}"];')
+    for a, b in edges:
+        lines.append(f"  {a} -> {b};")
+    legend = "  ".join(f"{k}: {v}" for k, v in _DTYPE_COLORS.items())
+    lines.append(f'  label="fill colour = dtype of the gradient a node receives ({legend})"; fontsize=9;')
+    lines.append("}")
+    return AutogradDot("\n".join(lines) + "\n")

@@ -6,10 +6,11 @@ __all__ = ["AdamW"]
 
 class AdamW(Adam):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None,
+                 stochastic_rounding=False):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
+                         decoupled_weight_decay=True, stochastic_rounding=stochastic_rounding)
 
     def __setstate__(self, state):
         super().__setstate__(state)

@@ -3,6 +3,7 @@ from .. import _C
 from .._C import Tensor
 from ..autograd import enable_grad
 from .optimizer import Optimizer, _with_step_hooks
+from . import _stochastic_rounding as _sr
 
 __all__ = ["SGD"]
 
@@ -15,7 +16,7 @@ class SGD(Optimizer):
     _step_supports_amp_scaling = True
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
-                 foreach=None, differentiable=False, fused=None):
+                 foreach=None, differentiable=False, fused=None, stochastic_rounding=False):
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if lr < 0.0:
@@ -30,6 +31,8 @@ class SGD(Optimizer):
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if stochastic_rounding:  # ampgrad: bf16 params rounded stochastically (optim/_stochastic_rounding.py)
+            defaults["stochastic_rounding"] = True
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -55,11 +58,23 @@ class SGD(Optimizer):
             if not params:
                 continue
             momentum = group["momentum"]
-            bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else None
-            new_bufs = _C._sgd_step(params, [p.grad for p in params], bufs, _lr(group["lr"]), momentum,
-                                    group["dampening"], group["nesterov"], group["weight_decay"], group["maximize"],
-                                    grad_scale, found_inf)
-            if momentum != 0:
-                for p, b in zip(params, new_bufs):
-                    self.state[p]["momentum_buffer"] = b
+            params, sr_params = _sr.split_sr(group, params)
+            if params:
+                bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else None
+                new_bufs = _C._sgd_step(params, [p.grad for p in params], bufs, _lr(group["lr"]), momentum,
+                                        group["dampening"], group["nesterov"], group["weight_decay"], group["maximize"],
+                                        grad_scale, found_inf)
+                if momentum != 0:
+                    for p, b in zip(params, new_bufs):
+                        self.state[p]["momentum_buffer"] = b
+            if sr_params:  # the same step on float32 copies, then stochastic rounding (momentum kept in fp32)
+                p32, g32 = _sr.fp32_copies(sr_params)
+                bufs = [self.state[p].get("momentum_buffer") for p in sr_params] if momentum != 0 else None
+                new_bufs = _C._sgd_step(p32, g32, bufs, _lr(group["lr"]), momentum, group["dampening"],
+                                        group["nesterov"], group["weight_decay"], group["maximize"], grad_scale,
+                                        found_inf)
+                if momentum != 0:
+                    for p, b in zip(sr_params, new_bufs):
+                        self.state[p]["momentum_buffer"] = b
+                _sr.write_back(sr_params, p32, g32, grad_scale is not None)
         return loss

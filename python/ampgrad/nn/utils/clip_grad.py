@@ -5,6 +5,7 @@ from ... import _C
 from ..._C import Tensor
 from ...autograd import no_grad
 from ...linalg import vector_norm
+from ...amp._unscale_clip import unscale_and_clip_grad_norm_  # noqa: F401  (amptools)
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
@@ -73,3 +74,4 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         for p in parameters:
             if p.grad is not None:
                 p.grad.clamp_(min=-clip_value, max=clip_value)
+
