@@ -298,13 +298,16 @@ def _parse_backend(backend):
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string, got {type(backend).__name__}")
     b = backend.lower()
-    entries = [e.split(":", 1) for e in b.split(",")] if ":" in b else [("cpu", b)]
+    if ":" in b:
+        entries = [e.split(":", 1) for e in b.split(",")]
+    else:
+        entries = [("cuda" if b in ("nccl", "xccl") else "cpu", b)]
     cpu = None
     for dev, name in entries:
         name = name.strip()
         if name not in ("mpi", "gloo", "nccl", "ucc", "xccl"):
             raise AssertionError(f"Unknown backend type {name}")
-        if dev.strip() == "cpu" or (":" not in b and name != "nccl"):
+        if dev.strip() == "cpu":
             cpu = name
     if cpu is None:  # "nccl" alone, or "cuda:nccl" with no CPU entry
         raise RuntimeError("ampgrad.distributed: the NCCL backend (CUDA tensors) is not built in this ampgrad; "
