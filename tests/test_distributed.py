@@ -534,3 +534,22 @@ def test_ddp_uneven_inputs_raise_within_timeout(tmp_path):
     assert "RAISED 0 2 DistBackendError" in out, out + err[-3000:]
     assert "Watchdog caught collective operation timeout" in err
     assert dt < 45
+
+
+_INIT_TIMEOUT = """
+    if os.environ["OMPI_COMM_WORLD_RANK"] == "1":
+        from mpi4py import MPI                            # in the MPI world (MPI_Init waits for every rank)
+        import time; time.sleep(30)                       # but never joins the process group
+    try:
+        dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=2))
+    except dist.DistBackendError as e:
+        print("RAISED", e, flush=True)
+        raise
+"""
+
+
+@needs_mpi
+def test_init_process_group_times_out_when_a_rank_never_joins(tmp_path):
+    rc, out, err, dt = _run(tmp_path, _INIT_TIMEOUT, timeout=60)
+    assert rc != 0 and "RAISED ampgrad.distributed: init_process_group timed out" in out, out + err[-2000:]
+    assert dt < 25

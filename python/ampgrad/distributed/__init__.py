@@ -356,11 +356,20 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if (world_size is not None and world_size > 0 and world_size != n) or (rank is not None and rank >= 0 and rank != r):
         raise ValueError(f"ampgrad.distributed: rank={rank}, world_size={world_size} were asked for, but MPI started "
                          f"this process as rank {r} of {n}")
+    _rendezvous(comm, timeout_s, "init_process_group")
     comm = comm.Dup()
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     _world = ProcessGroup(comm, range(n), timeout_s)
     GroupMember.WORLD = group.WORLD = _world
     _mpi.install_abort_on_exception(r)
+
+
+def _rendezvous(comm, timeout_s, what):
+    """A barrier with the timeout before a blocking communicator call (Dup, Split) that has none."""
+    def err(elapsed):
+        return DistBackendError(f"ampgrad.distributed: {what} timed out after {elapsed:.1f} s waiting for the other "
+                                f"ranks of the group ({comm.Get_size()} expected)")
+    _mpi.wait_all([comm.Ibarrier()], timeout_s, err)
 
 
 def destroy_process_group(group=None):
@@ -400,6 +409,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
         _parse_backend(backend)
     me = world.rank()
     MPI = _mpi._MPI
+    _rendezvous(world._comm, world._timeout_s, "new_group")
     color = 0 if me in ranks else MPI.UNDEFINED
     sub = world._comm.Split(color, ranks.index(me) if me in ranks else 0)
     if me not in ranks:

