@@ -115,6 +115,7 @@ class DistributedDataParallel(Module):
         self._build_buckets()
         self._expect_hooks = False
         self._require_finalize = False
+        self._finalize_deferred = False
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(params)]
 
     # ---------------------------------------------------------------- construction
@@ -154,6 +155,9 @@ class DistributedDataParallel(Module):
 
     # ---------------------------------------------------------------- forward
     def forward(self, *inputs, **kwargs):
+        if self._finalize_deferred:  # the previous forward used no parameter: its (zero) buckets are done
+            self._finalize_deferred = False
+            self._finalize()
         if self._require_finalize:
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a new one. This error "
@@ -176,6 +180,7 @@ class DistributedDataParallel(Module):
 
     def _prepare_for_backward(self, out):
         self._expect_hooks = True
+        self._finalize_deferred = False
         self._ready = [False] * len(self._params)
         self._used = np.ones(len(self._params), np.int32)
         self._next_bucket = 0
@@ -210,6 +215,9 @@ class DistributedDataParallel(Module):
         def hook(param):
             if self._expect_hooks:
                 self._require_finalize = True
+                if self._finalize_deferred:
+                    self._finalize_deferred = False
+                    Variable._execution_engine.queue_callback(self._finalize)
                 self._mark_ready(i)
         return hook
 
@@ -230,7 +238,10 @@ class DistributedDataParallel(Module):
                     self._used_req = self.process_group._comm.Iallreduce(
                         _mpi._MPI.IN_PLACE, self._used, op=_mpi._MPI.MAX)
                     self._in_flight.append(self._used_req)
-                Variable._execution_engine.queue_callback(self._finalize)
+                try:
+                    Variable._execution_engine.queue_callback(self._finalize)
+                except RuntimeError:  # every bucket launched in forward (no parameter is used): at the first hook
+                    self._finalize_deferred = True
         _mpi.progress(self._in_flight)
 
     def _launch(self, b):
