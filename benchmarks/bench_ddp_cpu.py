@@ -50,18 +50,20 @@ def worker(cfg):
 
     for _ in range(2):
         step()
-    times = []
+    times, cpu = [], []
     for _ in range(cfg.blocks):
         dist.barrier()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(cfg.steps):
             step()
         times.append((time.perf_counter() - t0) / cfg.steps)
-    # every rank's median; the step time is the slowest rank's
-    med = lib.tensor([statistics.median(times)], dtype=lib.float64)
+        cpu.append((time.process_time() - c0) / cfg.steps)
+    # every rank's median; the step time is the slowest rank's. CPU time per step (this process's, all its
+    # threads) says how much work a step was when the machine is shared with other jobs.
+    med = lib.tensor([statistics.median(times), statistics.median(cpu)], dtype=lib.float64)
     dist.all_reduce(med, op=dist.ReduceOp.MAX)
     if rank == 0:
-        print("RESULT " + json.dumps({"ms": med.item() * 1e3}), flush=True)
+        print("RESULT " + json.dumps({"ms": med[0].item() * 1e3, "cpu_ms": med[1].item() * 1e3}), flush=True)
     dist.destroy_process_group()
 
 
@@ -80,7 +82,7 @@ def launch(lib, nproc, cfg, passthrough):
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])["ms"]
+            return json.loads(line[7:])
     sys.stderr.write(f"{lib} x{nproc} failed (rc {p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}\n")
     return None
 
@@ -108,13 +110,18 @@ def main():
     print(f"GPT {cfg.layers}L x {cfg.width}, block {cfg.block}, batch {cfg.batch} per rank, {cfg.amp}, "
           f"{cfg.threads} thread(s) per rank, {os.cpu_count()} CPUs; ms per DDP training step (median of "
           f"{cfg.blocks} blocks of {cfg.steps}, slowest rank)")
-    print(f"{'library':10s} {'1 proc':>9s} {'2 procs':>9s} {'efficiency':>11s}")
-    for lib in cfg.libs.split(","):
-        t1 = launch(lib, 1, cfg, passthrough)
-        t2 = launch(lib, 2, cfg, passthrough)
-        eff = f"{t1 / t2:11.2f}" if t1 and t2 else f"{'-':>11s}"
-        f = lambda t: f"{t:9.1f}" if t else f"{'-':>9s}"  # noqa: E731
-        print(f"{lib:10s} {f(t1)} {f(t2)} {eff}", flush=True)
+    libs = cfg.libs.split(",")
+    res = {}
+    for nproc in (1, 2):  # interleaved, so that a change in the machine's load hits both libraries
+        for lib in libs:
+            res[lib, nproc] = launch(lib, nproc, cfg, passthrough)
+    print(f"{'library':10s} {'1 proc':>9s} {'2 procs':>9s} {'efficiency':>11s}   "
+          f"{'cpu/step 1 proc':>15s} {'cpu/step 2 procs':>16s}")
+    f = lambda r, k, w=9: f"{r[k]:{w}.1f}" if r else f"{'-':>{w}s}"  # noqa: E731
+    for lib in libs:
+        r1, r2 = res[lib, 1], res[lib, 2]
+        eff = f"{r1['ms'] / r2['ms']:11.2f}" if r1 and r2 else f"{'-':>11s}"
+        print(f"{lib:10s} {f(r1, 'ms')} {f(r2, 'ms')} {eff}   {f(r1, 'cpu_ms', 15)} {f(r2, 'cpu_ms', 16)}", flush=True)
 
 
 if __name__ == "__main__":
