@@ -590,5 +590,8 @@ def test_distributed_sampler_matches_torch(n, replicas, shuffle, drop_last):
             assert list(a) == list(t) and len(a) == len(t)
     with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
         D.DistributedSampler(range(5), num_replicas=2, rank=2)
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
-        D.DistributedSampler(range(5))
+    with pytest.raises(ValueError, match="Default process group has not been initialized") as ea:
+        D.DistributedSampler(range(5))  # torch: no default group -> get_world_size's ValueError
+    with pytest.raises(ValueError) as et:
+        TD.DistributedSampler(range(5))
+    assert str(ea.value) == str(et.value)

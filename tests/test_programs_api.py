@@ -120,11 +120,11 @@ def test_load_errors(tmp_path):
         ampgrad.load(str(tmp_path / "missing.pt"))
 
 
-def test_distributed_stubs_match_torch_uninitialized():
+def test_distributed_stubs_match_torch_uninitialized(monkeypatch):
     import ampgrad.distributed as adist
     import torch.distributed as tdist
     from ampgrad.nn.parallel import DistributedDataParallel as ADDP, DataParallel as ADP
-    assert adist.is_available() is True and adist.is_initialized() is tdist.is_initialized() is False
+    assert adist.is_available() is adist._mpi.available() and adist.is_initialized() is tdist.is_initialized() is False
     for name in ("get_rank", "get_world_size", "barrier"):
         with pytest.raises(ValueError) as ea:
             getattr(adist, name)()
@@ -135,8 +135,13 @@ def test_distributed_stubs_match_torch_uninitialized():
         ADDP(ampgrad.nn.Linear(2, 2))
     with pytest.raises(AssertionError):
         adist.destroy_process_group()
-    with pytest.raises(RuntimeError):
+    # "gloo" runs on the MPI backend (a one-time note); env:// without RANK raises torch's ValueError
+    monkeypatch.delenv("RANK", raising=False)
+    with pytest.warns(UserWarning, match="MPI backend"), pytest.raises(ValueError) as ea:
         adist.init_process_group(backend="gloo")
+    with pytest.raises(ValueError) as et:
+        tdist.init_process_group(backend="gloo")
+    assert str(ea.value) == str(et.value)
     # DataParallel without GPUs runs the module itself and prefixes state_dict keys with "module."
     m = ampgrad.nn.Linear(2, 3)
     dp = ADP(m)

@@ -3,6 +3,7 @@
 They live here rather than in ampgrad/autograd/__init__.py so that the autograd modules that call
 them (gradcheck, functional) import a sibling, not the package that imports them
 (tests/test_import_layers.py). ampgrad.autograd re-exports both."""
+import threading
 import warnings
 
 from .. import _C
@@ -48,6 +49,35 @@ def _input_list(x):
 
 _warned_create_graph = False
 
+# Final callbacks (torch's Variable._execution_engine.queue_callback, which DistributedDataParallel uses to
+# wait for its gradient all-reduces at the end of backward): one list per running backward()/grad() on this
+# thread (nested calls stack); a backward that raises drops its callbacks, as torch's does.
+_tls = threading.local()
+
+
+def _queue_callback(callback):
+    stack = getattr(_tls, "stack", None)
+    if not stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    stack[-1].append(callback)
+
+
+def _run_engine(fn, *args):
+    stack = getattr(_tls, "stack", None)
+    if stack is None:
+        stack = _tls.stack = []
+    callbacks = []
+    stack.append(callbacks)
+    try:
+        out = fn(*args)
+        i = 0
+        while i < len(callbacks):  # a callback may queue another
+            callbacks[i]()
+            i += 1
+    finally:
+        stack.pop()
+    return out
+
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulates into .grad of the leaves the gradient of `tensors` (seeded with `grad_tensors`)."""
@@ -67,7 +97,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _input_list(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    _C._run_backward(tensors, grads, retain_graph, create_graph, inputs)
+    _run_engine(_C._run_backward, tensors, grads, retain_graph, create_graph, inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -84,7 +114,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     keys = list(inputs.keys()) if type(inputs) is dict else None  # torch: a dict in, a dict out
     inputs = _input_list(list(inputs.values()) if keys is not None else inputs)
     grads = _grad_list(grad_outputs)
-    res = _C._run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
+    res = _run_engine(_C._run_grad, outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
     if keys is not None:
         return dict(zip(keys, res))
     return tuple(res)

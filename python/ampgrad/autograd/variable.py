@@ -3,6 +3,7 @@ import warnings
 
 from .. import _C
 from .._creation import empty
+from ._backward import _queue_callback
 
 __all__ = ["Variable", "variable"]
 
@@ -12,9 +13,18 @@ class VariableMeta(type):
         return isinstance(other, _C.Tensor)
 
 
+class _ImperativeEngine:
+    """Variable._execution_engine: queue_callback(fn) runs fn once the running backward pass has finished."""
+
+    @staticmethod
+    def queue_callback(callback):
+        _queue_callback(callback)
+
+
 class Variable(metaclass=VariableMeta):
     """Variable(data=None, requires_grad=False): a Tensor sharing data's storage, detached from its
     graph (torch's legacy constructor)."""
+    _execution_engine = _ImperativeEngine()
 
     def __new__(cls, data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None):
         if volatile:

@@ -1,8 +1,10 @@
 """DistributedSampler: each of num_replicas ranks takes every num_replicas-th index of a (padded or
 trimmed) order. The shuffle is torch's: randperm of a private generator seeded with seed + epoch, so
-the shards equal torch's. ampgrad has no torch.distributed yet: num_replicas and rank must be given."""
+the shards equal torch's. num_replicas and rank default to the default process group's world size and
+rank (ampgrad.distributed), as torch's (its ValueError without an initialized group)."""
 import math
 
+from ... import distributed as _dist
 from ._utils.random import _PrivateStream
 from .sampler import Sampler
 
@@ -12,7 +14,10 @@ __all__ = ["DistributedSampler"]
 class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            if not _dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            num_replicas = _dist.get_world_size() if num_replicas is None else num_replicas
+            rank = _dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset
