@@ -40,10 +40,10 @@ constexpr const char* kCtcFrom = " (while checking arguments for ctc_loss_alloca
 
 Tensor ctc_loss_nll(const Tensor& log_probs, const Tensor& targets, const IntList& input_lengths,
                     const IntList& target_lengths, int64_t blank, bool zero_infinity) {
-  AG_CHECK(log_probs.numel() > 0, "log_probs tensor must not be empty");
-  const ScalarType dt = log_probs.dtype();
+  const ScalarType dt = log_probs.dtype();  // torch checks the dtype before the emptiness
   AG_CHECK_NOT_IMPL(dt == ScalarType::Float32 || dt == ScalarType::Float64, "\"ctc_loss_cpu\" not implemented for '",
                     scalar_type_name(dt), "'");
+  AG_CHECK(log_probs.numel() > 0, "log_probs tensor must not be empty");
   AG_CHECK(log_probs.dim() == 3, "Expected 3-dimensional tensor, but got ", log_probs.dim(),
            "-dimensional tensor for argument #1 'log_probs'", kCtcFrom);
   AG_CHECK(targets.dim() >= 1 && targets.dim() <= 2, "Expected 1 to 2 dimensions, but got ", targets.dim(),

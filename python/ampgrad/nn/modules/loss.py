@@ -2,9 +2,10 @@
 import warnings
 from .. import _reduction as _Reduction
 from .. import functional as F
+from .linear import Linear
 from .module import Module
 
-__all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "NLLLoss", "NLLLoss2d", "CrossEntropyLoss", "BCELoss",
+__all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "NLLLoss", "NLLLoss2d", "CTCLoss", "LinearCrossEntropyLoss", "CrossEntropyLoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "SoftMarginLoss", "CosineEmbeddingLoss",
            "PoissonNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss"]
 
@@ -116,7 +117,6 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         if label_smoothing < 0 or label_smoothing > 1.0:
             raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
         super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
-        from .linear import Linear
         self.num_classes = num_classes
         self.out_features = out_features
         self.ignore_index = ignore_index
