@@ -8,6 +8,7 @@ namespace ampgrad::bind {
 void init_generator(py::module_& m);  // bindings/generator.cpp
 void init_special(py::module_& m);  // bindings/special.cpp
 void init_scan_index(py::module_& m);  // bindings/scan_index.cpp
+void init_dlpack(py::module_& m);  // bindings/dlpack.cpp (DLPack capsules)
 
 namespace {
 // Leaked on purpose: Python objects must not be destroyed after the interpreter finalizes.
@@ -195,6 +196,7 @@ PYBIND11_MODULE(_C, m) {
   init_generator(m);
   init_linalg_decomp(m);
   init_scan_index(m);
+  init_dlpack(m);
   m.def("get_num_threads", [] { return cpu::get_num_threads(); });
   m.def("set_num_threads", [](int n) { cpu::set_num_threads(n); }, py::arg("int"));
   m.def("_cuda_is_available", [] { return cuda::is_available(); });

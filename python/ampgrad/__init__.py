@@ -122,4 +122,7 @@ _misc_ops_mod.install(globals())  # *_window, combinations, gradient, quantile, 
 from ._scan_index import (scatter_reduce, index_reduce, cummax, cummin, logcumsumexp, searchsorted,  # noqa: E402
                           bucketize, bincount, histc)  # (csrc/ops/scan_index.cpp)
 
+from ._dlpack import from_dlpack  # noqa: E402  (DLPack and NumPy's array protocols on Tensor, issue 16)
+from . import testing  # noqa: E402  (assert_close, make_tensor)
+
 __version__ = "0.1.0"
