@@ -28,11 +28,12 @@ _LAYERS = [
     ["ampgrad._creation", "ampgrad._dtype_info", "ampgrad._tensor_str", "ampgrad._indexing", "ampgrad._op_gate",
      "ampgrad.return_types"],  # leaves
     ["ampgrad._tensor"],
-    ["ampgrad._functions", "ampgrad._linalg_extra", "ampgrad._sorting", "ampgrad._scan_index", "ampgrad._legacy", "ampgrad._rnn", "ampgrad._special_ops", "ampgrad._shape_extra"],
+    ["ampgrad._functions", "ampgrad._linalg_extra", "ampgrad._sorting", "ampgrad._scan_index", "ampgrad._legacy", "ampgrad._rnn", "ampgrad._special_ops", "ampgrad._shape_extra", "ampgrad._dlpack"],
     ["ampgrad.autograd"],
     ["ampgrad.amp", "ampgrad._autocast_state", "ampgrad.cuda", "ampgrad.cpu", "ampgrad.backends", "ampgrad.nn",
      "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.func", "ampgrad.profiler", "ampgrad._surface",
-     "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization", "ampgrad.special"],
+     "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization", "ampgrad.special",
+     "ampgrad.testing"],
     ["ampgrad._linalg_decomp"],  # torch-level fronts over ampgrad.linalg
     ["ampgrad.masked", "ampgrad.signal", "ampgrad._misc_ops"],  # Python compositions over nn / linalg / sorting
     ["ampgrad.types", "ampgrad._ops", "ampgrad.library"],  # torch.library custom ops (issue 18)

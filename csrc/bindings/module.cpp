@@ -10,6 +10,7 @@ void init_special(py::module_& m);  // bindings/special.cpp
 void init_scan_index(py::module_& m);  // bindings/scan_index.cpp
 void init_ctc_fracpool(py::module_& m);  // bindings/ctc_fracpool.cpp
 void init_library(py::module_& m);  // bindings/library.cpp
+void init_dlpack(py::module_& m);  // bindings/dlpack.cpp (DLPack capsules)
 
 namespace {
 // Leaked on purpose: Python objects must not be destroyed after the interpreter finalizes.
@@ -199,6 +200,7 @@ PYBIND11_MODULE(_C, m) {
   init_scan_index(m);
   init_ctc_fracpool(m);
   init_library(m);
+  init_dlpack(m);
   m.def("get_num_threads", [] { return cpu::get_num_threads(); });
   m.def("set_num_threads", [](int n) { cpu::set_num_threads(n); }, py::arg("int"));
   m.def("_cuda_is_available", [] { return cuda::is_available(); });

@@ -3,8 +3,12 @@
 // for fp32/fp16/bf16, fp64 for fp64); the L x S matrix never exists, the logsumexp is saved, and the
 // backward recomputes P block by block from it. Causal runs skip the key blocks above the diagonal.
 #include <Eigen/Core>
-#ifdef __AVX512F__
+#if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+// The AVX-512 tile is compiled for AVX-512 whatever the build's -march and picked at run time
+// (Note [Portable builds] in CMakeLists.txt), as the GEMM's kernels are.
+#define AG_ATTN_AVX512 1
+#define AG_ATTN_TARGET __attribute__((target("avx512f")))
 #endif
 #include <cmath>
 #include <limits>
@@ -39,10 +43,10 @@ inline void tile(int64_t K, const A* a, int64_t ars, int64_t acs, const A* b, in
     for (int j = 0; j < kW; ++j) c[r * ldc + j] = t[r][j];
 }
 
-#ifdef __AVX512F__
+#ifdef AG_ATTN_AVX512
 // The fp32 tile with the accumulators spelled as registers: R rows x 4 zmm.
 template <int R>
-inline void tile_f32(int64_t K, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, float* c, int64_t ldc, bool acc) {
+AG_ATTN_TARGET void tile_f32(int64_t K, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, float* c, int64_t ldc, bool acc) {
   static_assert(kW == 64, "tile_f32 covers 64 columns");
   __m512 t[R][4];
 #pragma GCC unroll 8
@@ -75,8 +79,9 @@ void gemm(int64_t M, int64_t N, int64_t K, const A* a, int64_t ars, int64_t acs,
           bool acc) {
   for (int64_t j = 0; j < N; j += kW) {
     int64_t i = 0;
-#ifdef __AVX512F__
-    if constexpr (std::is_same_v<A, float>) {
+#ifdef AG_ATTN_AVX512
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if constexpr (std::is_same_v<A, float>) if (avx512) {
       for (; i + 6 <= M; i += 6) tile_f32<6>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);
       for (; i + 2 <= M; i += 2) tile_f32<2>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);
       for (; i < M; ++i) tile_f32<1>(K, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, acc);

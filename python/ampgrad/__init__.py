@@ -125,4 +125,7 @@ from ._scan_index import (scatter_reduce, index_reduce, cummax, cummin, logcumsu
 from . import types, library  # noqa: E402  (torch.library custom ops, issue 18)
 from ._ops import ops, Tag  # noqa: E402  (torch.ops.<ns>.<name>)
 
+from ._dlpack import from_dlpack  # noqa: E402  (DLPack and NumPy's array protocols on Tensor, issue 16)
+from . import testing  # noqa: E402  (assert_close, make_tensor)
+
 __version__ = "0.1.0"

@@ -172,7 +172,7 @@ def _contiguous(arr):
     return arr if arr.flags.c_contiguous else np.array(arr, order="C")
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> "_C.Tensor":
     """Copies `data` (nested sequences, NumPy arrays, numbers, tensors) into a new tensor."""
     dev = _check_device(_device(device))
     if isinstance(data, Tensor):
@@ -207,7 +207,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     return _finish(_C._to(t, dev, None, False), requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, dtype=None, device=None) -> "_C.Tensor":
     """Shares memory with `data` when possible (a tensor or a NumPy array of a matching dtype)."""
     if isinstance(data, Tensor):
         return data.to(device=_device(device) if device is not None else data.device, dtype=dtype or data.dtype)
@@ -236,7 +236,7 @@ def _fill_dtype(value, dtype):
 
 
 @_outable
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     t = _C._full(_size((size,) if isinstance(size, numbers.Integral) else (size,)), fill_value,
@@ -245,17 +245,17 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 
 
 @_outable
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
     return _finish(_C._full(_size(size), 0, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
 @_outable
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
     return _finish(_C._full(_size(size), 1, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
 @_outable
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None):
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None) -> "_C.Tensor":
     return _finish(_C._empty(_size(size), dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
@@ -277,13 +277,13 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> "_C.Tensor":
     _check_tensor_arg("full_like", input)
     return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 @_outable
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -310,7 +310,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
 
 
 @_outable
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
     if not isinstance(steps, numbers.Integral):
         raise TypeError("linspace(): argument 'steps' must be int")
     t = _C._linspace(builtins.float(start), builtins.float(end), int(steps), dtype or _C.get_default_dtype(), _check_device(_device(device)))
@@ -323,7 +323,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 @_outable
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
     t = _C._eye(int(n), int(n if m is None else m), dtype or _C.get_default_dtype(), _check_device(_device(device)))
     return _finish(t, requires_grad)
 
@@ -447,7 +447,7 @@ def set_rng_state(new_state):
 
 
 @_outable
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
     t = empty(*size, dtype=dtype, device=device)
     with _use_generator(generator, "rand"):
         t.uniform_(0, 1)
@@ -455,25 +455,25 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 
 @_outable
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
     t = empty(*size, dtype=dtype, device=device)
     with _use_generator(generator, "randn"):
         t.normal_(0, 1)
     return _finish(t, requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> "_C.Tensor":
     _check_tensor_arg("rand_like", input)
     return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> "_C.Tensor":
     _check_tensor_arg("randn_like", input)
     return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 @_outable
-def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
     args = list(args)
     # a trailing tuple or list (an ampgrad.Size is a tuple) is the size
     if size is None and args and isinstance(args[-1], (tuple, list)):
@@ -499,7 +499,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 
 @_outable
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
     with _use_generator(generator, "randperm"):
         return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
 

@@ -476,12 +476,6 @@ def numpy(self, *, force=False):
     return _to_numpy(self.detach())
 
 
-@_method("__array__")
-def __array__(self, dtype=None, copy=None):
-    a = self.detach().numpy() if self.dtype != _C.bfloat16 else _to_numpy(self.detach())
-    return a if dtype is None else a.astype(dtype, copy=False)
-
-
 @_method("tolist")
 def tolist(self):
     a = _to_numpy(self.detach())
