@@ -18,10 +18,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-if "--torch" in sys.argv:
-    import torch
-else:
+if "--torch" not in sys.argv:
     import ampgrad as torch
+else:  # the side-by-side check on PyTorch (type-checked against ampgrad's API)
+    import torch  # type: ignore[no-redef]
 nn = torch.nn
 F = torch.nn.functional
 
