@@ -43,10 +43,6 @@ XFAIL = {
     "nn.functional.conv_transpose3d": {"int64": "integer convolution is not implemented"},
     "scatter": {"bfloat16": "sample 2 (T[10,5], 0, T[5,5] index, T[5,5] src, reduce='multiply'): ampgrad raises "
                             "NotImplementedError for reduce='multiply' (float32/float64 reach it past the 8-sample cap)"},
-    "nn.functional.grid_sample": {
-        "bfloat16": "sample 0 (T[2,3,5,5], grid T[2,5,5,2], bilinear, zeros, align_corners=False): 9 of 150 values "
-                    "differ by 2-3 bf16 ulps from torch and from the float64 result of the same inputs (e.g. 0.0098 "
-                    "vs 0.0037): ampgrad's bf16 grid_sample rounds an intermediate instead of computing in float32"},
     # ---- random streams of the ops merged this round
     # ---- torch bugs: ampgrad gives the mathematically right value (noted in issue 13)
     **{oid: {

@@ -15,6 +15,8 @@ from ._creation import tensor as _tensor, empty as _empty, zeros as _zeros, aran
 from . import _functions as _fn
 from . import _sorting as _srt
 from . import return_types as _return_types
+from . import linalg as _linalg
+from .nn import functional as _F
 
 _mode_t = getattr(_return_types, "mode", None) or _return_types._rt("mode")  # torch.return_types.mode
 
@@ -593,10 +595,64 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return out
 
 
-_FUNCTIONS = ["hamming_window", "hann_window", "blackman_window", "bartlett_window", "kaiser_window", "combinations",
+# ---------------------------------------------------------------- torch.lu / torch.lu_solve (deprecated
+# spellings of linalg.lu_factor_ex / linalg.lu_solve that scripts still call)
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu: (LU, pivots), or (LU, pivots, infos) with get_infos; linalg.lu_factor_ex underneath."""
+    if isinstance(A, Tensor) and A.dim() >= 2 and A.numel() == 0:  # torch returns empty factors for any dtype
+        batch = tuple(A.shape[:-2])
+        from_ex = (A.clone(), _zeros(batch + (min(A.shape[-2], A.shape[-1]),), dtype=_C.int32),
+                   _zeros(batch, dtype=_C.int32))
+    else:
+        from_ex = _linalg.lu_factor_ex(A, pivot=pivot)
+    res = (from_ex[0], from_ex[1], from_ex[2]) if get_infos else (from_ex[0], from_ex[1])
+    if out is not None:
+        for o, r in zip(out, res):
+            o.resize_(r.shape).copy_(r)
+        return tuple(out)
+    return res
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """torch.lu_solve(b, LU_data, LU_pivots) = linalg.lu_solve(LU_data, LU_pivots, b)."""
+    r = _linalg.lu_solve(LU_data, LU_pivots, b)
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+# ---------------------------------------------------------------- torch.grid_sampler_2d / 3d (aten's spellings of
+# F.grid_sample with the mode and padding as enum ints)
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADS = ("zeros", "border", "reflection")
+
+
+def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    if not 0 <= interpolation_mode < len(_GRID_MODES):
+        raise RuntimeError(f"grid_sampler(): invalid interpolation_mode {interpolation_mode}")
+    if not 0 <= padding_mode < len(_GRID_PADS):
+        raise RuntimeError(f"grid_sampler(): invalid padding_mode {padding_mode}")
+    return _F.grid_sample(input, grid, _GRID_MODES[interpolation_mode], _GRID_PADS[padding_mode], align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+_FUNCTIONS = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "lu", "lu_solve", "hamming_window", "hann_window", "blackman_window", "bartlett_window", "kaiser_window", "combinations",
               "gradient", "quantile", "nanquantile", "mode", "unique", "unique_consecutive", "as_strided_copy",
               "as_strided_scatter", "resize_as_"]
-_METHODS = ["quantile", "nanquantile", "mode", "resize_", "resize_as_"]
+_METHODS = ["lu", "lu_solve", "quantile", "nanquantile", "mode", "resize_", "resize_as_"]
 
 
 def install(namespace):

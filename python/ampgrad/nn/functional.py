@@ -639,6 +639,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
         align_corners = False
+    if (input.dtype in (_C.bfloat16, _C.float16) and grid.dtype == input.dtype
+            and input.dim() in (4, 5) and grid.dim() == input.dim()):
+        # torch's opmath: coordinates, flat indices and weights in float32 (a bf16 flat index is not exact
+        # past 256), one rounding of the result
+        return grid_sample(input.float(), grid.float(), mode, padding_mode, align_corners).to(input.dtype)
     if input.dim() == 5:
         return _grid_sample_3d(input, grid, mode, padding_mode, align_corners)
     if input.dim() != 4 or grid.dim() != 4 or grid.shape[0] != input.shape[0] or grid.shape[3] != 2:
