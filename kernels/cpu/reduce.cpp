@@ -216,58 +216,89 @@ void k_prod(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 AG_REGISTER_KERNEL(prod, CPU, k_prod);
 
 // amax / amin of float32 rows (B == 1, no indices): 16-lane max/min, NaN tracked on the side (a
-// NaN anywhere in the row is the answer, as torch).
-template <bool IsMax> bool float_minmax_rows(const Tensor& in, Tensor& out, Tensor* idx, const ReduceArgs& r) {
-  if (idx || r.B != 1 || r.R < 2 * vec::kW || in.dtype() != ScalarType::Float32) return false;
-  const float* x = in.data<float>();
-  float* y = out.data<float>();
-  const int64_t R = r.R;
-  auto row_best = [&](const float* p, int64_t n) {
-    if (n < vec::kW) {  // a short last part of a long row
-      float best = p[0];
-      for (int64_t j = 0; j < n; ++j) {
-        if (p[j] != p[j]) return std::numeric_limits<float>::quiet_NaN();
-        best = IsMax ? std::max(best, p[j]) : std::min(best, p[j]);
-      }
-      return best;
-    }
-    vec::vf m = vec::load(p), nan = {};
-    int64_t j = vec::kW;
-    for (; j + vec::kW <= n; j += vec::kW) {
-      const vec::vf v = vec::load(p + j);
-      nan = nan + (v != v ? vec::vf{} + 1.0f : vec::vf{});
-      m = IsMax ? (v > m ? v : m) : (v < m ? v : m);
-    }
-    float l[vec::kW], f[vec::kW];
-    vec::store(l, m);
-    vec::store(f, nan);
-    float best = l[0];
-    bool has_nan = best != best;
-    for (int i = 0; i < vec::kW; ++i) {
-      has_nan |= f[i] != 0 || l[i] != l[i];
-      best = IsMax ? std::max(best, l[i]) : std::min(best, l[i]);
-    }
-    for (; j < n; ++j) {
-      has_nan |= p[j] != p[j];
+// NaN anywhere in the row is the answer, as torch). bf16 / fp16 rows are widened to float32 in blocks
+// (exact) and take the same path; the result converts back exactly.
+template <bool IsMax> float minmax_combine(float a, float b) {
+  return (a != a || b != b) ? std::numeric_limits<float>::quiet_NaN() : IsMax ? std::max(a, b) : std::min(a, b);
+}
+
+template <bool IsMax> float float_row_best(const float* p, int64_t n) {
+  if (n < vec::kW) {  // a short last part of a long row
+    float best = p[0];
+    for (int64_t j = 0; j < n; ++j) {
+      if (p[j] != p[j]) return std::numeric_limits<float>::quiet_NaN();
       best = IsMax ? std::max(best, p[j]) : std::min(best, p[j]);
     }
-    return has_nan ? std::numeric_limits<float>::quiet_NaN() : best;
-  };
+    return best;
+  }
+  vec::vf m = vec::load(p), nan = {};
+  int64_t j = vec::kW;
+  for (; j + vec::kW <= n; j += vec::kW) {
+    const vec::vf v = vec::load(p + j);
+    nan = nan + (v != v ? vec::vf{} + 1.0f : vec::vf{});
+    m = IsMax ? (v > m ? v : m) : (v < m ? v : m);
+  }
+  float l[vec::kW], f[vec::kW];
+  vec::store(l, m);
+  vec::store(f, nan);
+  float best = l[0];
+  bool has_nan = best != best;
+  for (int i = 0; i < vec::kW; ++i) {
+    has_nan |= f[i] != 0 || l[i] != l[i];
+    best = IsMax ? std::max(best, l[i]) : std::min(best, l[i]);
+  }
+  for (; j < n; ++j) {
+    has_nan |= p[j] != p[j];
+    best = IsMax ? std::max(best, p[j]) : std::min(best, p[j]);
+  }
+  return has_nan ? std::numeric_limits<float>::quiet_NaN() : best;
+}
+
+template <bool IsMax, typename S> float row_best_of(const S* p, int64_t n) {
+  if constexpr (std::is_same_v<S, float>) {
+    return float_row_best<IsMax>(p, n);
+  } else {
+    constexpr int64_t kBlock = 1024;
+    float buf[kBlock];
+    float acc = 0;
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t m = std::min(kBlock, n - s);
+      for (int64_t i = 0; i < m; ++i) buf[i] = static_cast<float>(p[s + i]);
+      const float b = float_row_best<IsMax>(buf, m);
+      acc = s == 0 ? b : minmax_combine<IsMax>(acc, b);
+    }
+    return acc;
+  }
+}
+
+template <bool IsMax, typename S> void minmax_rows_as_float(const Tensor& in, Tensor& out, const ReduceArgs& r) {
+  const S* x = in.data<S>();
+  S* y = out.data<S>();
+  const int64_t R = r.R;
   if (r.A == 1 && R > kSumPart) {
     const int64_t np = (R + kSumPart - 1) / kSumPart;
     std::vector<float> parts(np);
     parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
-      for (int64_t q = p0; q < p1; ++q) parts[q] = row_best(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart));
+      for (int64_t q = p0; q < p1; ++q) parts[q] = row_best_of<IsMax>(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart));
     });
     float best = parts[0];
-    for (float v : parts) best = (best != best || v != v) ? std::numeric_limits<float>::quiet_NaN() : IsMax ? std::max(best, v) : std::min(best, v);
-    y[0] = best;
-    return true;
+    for (float v : parts) best = minmax_combine<IsMax>(best, v);
+    y[0] = static_cast<S>(best);
+    return;
   }
   parallel_for(r.A, std::max<int64_t>(1, kGrain / R), [&](int64_t a0, int64_t a1) {
-    for (int64_t a = a0; a < a1; ++a) y[a] = row_best(x + a * R, R);
+    for (int64_t a = a0; a < a1; ++a) y[a] = static_cast<S>(row_best_of<IsMax>(x + a * R, R));
   });
-  return true;
+}
+
+template <bool IsMax> bool float_minmax_rows(const Tensor& in, Tensor& out, Tensor* idx, const ReduceArgs& r) {
+  if (idx || r.B != 1 || r.R < 2 * vec::kW) return false;
+  switch (in.dtype()) {
+    case ScalarType::Float32: minmax_rows_as_float<IsMax, float>(in, out, r); return true;
+    case ScalarType::BFloat16: minmax_rows_as_float<IsMax, BFloat16>(in, out, r); return true;
+    case ScalarType::Float16: minmax_rows_as_float<IsMax, Half>(in, out, r); return true;
+    default: return false;
+  }
 }
 
 template <bool IsMax>
