@@ -639,11 +639,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
         align_corners = False
-    if (input.dtype in (_C.bfloat16, _C.float16) and grid.dtype == input.dtype
-            and input.dim() in (4, 5) and grid.dim() == input.dim()):
-        # torch's opmath: coordinates, flat indices and weights in float32 (a bf16 flat index is not exact
-        # past 256), one rounding of the result
-        return grid_sample(input.float(), grid.float(), mode, padding_mode, align_corners).to(input.dtype)
     if input.dim() == 5:
         return _grid_sample_3d(input, grid, mode, padding_mode, align_corners)
     if input.dim() != 4 or grid.dim() != 4 or grid.shape[0] != input.shape[0] or grid.shape[3] != 2:
@@ -659,7 +654,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     def tap(xi, yi):  # input values at integer coordinates; zero outside
         valid = ((xi >= 0) & (xi <= W - 1) & (yi >= 0) & (yi <= H - 1)).to(input.dtype)
-        idx = (yi.clamp(0, H - 1) * W + xi.clamp(0, W - 1)).to(_C.int64).reshape(N, 1, Ho * Wo)
+        # integer coordinates (exact in the input's dtype) become int64 before the flat index: a bf16 / fp16
+        # product y * W + x is not exact past 256 / 2048
+        yl, xl = yi.clamp(0, H - 1).to(_C.int64), xi.clamp(0, W - 1).to(_C.int64)
+        idx = (yl * W + xl).reshape(N, 1, Ho * Wo)
         vals = flat.gather(2, idx.expand(N, C, Ho * Wo)).reshape(N, C, Ho, Wo)
         return vals * valid.unsqueeze(1)
 
@@ -737,7 +735,8 @@ def _grid_sample_3d(input, grid, mode, padding_mode, align_corners):
 
     def tap(xi, yi, zi):
         valid = ((xi >= 0) & (xi <= W - 1) & (yi >= 0) & (yi <= H - 1) & (zi >= 0) & (zi <= D - 1)).to(input.dtype)
-        idx = ((zi.clamp(0, D - 1) * H + yi.clamp(0, H - 1)) * W + xi.clamp(0, W - 1)).to(_C.int64).reshape(N, 1, L)
+        zl, yl, xl = zi.clamp(0, D - 1).to(_C.int64), yi.clamp(0, H - 1).to(_C.int64), xi.clamp(0, W - 1).to(_C.int64)
+        idx = ((zl * H + yl) * W + xl).reshape(N, 1, L)  # int64: exact (see the 2-d tap)
         vals = flat.gather(2, idx.expand(N, C, L)).reshape(N, C, Do, Ho, Wo)
         return vals * valid.unsqueeze(1)
 
