@@ -66,6 +66,9 @@ ULP_CASES = [
     ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), _gelu_tanh, [(-1, 12)], 6),
     ("silu", lambda x: F.silu(x), lambda x: x * _sigmoid(x), [(-80, 80)], 3),
     ("softplus", lambda x: F.softplus(x), _softplus, [(-80, 80)], 3),
+    # double reduction: 1 ulp (libm's sinf level) up to 2^19 pi/2; beyond that libm per lane
+    ("sin", lambda x: x.sin(), np.sin, [(-1e7, 1e7), (-4, 4), (-1e-3, 1e-3), (823000, 824000)], 0.6),
+    ("cos", lambda x: x.cos(), np.cos, [(-1e7, 1e7), (-4, 4), (-1e-3, 1e-3), (823000, 824000)], 0.6),
 ]
 
 
@@ -95,11 +98,11 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, -1
 
 
 @pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "erf", "silu", "softplus",
-                                  "gelu", "gelu_tanh"])
+                                  "gelu", "gelu_tanh", "sin", "cos"])
 def test_special_values(name):
     def run(m, t):
         return {"exp": t.exp, "expm1": t.expm1, "log": t.log, "log1p": t.log1p, "tanh": t.tanh, "sigmoid": t.sigmoid,
-                "erf": t.erf, "silu": lambda: m.nn.functional.silu(t), "softplus": lambda: m.nn.functional.softplus(t),
+                "erf": t.erf, "sin": t.sin, "cos": t.cos, "silu": lambda: m.nn.functional.silu(t), "softplus": lambda: m.nn.functional.softplus(t),
                 "gelu": lambda: m.nn.functional.gelu(t),
                 "gelu_tanh": lambda: m.nn.functional.gelu(t, approximate="tanh")}[name]()
     x = np.concatenate([SPECIAL, np.zeros(16 - len(SPECIAL) % 16, np.float32)])  # whole vectors and a tail
@@ -118,9 +121,9 @@ def test_special_values(name):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "gelu", "silu", "erf", "log1p"])
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "gelu", "silu", "erf", "log1p", "sin", "cos"])
 def test_low_precision_rounds_once(dtype, name):
-    fns = {"exp": lambda t: t.exp(), "tanh": lambda t: t.tanh(), "sigmoid": lambda t: t.sigmoid(),
+    fns = {"sin": lambda t: t.sin(), "cos": lambda t: t.cos(), "exp": lambda t: t.exp(), "tanh": lambda t: t.tanh(), "sigmoid": lambda t: t.sigmoid(),
            "gelu": lambda t: F.gelu(t), "silu": lambda t: F.silu(t), "erf": lambda t: t.erf(), "log1p": lambda t: t.log1p()}
     x = ag.tensor(np.linspace(-0.9, 8, 1001, dtype=np.float32)).to(getattr(ag, dtype))
     got = fns[name](x)
@@ -276,3 +279,53 @@ def test_minmax_rows_fast_path_matches_torch_with_nan_and_inf(dtype, n):
     for row in range(4):
         np.testing.assert_array_equal(g[row].max().float().numpy(), t[row].max().float().numpy())
         np.testing.assert_array_equal(g[row].min().float().numpy(), t[row].min().float().numpy())
+
+
+def test_sin_cos_near_multiples_of_half_pi():
+    # the float32 values closest to k pi/2: the reduction must keep r's relative accuracy
+    k = np.arange(1, 200_000, dtype=np.float64)
+    x = np.unique(np.concatenate([np.float32(k * np.pi / 2), np.nextafter(np.float32(k * np.pi / 2), np.float32(0))]))
+    for f, ref in (("sin", np.sin), ("cos", np.cos)):
+        got = getattr(ag.tensor(x), f)().numpy()
+        err = _ulp_err(got, ref(x.astype(np.float64)))
+        assert err.max() <= 0.6, (f, err.max(), x[err.argmax()])
+
+
+def _row_cases():
+    rng = np.random.default_rng(7)
+    return [rng.standard_normal(s).astype(np.float32) * 4 + 3 for s in [(1, 5), (3, 17), (64, 1000), (2, 70_001), (1, 300_000)]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_logsumexp_var_rows_against_float64(dtype):
+    # Note [Float logsumexp] / [Float var]: the vector row paths are as accurate as torch's on the same input
+    for x in _row_cases():
+        t = torch.from_numpy(x).to(getattr(torch, dtype))
+        a = ag.tensor(x).to(getattr(ag, dtype))
+        x64 = t.double()
+        for name, fa, ft in [("logsumexp", lambda u: u.logsumexp(1), lambda u: u.logsumexp(1)),
+                             ("var", lambda u: u.var(1), lambda u: u.var(1)),
+                             ("std0", lambda u: u.std(1, correction=0), lambda u: u.std(1, correction=0))]:
+            got = fa(a)
+            assert got.dtype == a.dtype
+            got64 = torch.from_numpy(got.float().numpy()).double()
+            ref = ft(x64)
+            e_ag = ((got64 - ref).abs() / ref.abs()).max().item()
+            e_t = ((ft(t).double() - ref).abs() / ref.abs()).max().item()
+            eps = {"float32": 2.0 ** -24, "bfloat16": 2.0 ** -8, "float16": 2.0 ** -11}[dtype]
+            assert e_ag <= max(2 * e_t, 4 * eps), (name, x.shape, e_ag, e_t)
+
+
+def test_logsumexp_var_rows_special_values():
+    inf, nan = float("inf"), float("nan")
+    rows = [[0.0] * 40 + [nan], [-inf] * 41, [inf] + [1.0] * 40, [-inf] * 20 + [0.0] * 21, [-1e30] * 40 + [5.0],
+            [3e38] * 41, [-3e38] * 41, [1e-40] * 41]
+    x = torch.tensor(rows)
+    a = ag.tensor(x.numpy())
+    for f in (lambda u: u.logsumexp(1), lambda u: u.var(1), lambda u: u.std(1)):
+        np.testing.assert_allclose(f(a).numpy(), f(x).numpy(), rtol=1e-6, equal_nan=True)
+    # a long single row: NaN or +inf in a late part wins
+    for v in (nan, inf):
+        y = np.zeros(200_000, np.float32)
+        y[150_001] = v
+        np.testing.assert_array_equal(ag.tensor(y).logsumexp(0).numpy(), torch.from_numpy(y).logsumexp(0).numpy())

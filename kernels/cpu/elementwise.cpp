@@ -34,6 +34,8 @@ template <typename F> struct VecUnary { static constexpr bool ok = false; };
 AG_VEC_UNARY(Exp, vec::exp_cr(x))
 AG_VEC_UNARY(Expm1, vec::expm1(x))
 AG_VEC_UNARY(Log, vec::log(x))
+AG_VEC_UNARY(Sin, vec::sin(x))
+AG_VEC_UNARY(Cos, vec::cos(x))
 AG_VEC_UNARY(Log1p, vec::log1p(x))
 AG_VEC_UNARY(Tanh, vec::tanh(x))
 AG_VEC_UNARY(Sigmoid, vec::sigmoid(x))

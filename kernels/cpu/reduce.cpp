@@ -328,7 +328,78 @@ AG_REGISTER_KERNEL(amin, CPU, k_minmax<false>);
 AG_REGISTER_KERNEL(argmax, CPU, k_minmax<true>);
 AG_REGISTER_KERNEL(argmin, CPU, k_minmax<false>);
 
+// Note [Float var]: var / std of float32 / fp16 / bf16 rows (B == 1) keep the double accumulation
+// of the generic loop (two passes: the mean, then squared deviations), in 8-lane double vectors with
+// 4 accumulators instead of one scalar chain; parts of a long row run in parallel and combine in a
+// fixed order. Columns and float64 take the generic loop.
+template <typename T, bool Dev> double dsum_block(const T* x, int64_t n, double mean) {
+  vec::vd a0 = {}, a1 = {}, a2 = {}, a3 = {};
+  int64_t j = 0;
+  auto tr = [&](vec::vf8 f) {
+    vec::vd d = __builtin_convertvector(f, vec::vd);
+    if constexpr (Dev) { d = d - mean; d = d * d; }
+    return d;
+  };
+  for (; j + 2 * vec::kW <= n; j += 2 * vec::kW) {
+    vec::vf u = load16(x + j), v = load16(x + j + vec::kW);
+    vec::vf8 h[4];
+    std::memcpy(h, &u, sizeof u);
+    std::memcpy(h + 2, &v, sizeof v);
+    a0 += tr(h[0]); a1 += tr(h[1]); a2 += tr(h[2]); a3 += tr(h[3]);
+  }
+  vec::vd t = (a0 + a1) + (a2 + a3);
+  double acc = 0;
+  for (int i = 0; i < 8; ++i) acc += t[i];
+  for (; j < n; ++j) {
+    double d = static_cast<double>(static_cast<float>(x[j]));
+    if constexpr (Dev) { d -= mean; d *= d; }
+    acc += d;
+  }
+  return acc;
+}
+
+template <typename T, bool Dev> double dsum_row(const T* x, int64_t n, double mean, bool parallel) {
+  if (!parallel || n <= kSumPart) return dsum_block<T, Dev>(x, n, mean);
+  const int64_t np = (n + kSumPart - 1) / kSumPart;
+  std::vector<double> parts(np);
+  parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) parts[p] = dsum_block<T, Dev>(x + p * kSumPart, std::min(kSumPart, n - p * kSumPart), mean);
+  });
+  double acc = 0;
+  for (double v : parts) acc += v;
+  return acc;
+}
+
+bool float_var_rows(const Tensor& in, Tensor& out, const ReduceArgs& r) {
+  if (r.B != 1 || r.R < 1) return false;
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    const int64_t R = r.R;
+    const double corr = r.s[0];
+    const bool take_sqrt = r.s[1] != 0;
+    auto row = [&](int64_t a, bool par) {
+      const T* p = x + a * R;
+      const double m = dsum_row<T, false>(p, R, 0.0, par) / static_cast<double>(R);
+      const double ss = dsum_row<T, true>(p, R, m, par);
+      y[a] = static_cast<T>(static_cast<float>(math::var_finish(ss, R, corr, take_sqrt)));
+    };
+    if (r.A == 1) { row(0, true); return; }
+    parallel_for(r.A, std::max<int64_t>(1, kGrain / R), [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) row(a, false);
+    });
+  };
+  switch (in.dtype()) {
+    case ScalarType::Float32: go(float{}); return true;
+    case ScalarType::Float16: go(Half{}); return true;
+    case ScalarType::BFloat16: go(BFloat16{}); return true;
+    default: return false;
+  }
+}
+
 void k_var(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  if (out.dtype() == in.dtype() && float_var_rows(in, out, r)) return;
   AG_DISPATCH_FLOAT(in.dtype(), "var", [&] {
     scalar_t* y = out.data<scalar_t>();
     const double corr = r.s[0];
@@ -395,7 +466,60 @@ void k_norm(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 }
 AG_REGISTER_KERNEL(norm, CPU, k_norm);
 
+// Note [Float logsumexp]: float32 / fp16 / bf16 rows (B == 1) as torch computes them: the row max in
+// float32 (NaN wins), then sum(exp(x - max)) in float32 vectors, pairwise over blocks (Note [Float
+// sums]), log and add in double, rounded once. Parts of a long row run in parallel.
+struct ExpShift {
+  float m;
+  vec::vf operator()(vec::vf v) const { return vec::exp(v - m); }
+  float operator()(float v) const { return std::exp(v - m); }
+};
+
+bool float_lse_rows(const Tensor& in, Tensor& out, const ReduceArgs& r) {
+  if (r.B != 1 || r.R < 1) return false;
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    const int64_t R = r.R;
+    auto finish = [](float m, float s) { return static_cast<float>(math::lse_finish(static_cast<double>(m), static_cast<double>(s))); };
+    if (r.A == 1 && R > kSumPart) {
+      const int64_t np = (R + kSumPart - 1) / kSumPart;
+      std::vector<float> parts(np);
+      parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
+        for (int64_t q = p0; q < p1; ++q) parts[q] = row_best_of<true>(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart));
+      });
+      float m = parts[0];
+      for (float v : parts) m = minmax_combine<true>(m, v);
+      float s = 0;
+      if (std::isfinite(m)) {
+        parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
+          for (int64_t q = p0; q < p1; ++q) parts[q] = cascade_sum(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart), ExpShift{m});
+        });
+        s = pairwise(parts.data(), np);
+      }
+      y[0] = static_cast<T>(finish(m, s));
+      return;
+    }
+    parallel_for(r.A, std::max<int64_t>(1, kGrain / R), [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) {
+        const T* p = x + a * R;
+        const float m = row_best_of<true>(p, R);
+        const float s = std::isfinite(m) ? cascade_sum(p, R, ExpShift{m}) : 0.0f;
+        y[a] = static_cast<T>(finish(m, s));
+      }
+    });
+  };
+  switch (in.dtype()) {
+    case ScalarType::Float32: go(float{}); return true;
+    case ScalarType::Float16: go(Half{}); return true;
+    case ScalarType::BFloat16: go(BFloat16{}); return true;
+    default: return false;
+  }
+}
+
 void k_logsumexp(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
+  if (out.dtype() == in.dtype() && float_lse_rows(in, out, r)) return;
   AG_DISPATCH_FLOAT(in.dtype(), "logsumexp", [&] {
     scalar_t* y = out.data<scalar_t>();
     for_rows<scalar_t>(in, r, [&](int64_t o, const scalar_t* row, int64_t stride) {

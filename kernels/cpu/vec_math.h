@@ -3,6 +3,7 @@
 // -march=native lowers to AVX-512 (or pairs of AVX2 registers). No engine headers: tests/cpp-style
 // harnesses can include it alone.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -106,6 +107,48 @@ inline vf exp_cr(vf x) {
   y = sel(x > 100.0f, splat(kInf), y);
   return sel(isnan(x), x, y);
 }
+
+// sin / cos: x = k pi/2 + r in double (pi/2 in three 33-bit parts: exact products for |k| < 2^20),
+// FreeBSD's float kernels __kernel_sindf / __kernel_cosdf on |r| <= pi/4 in double, rounded once to
+// float (within 1 ulp, nearly always the correctly rounded value as libm's sinf). Lanes with
+// |x| > 2^19 pi/2, inf or NaN take libm per lane.
+template <bool IsCos> inline vf8 sincos8(vf8 xf) {
+  const vd x = __builtin_convertvector(xf, vd);
+  const vd m = vd{} + 6755399441055744.0;  // 1.5 * 2^52: round to nearest, k in the low bits
+  const vd t = x * 6.36619772367581382433e-01 + m;
+  const vl q = (vl)t;
+  const vd k = t - m;
+  const vd r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624879595063154e-21;
+  const vd z = r * r, w = z * z, s = z * r;
+  const vd sn = (r + s * (-0.166666666416265235595 + z * 0.0083333293858894631756)) +
+                s * w * (-0.000198393348360966317347 + z * 0.0000027183114939898219064);
+  const vd cs = ((1.0 + z * -0.499999997251031003120) + w * 0.0416666233237390631894) +
+                (w * z) * (-0.00138867637746099294692 + z * 0.0000243904487962774090654);
+  const vl n = (q + (IsCos ? 1 : 0)) & 3;  // cos(x) = sin(x + pi/2)
+  vd y = (n & 1) != 0 ? cs : sn;
+  y = (n & 2) != 0 ? -y : y;
+  return __builtin_convertvector(y, vf8);
+}
+template <bool IsCos> inline vf sincos(vf x) {
+  vf8 lo, hi;
+  std::memcpy(&lo, &x, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&x) + sizeof lo, sizeof hi);
+  lo = sincos8<IsCos>(lo);
+  hi = sincos8<IsCos>(hi);
+  vf y;
+  std::memcpy(&y, &lo, sizeof lo);
+  std::memcpy(reinterpret_cast<char*>(&y) + sizeof lo, &hi, sizeof hi);
+  if (!IsCos) y = sel(x == 0.0f, x, y);  // sin(-0) = -0
+  const vi big = !(vabs(x) <= 823549.6f);  // 2^19 pi / 2; NaN too
+  typedef uint64_t vq __attribute__((vector_size(64)));
+  const vq b = (vq)big;
+  if ((((b[0] | b[1]) | (b[2] | b[3])) | ((b[4] | b[5]) | (b[6] | b[7]))) != 0)
+    for (int i = 0; i < kW; ++i)
+      if (big[i]) y[i] = IsCos ? std::cos(x[i]) : std::sin(x[i]);
+  return y;
+}
+inline vf sin(vf x) { return sincos<false>(x); }
+inline vf cos(vf x) { return sincos<true>(x); }
 
 // expm1: the same reduction, expm1(r) by its Taylor series to r^8 (|r| <= 0.35: < 0.01 ulp left),
 // then 2^n expm1(r) + (2^n - 1), which loses no accuracy: n = 0 is expm1(r) itself.
