@@ -112,7 +112,22 @@ bool vec_loop(TensorIter& it, Run run) {
     using T = decltype(tag);
     for_each(it, [&](char** p, const int64_t* s, int64_t n) {
       alignas(64) float bin[N][kChunk], bout[kChunk];
-      for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      int64_t start = 0;
+      if constexpr (std::is_same_v<T, BFloat16>) {
+        // dense bf16: widen, compute and round in registers, no float32 chunk buffers
+        bool dense = s[0] == sizeof(T);
+        for (int k = 1; k <= N; ++k) dense = dense && s[k] == sizeof(T);
+        if (dense) {
+          uint16_t* o = reinterpret_cast<uint16_t*>(p[0]);
+          const uint16_t* a = reinterpret_cast<const uint16_t*>(p[1]);
+          const uint16_t* b = reinterpret_cast<const uint16_t*>(p[N]);
+          for (; start + vec::kW <= n; start += vec::kW) {
+            if constexpr (N == 1) vec::store_bf16(o + start, run(vec::load_bf16(a + start)));
+            else vec::store_bf16(o + start, run(vec::load_bf16(a + start), vec::load_bf16(b + start)));
+          }
+        }
+      }
+      for (int64_t i0 = start; i0 < n; i0 += kChunk) {
         const int64_t m = std::min(kChunk, n - i0);
         const float* in[N];
         for (int k = 0; k < N; ++k) in[k] = chunk_in<T>(p[k + 1], s[k + 1], i0, m, bin[k]);
