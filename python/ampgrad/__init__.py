@@ -120,6 +120,8 @@ from . import masked  # noqa: E402  (torch.masked reductions, issue 13)
 from . import signal  # noqa: E402  (torch.signal.windows, issue 13)
 from . import _misc_ops as _misc_ops_mod  # noqa: E402
 _misc_ops_mod.install(globals())  # *_window, combinations, gradient, quantile, mode, unique, ... (issue 13)
+from . import _aten_ops as _aten_ops_mod  # noqa: E402
+_aten_ops_mod.install(globals())  # native_layer_norm / _group_norm / _batch_norm, histogram, _chunk_cat, ... (issue 13)
 from ._scan_index import (scatter_reduce, index_reduce, cummax, cummin, logcumsumexp, searchsorted,  # noqa: E402
                           bucketize, bincount, histc)  # (csrc/ops/scan_index.cpp)
 from . import types, library  # noqa: E402  (torch.library custom ops, issue 18)

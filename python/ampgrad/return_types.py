@@ -50,3 +50,7 @@ __all__ += ["linalg_inv_ex", "linalg_slogdet", "slogdet", "linalg_solve_ex", "li
 cummax = _rt("cummax")
 cummin = _rt("cummin")
 __all__ += ["cummax", "cummin"]
+
+# ---- histogram (python/ampgrad/_aten_ops.py)
+histogram = _rt_fields("histogram", ["hist", "bin_edges"])
+__all__ += ["histogram"]

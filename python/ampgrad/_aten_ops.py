@@ -1,0 +1,255 @@
+"""torch's low-level functions that return what the fused nn kernels compute on the side (issue 13):
+native_layer_norm / native_group_norm / native_batch_norm / _native_batch_norm_legit /
+_batch_norm_with_update (the output and the saved statistics), _softmax_backward_data, _chunk_cat,
+_unsafe_masked_index(_put_accumulate), native_dropout_backward, nonzero_static and histogram.
+
+The normalized output is the fused engine op (its NativeLayerNormBackward0 / NativeGroupNormBackward0
+/ NativeBatchNormBackward0 node); the statistics torch returns next to it are computed by engine
+reductions in the statistics dtype (float32 for fp16 / bf16 inputs): differentiable for group norm,
+not for layer / batch norm, as torch's. Dtypes follow torch's CPU rule: the statistics keep the input's dtype unless the
+parameters' dtype differs from it (mixed types), then they are float32. install() sets only names
+nothing else defines."""
+import builtins
+
+from ._C import Tensor
+from . import _C
+from ._creation import empty as _empty, zeros as _zeros, full as _full
+from .nn import functional as _F
+
+_int = builtins.int
+
+
+def _stat_dtype(x):
+    return _C.float32 if x.dtype in (_C.bfloat16, _C.float16) else x.dtype
+
+
+def _out_dtype(x, *params):
+    mixed = any(p is not None and p.dtype != x.dtype for p in params)
+    return _stat_dtype(x) if mixed else x.dtype
+
+
+def _mean_rstd(x, dims, eps):
+    """Biased mean and 1 / sqrt(var + eps) over dims (keepdim), in the statistics dtype."""
+    xs = x.to(_stat_dtype(x))
+    mean = xs.mean(dims, keepdim=True)
+    d = xs - mean
+    rstd = ((d * d).mean(dims, keepdim=True) + eps).rsqrt()
+    return mean, rstd
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    ns = [_int(s) for s in normalized_shape]
+    out = _F.layer_norm(input, ns, weight, bias, eps)
+    axis = input.dim() - len(ns)
+    odt = _out_dtype(input, weight, bias)
+    if input.numel() == 0:
+        stat = list(input.shape[:axis]) + [1] * len(ns)
+        return out, _empty(stat, dtype=odt), _empty(stat, dtype=odt)
+    mean, rstd = _mean_rstd(input.detach(), list(range(axis, input.dim())), eps)  # not differentiable, as torch's
+    return out, mean.to(odt), rstd.to(odt)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    out = _F.group_norm(input, _int(group), weight, bias, eps)
+    odt = _out_dtype(input, weight, bias)
+    if input.numel() == 0:
+        return out, _empty([N, group], dtype=odt), _empty([N, group], dtype=odt)
+    mean, rstd = _mean_rstd(input.reshape(N, group, (C // group) * HxW), [2], eps)
+    return out, mean.reshape(N, group).to(odt), rstd.reshape(N, group).to(odt)
+
+
+def _batch_stats(input, training, eps, odt):
+    if not training:
+        return _empty([0], dtype=odt), _empty([0], dtype=odt)
+    dims = [0] + list(range(2, input.dim()))
+    mean, rstd = _mean_rstd(input.detach(), dims, eps)  # not differentiable, as torch's
+    return mean.reshape(-1).to(odt), rstd.reshape(-1).to(odt)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    odt = _out_dtype(input, weight, bias, running_mean, running_var)
+    mean, invstd = _batch_stats(input, training, eps, odt)  # before the running statistics move
+    out = _F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return out, mean, invstd
+
+
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """(input, weight, bias, running_mean, running_var, training, momentum, eps) or, without running
+    statistics, (input, weight, bias, training, momentum, eps)."""
+    if len(args) == 5:
+        rm, rv, training, momentum, eps = args
+    elif len(args) == 3:
+        rm = rv = None
+        training, momentum, eps = args
+    else:
+        raise TypeError(f"_native_batch_norm_legit() takes 6 or 8 positional arguments but {len(args) + 3} were given")
+    return native_batch_norm(input, weight, bias, rm, rv, training, momentum, eps)
+
+
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
+    return out, mean, invstd, _empty([0], dtype=_C.uint8)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """The gradient of softmax's input from its output y: y * (g - sum(g * y, dim))."""
+    g = grad_output.float() if grad_output.dtype in (_C.bfloat16, _C.float16) else grad_output
+    y = output.to(g.dtype)
+    gi = y * (g - (g * y).sum(dim, keepdim=True))
+    return gi.to(input_dtype)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    return grad_output * (mask.to(grad_output.dtype) * scale)
+
+
+def _index_list(input, indices, fn):
+    """indices clamped to [-size, size - 1] (the entries where the mask is False may be out of range)."""
+    out = []
+    for i, idx in enumerate(indices):
+        if idx is None:
+            out.append(None)
+            continue
+        if idx.dtype not in (_C.int64, _C.int32):
+            raise RuntimeError(f"{fn} found unexpected index type {idx.dtype}")
+        n = input.shape[i]
+        out.append(idx.clamp(-n, n - 1).to(_C.int64) if n > 0 else idx.to(_C.int64))
+    return out
+
+
+def _as_key(lst):
+    return tuple(slice(None) if i is None else i for i in lst)
+
+
+def _unsafe_masked_index(input, mask, indices, fill):
+    """where(mask, input[indices], fill) where indices may be out of range where mask is False."""
+    if input.numel() == 0:
+        sizes = [1 if (i < len(indices) and indices[i] is not None and s == 0) else s for i, s in enumerate(input.shape)]
+        base = _full(sizes, fill, dtype=input.dtype)
+        return base[_as_key(_index_list(base, indices, "_unsafe_masked_index"))]
+    got = input[_as_key(_index_list(input, indices, "_unsafe_masked_index"))]
+    return got.masked_fill(mask.logical_not(), fill)
+
+
+def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
+    masked = values.masked_fill(mask.logical_not(), 0)
+    return input.index_put(tuple(_index_list(input, indices, "_unsafe_masked_index_put_accumulate")), masked,
+                           accumulate=True)
+
+
+def _chunk_cat(tensors, dim, num_chunks, *, out=None):
+    """Each tensor padded along dim to a multiple of num_chunks, viewed as [..., num_chunks, -1] and
+    concatenated along dim + 1 (torch's decomposition)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    nd = tensors[0].dim()
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= d < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    parts = []
+    for t in tensors:
+        n = t.shape[d]
+        padded = (n + num_chunks - 1) // num_chunks * num_chunks
+        if padded != n:
+            t = _F.pad(t, [0, 0] * (t.dim() - d - 1) + [0, padded - n])
+        inner = 1
+        for s in t.shape[d:]:
+            inner *= s
+        parts.append(t.reshape(list(t.shape[:d]) + [num_chunks, inner // num_chunks]))
+    import ampgrad as ag
+    r = ag.cat(parts, d + 1)
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero(input) cut or padded with fill_value to `size` rows."""
+    if not isinstance(size, _int) or isinstance(size, bool):
+        raise TypeError("nonzero_static(): argument 'size' must be int")
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+    nz = input.nonzero()
+    n = nz.shape[0]
+    if n >= size:
+        return nz[:size].contiguous()
+    pad = _full([size - n, input.dim()], fill_value, dtype=_C.int64)
+    return __import__("ampgrad").cat([nz, pad], 0)
+
+
+def _hist_edges(input, bins, range_):
+    import ampgrad as ag
+    if isinstance(bins, Tensor):
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.histogram(): bins tensor should have one dimension, but got {bins.dim()} dimensions in the bins tensor")
+        return bins
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if range_ is not None:
+        lo, hi = float(range_[0]), float(range_[1])
+    elif input.numel() == 0:
+        lo = hi = 0.0
+    else:
+        lo, hi = float(input.min()), float(input.max())
+    if not (lo == lo and hi == hi and abs(lo) != float("inf") and abs(hi) != float("inf")):
+        raise RuntimeError(f"torch.histogram(): range of [{lo}, {hi}] is not finite")
+    if lo > hi:
+        raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return ag.linspace(lo, hi, bins + 1, dtype=input.dtype)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """(hist, bin_edges) as torch.histogram: bins are [e_i, e_i+1), the last one closed; values
+    outside the edges (and NaN) are not counted."""
+    import ampgrad as ag
+    if not input.is_floating_point():
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got input {input.dtype} and bins {input.dtype}")
+    edges = _hist_edges(input, bins, range)
+    if edges.dtype != input.dtype:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got input {input.dtype} and bins {edges.dtype}")
+    if weight is not None and weight.shape != input.shape:
+        raise RuntimeError("torch.histogram: if weight tensor is provided it should have the same shape as the input tensor excluding its innermost dimension")
+    nb = edges.numel() - 1
+    x = input.detach().reshape(-1)
+    w = weight.detach().reshape(-1) if weight is not None else None
+    if nb <= 0:
+        hist = _zeros([0], dtype=input.dtype)
+    else:
+        e = edges.detach().contiguous()
+        lo, hi = e[0], e[-1]
+        ok = (x >= lo) & (x <= hi)
+        pos = ag.searchsorted(e, x.contiguous(), right=True) - 1
+        pos = pos.clamp(0, nb - 1)  # the last edge belongs to the last bin
+        pos = pos[ok]
+        vals = w[ok] if w is not None else ag.ones(pos.shape, dtype=input.dtype)
+        hist = _zeros([nb], dtype=input.dtype).index_add(0, pos, vals.to(input.dtype))
+        if density:
+            widths = e[1:] - e[:-1]
+            hist = hist / (hist.sum() * widths)
+    if out is not None:
+        out[0].resize_(hist.shape).copy_(hist)
+        out[1].resize_(edges.shape).copy_(edges)
+        return ag.return_types.histogram(out[0], out[1])
+    return ag.return_types.histogram(hist, edges)
+
+
+_FUNCTIONS = ["native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
+              "_batch_norm_with_update", "_softmax_backward_data", "native_dropout_backward", "_unsafe_masked_index",
+              "_unsafe_masked_index_put_accumulate", "_chunk_cat", "nonzero_static", "histogram"]
+_METHODS = ["nonzero_static", "histogram"]
+
+
+def install(namespace):
+    """Define the names nothing else defines, as ampgrad.<name> and (where torch has one) Tensor.<name>."""
+    g = globals()
+    for name in _FUNCTIONS:
+        namespace.setdefault(name, g[name])
+    for name in _METHODS:
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, g[name])
