@@ -61,8 +61,15 @@ def family(op):
 
 
 # ------------------------------------------------------------------------------------ resolution
+# OpInfos named after a distribution whose op is the in-place Tensor method (torch has no torch.<name>)
+_INPLACE_METHOD_OPS = {"uniform": "uniform_", "exponential": "exponential_", "cauchy": "cauchy_",
+                       "geometric": "geometric_", "log_normal": "log_normal_"}
+
+
 def resolve(op):
     """The ampgrad object an OpInfo names, or None (the op is 'missing')."""
+    if op.name in _INPLACE_METHOD_OPS:
+        return getattr(ampgrad.Tensor, _INPLACE_METHOD_OPS[op.name], None)
     parts = op.name.split(".")
     if op.name.startswith("__"):
         return getattr(ampgrad.Tensor, op.name, None)

@@ -293,6 +293,12 @@ void init_tensor(py::module_& m) {
            py::arg("from") = 0.0, py::arg("to") = 1.0, py::arg("generator") = py::none())
       .def("exponential_", [](py::object self, double lambd, py::object) { Tensor t = self.cast<Tensor>(); exponential_(t, lambd); return self; },
            py::arg("lambd") = 1.0, py::kw_only(), py::arg("generator") = py::none())
+      .def("cauchy_", [](py::object self, double median, double sigma, py::object) { Tensor t = self.cast<Tensor>(); cauchy_(t, median, sigma); return self; },
+           py::arg("median") = 0.0, py::arg("sigma") = 1.0, py::kw_only(), py::arg("generator") = py::none())
+      .def("log_normal_", [](py::object self, double mean, double std, py::object) { Tensor t = self.cast<Tensor>(); log_normal_(t, mean, std); return self; },
+           py::arg("mean") = 1.0, py::arg("std") = 2.0, py::kw_only(), py::arg("generator") = py::none())
+      .def("geometric_", [](py::object self, double p, py::object) { Tensor t = self.cast<Tensor>(); geometric_(t, p); return self; },
+           py::arg("p"), py::kw_only(), py::arg("generator") = py::none())
       .def("multinomial", [](const Tensor& t, int64_t n, bool replacement, py::object) { return multinomial(t, n, replacement); },
            py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(), py::arg("generator") = py::none())
       .def("normal_", [](py::object self, double mean, double std, py::object) { Tensor t = self.cast<Tensor>(); normal_(t, mean, std); return self; },

@@ -97,6 +97,38 @@ Tensor& exponential_(Tensor& t, double lambd) {
   return t;
 }
 
+// cauchy_ / log_normal_ / geometric_: torch's CPU draws, one double uniform (log_normal: one
+// Box-Muller normal, the cached second sample shared with normal_) per element in storage order.
+namespace {
+Tensor& random_fill(Tensor& t, Op op, const char* name, const char* node, double a, double b, bool any_dtype) {
+  if (t.numel() == 0) return t;
+  AG_CHECK_NOT_IMPL(any_dtype ? t.dtype() != ScalarType::Bool : is_floating(t.dtype()), "\"", name, "\" not implemented for '",
+                    scalar_type_name(t.dtype()), "'");
+  assert_no_internal_overlap(t);
+  check_inplace(t, name);
+  kernel<RandomKernel>(op, t.device())(t, a, b);
+  t.bump_version();
+  rebase_constant(t, node);
+  fw_inplace(t, Tensor());
+  return t;
+}
+}  // namespace
+
+Tensor& cauchy_(Tensor& t, double median, double sigma) {
+  AG_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  return random_fill(t, Op::cauchy, "cauchy_", "CauchyBackward0", median, sigma, false);
+}
+
+Tensor& log_normal_(Tensor& t, double mean, double std) {
+  AG_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  return random_fill(t, Op::log_normal, "log_normal_", "LogNormalBackward0", mean, std, false);
+}
+
+Tensor& geometric_(Tensor& t, double p) {
+  AG_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
+  return random_fill(t, Op::geometric, "geometric_", "GeometricBackward0", p, 0.0, true);
+}
+
 // torch's multinomial: without replacement (or one draw) argmax / topk of p / q with q ~ Exp(1) (the
 // Gumbel trick, one exponential per probability); with replacement the sampler of Note [Multinomial
 // kernel] over uniform doubles drawn in row order. Both consume torch's CPU stream as torch does.

@@ -1,6 +1,7 @@
 // The CPU generator: mt19937 with torch's transforms (uniform_real, Box-Muller with a cached
 // second sample, normal_fill for >= 16 contiguous values, randint and randperm), so that a
 // seeded ampgrad run draws torch's CPU numbers.
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <random>
@@ -56,17 +57,24 @@ double normal_double(CpuGenerator& g, double mean, double std) {
   return r * std::cos(theta) * std + mean;
 }
 
-// Visits the elements of `t` in logical (row-major) order.
+// Visits the elements in memory order as torch's TensorIterator does (dimensions sorted by stride,
+// the smallest innermost; equal strides keep their order), so a transposed or permuted tensor gets
+// the same draws at the same elements as torch's.
 template <typename T, typename F> void for_elements(Tensor& t, F f) {
   const int64_t n = t.numel(), nd = t.dim();
   T* base = t.data<T>();
   if (t.is_contiguous()) { for (int64_t i = 0; i < n; ++i) f(base[i]); return; }
-  std::vector<int64_t> idx(nd, 0);
+  std::vector<int64_t> order;  // the dimensions of size > 1, outermost first
+  for (int64_t d = 0; d < nd; ++d)
+    if (t.sizes()[d] != 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return t.strides()[a] > t.strides()[b]; });
+  const int64_t k = static_cast<int64_t>(order.size());
+  std::vector<int64_t> idx(k, 0);
   for (int64_t i = 0; i < n; ++i) {
     int64_t off = 0;
-    for (int64_t d = 0; d < nd; ++d) off += idx[d] * t.strides()[d];
+    for (int64_t d = 0; d < k; ++d) off += idx[d] * t.strides()[order[d]];
     f(base[off]);
-    for (int64_t d = nd - 1; d >= 0; --d) { if (++idx[d] < t.sizes()[d]) break; idx[d] = 0; }
+    for (int64_t d = k - 1; d >= 0; --d) { if (++idx[d] < t.sizes()[order[d]]) break; idx[d] = 0; }
   }
 }
 
@@ -122,6 +130,39 @@ void k_exponential(Tensor& t, double lambd, double) {
     for_elements<scalar_t>(t, [&](scalar_t& x) {
       const double u = uniform_real<double>(g, 0.0, 1.0);
       x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(-1.0 / lambd * std::log1p(-u)));
+    });
+  });
+}
+
+// cauchy_: median + sigma tan(pi (u - 1/2)); log_normal_: exp of a double normal; geometric_:
+// ceil(log(u) / log1p(-p)), every dtype but bool (torch's transforms, double math, one cast).
+void k_cauchy(Tensor& t, double median, double sigma) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  AG_DISPATCH_FLOAT(t.dtype(), "cauchy_", [&] {
+    for_elements<scalar_t>(t, [&](scalar_t& x) {
+      const double u = uniform_real<double>(g, 0.0, 1.0);
+      x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(median + sigma * std::tan(M_PI * (u - 0.5))));
+    });
+  });
+}
+
+void k_log_normal(Tensor& t, double mean, double std) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  AG_DISPATCH_FLOAT(t.dtype(), "log_normal_", [&] {
+    for_elements<scalar_t>(t, [&](scalar_t& x) { x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(std::exp(normal_double(g, mean, std)))); });
+  });
+}
+
+void k_geometric(Tensor& t, double p, double) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  const double lp = std::log1p(-p);
+  AG_DISPATCH_ALL(t.dtype(), "geometric_", [&] {
+    for_elements<scalar_t>(t, [&](scalar_t& x) {
+      const double u = uniform_real<double>(g, 0.0, 1.0);
+      x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(std::ceil(std::log(u) / lp)));
     });
   });
 }
@@ -195,6 +236,9 @@ AG_REGISTER_KERNEL(normal, CPU, k_normal);
 AG_REGISTER_KERNEL(randint, CPU, k_randint);
 AG_REGISTER_KERNEL(randperm, CPU, k_randperm);
 AG_REGISTER_KERNEL(exponential, CPU, k_exponential);
+AG_REGISTER_KERNEL(cauchy, CPU, k_cauchy);
+AG_REGISTER_KERNEL(log_normal, CPU, k_log_normal);
+AG_REGISTER_KERNEL(geometric, CPU, k_geometric);
 AG_REGISTER_KERNEL(multinomial, CPU, k_multinomial);
 
 void manual_seed(uint64_t seed) { cpu_generator_manual_seed(&default_gen(), seed); }

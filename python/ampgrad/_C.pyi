@@ -222,6 +222,12 @@ class Tensor:
         outer(self: Tensor, vec2: Tensor) -> Tensor
         """
     @staticmethod
+    def histogram(input, bins = 100, *, range = None, weight = None, density = False, out = None):
+        """
+        (hist, bin_edges) as torch.histogram: bins are [e_i, e_i+1), the last one closed; values
+            outside the edges (and NaN) are not counted.
+        """
+    @staticmethod
     def hsplit(input, indices_or_sections):
         ...
     @staticmethod
@@ -259,6 +265,16 @@ class Tensor:
     @staticmethod
     def log2(*args, **kwargs):
         ...
+    @staticmethod
+    def lu(A, pivot = True, get_infos = False, out = None):
+        """
+        torch.lu: (LU, pivots), or (LU, pivots, infos) with get_infos; linalg.lu_factor_ex underneath.
+        """
+    @staticmethod
+    def lu_solve(b, LU_data, LU_pivots, *, out = None):
+        """
+        torch.lu_solve(b, LU_data, LU_pivots) = linalg.lu_solve(LU_data, LU_pivots, b).
+        """
     @staticmethod
     def masked_scatter(input, mask, source):
         ...
@@ -300,6 +316,11 @@ class Tensor:
     def negative(*args, **kwargs):
         """
         neg(self: Tensor) -> Tensor
+        """
+    @staticmethod
+    def nonzero_static(input, *, size, fill_value = -1):
+        """
+        nonzero(input) cut or padded with fill_value to `size` rows.
         """
     @staticmethod
     def positive(input):
@@ -657,6 +678,10 @@ class Tensor:
         ...
     def byte(self, memory_format = None, _dt = ...):
         ...
+    def cauchy_(self, *args, generator = None, **kwargs):
+        """
+        cauchy_(self: object, median: typing.SupportsFloat | typing.SupportsIndex = 0.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 1.0, *, generator: object = None) -> object
+        """
     def ceil_(self) -> typing.Any:
         ...
     def char(self, memory_format = None, _dt = ...):
@@ -815,6 +840,10 @@ class Tensor:
         ...
     def ge_(self, other: typing.Any, *, alpha: typing.Any = None) -> typing.Any:
         ...
+    def geometric_(self, *args, generator = None, **kwargs):
+        """
+        geometric_(self: object, p: typing.SupportsFloat | typing.SupportsIndex, *, generator: object = None) -> object
+        """
     def gt(self, other: typing.Any) -> Tensor:
         ...
     def gt_(self, other: typing.Any, *, alpha: typing.Any = None) -> typing.Any:
@@ -915,6 +944,10 @@ class Tensor:
         ...
     def log_(self) -> typing.Any:
         ...
+    def log_normal_(self, *args, generator = None, **kwargs):
+        """
+        log_normal_(self: object, mean: typing.SupportsFloat | typing.SupportsIndex = 1.0, std: typing.SupportsFloat | typing.SupportsIndex = 2.0, *, generator: object = None) -> object
+        """
     def log_softmax(self, dim, dtype = None):
         ...
     def logaddexp(self, other: typing.Any) -> Tensor:

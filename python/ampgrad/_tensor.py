@@ -604,7 +604,7 @@ def _with_generator(name):
     setattr(Tensor, name, method)
 
 
-for _name in ("uniform_", "normal_", "exponential_", "multinomial"):
+for _name in ("uniform_", "normal_", "exponential_", "cauchy_", "log_normal_", "geometric_", "multinomial"):
     _with_generator(_name)
 
 
