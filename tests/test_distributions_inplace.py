@@ -62,12 +62,16 @@ def test_statistics():
 def test_errors_as_torch():
     for f, exc in [(lambda m: m.empty(3).cauchy_(0.0, 0.0), RuntimeError), (lambda m: m.empty(3).log_normal_(0.0, -1.0), RuntimeError),
                    (lambda m: m.empty(3).geometric_(1.5), RuntimeError), (lambda m: m.empty(3).geometric_(0.0), RuntimeError),
-                   (lambda m: m.empty(3, dtype=m.int64).cauchy_(), (RuntimeError, NotImplementedError)),
-                   (lambda m: m.empty(3, dtype=m.int64).log_normal_(), (RuntimeError, NotImplementedError))]:
-        with pytest.raises(exc):
+                   (lambda m: m.empty(3, dtype=m.int8).cauchy_(), RuntimeError),
+                   (lambda m: m.empty(0, dtype=m.int8).cauchy_(), RuntimeError),
+                   (lambda m: m.empty(3, dtype=m.int64).log_normal_(), NotImplementedError),
+                   (lambda m: m.empty(3, dtype=m.bool).geometric_(0.5), NotImplementedError)]:
+        with pytest.raises(exc) as et:
             f(torch)
-        with pytest.raises(exc):
+        with pytest.raises(exc) as ea:
             f(ag)
+        assert type(ea.value) is type(et.value) and str(ea.value) == str(et.value)
+    assert ag.empty(0, dtype=ag.int8).log_normal_().numel() == 0  # torch fills nothing and checks nothing
     x = ag.ones(4, requires_grad=True)
     with pytest.raises(RuntimeError):
         x.cauchy_()  # a leaf that requires grad cannot be filled in place

@@ -370,3 +370,16 @@ def test_as_strided_copy_and_scatter():
     for args in [(x, torch.ones(3), [2], [1]), (x, torch.ones(2), [2], [1], -2), (x, 1.0, [2], [1]),
                  (x, torch.ones(2), 2, [1])]:
         same_error(lambda: torch.as_strided_scatter(*args), lambda: ag.as_strided_scatter(*A(args)))
+
+
+def test_mode_node_name_and_gradient_as_torch():
+    x = torch.tensor([[1.0, 2.0, 2.0, 3.0], [5.0, 5.0, 4.0, 4.0]], requires_grad=True)
+    a = ag.tensor(x.detach().numpy()).requires_grad_()
+    for keepdim in (False, True):
+        vt, va = torch.mode(x, 1, keepdim).values, ag.mode(a, 1, keepdim).values
+        assert va.grad_fn.name() == vt.grad_fn.name() == "ModeBackward0"
+        (gt,) = torch.autograd.grad(vt.sum(), x)
+        (ga,) = ag.autograd.grad(va.sum(), a)
+        np.testing.assert_array_equal(ga.numpy(), gt.numpy())
+    assert ag.mode(ag.tensor(2.0, requires_grad=True)).values.grad_fn.name() == \
+        torch.mode(torch.tensor(2.0, requires_grad=True)).values.grad_fn.name()

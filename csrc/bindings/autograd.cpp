@@ -1,6 +1,8 @@
 // Autograd bindings: backward / grad, grad and inference modes, graph nodes and their hooks,
 // tensor hooks, saved tensor hooks and anomaly mode.
 #include <algorithm>
+#include <mutex>
+#include <set>
 #include "autograd/anomaly.h"
 #include "autograd/engine.h"
 #include "autograd/forward_ad.h"
@@ -363,6 +365,18 @@ void init_autograd(py::module_& m) {
   m.def("_will_engine_execute_node", [](py::handle node) {
     AG_CHECK(py::isinstance<autograd::Node>(node), "_will_engine_execute_node expects an grad_fn, but got ", type_name(node));
     return autograd::will_engine_execute_node(node.cast<autograd::Node*>());
+  });
+  // A Python composition (python/ampgrad/_misc_ops.py) names its output's node as torch's single op
+  // does (mode -> ModeBackward0). Only a node the composition just made is renamed: a function node
+  // whose one output is this tensor.
+  m.def("_set_grad_fn_name", [](const Tensor& t, const std::string& name) {
+    static std::mutex mu;
+    static std::set<std::string> names;  // interned: FunctionNode keeps a const char*
+    auto fn = std::dynamic_pointer_cast<autograd::FunctionNode>(t.grad_fn());
+    if (!fn) return false;
+    std::lock_guard<std::mutex> lock(mu);
+    fn->name_ = names.insert(name).first->c_str();
+    return true;
   });
   m.def("_increment_version", [](py::handle tensors) {
     for (auto& t : tensor_list(tensors))

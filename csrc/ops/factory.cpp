@@ -100,10 +100,7 @@ Tensor& exponential_(Tensor& t, double lambd) {
 // cauchy_ / log_normal_ / geometric_: torch's CPU draws, one double uniform (log_normal: one
 // Box-Muller normal, the cached second sample shared with normal_) per element in storage order.
 namespace {
-Tensor& random_fill(Tensor& t, Op op, const char* name, const char* node, double a, double b, bool any_dtype) {
-  if (t.numel() == 0) return t;
-  AG_CHECK_NOT_IMPL(any_dtype ? t.dtype() != ScalarType::Bool : is_floating(t.dtype()), "\"", name, "\" not implemented for '",
-                    scalar_type_name(t.dtype()), "'");
+Tensor& random_fill(Tensor& t, Op op, const char* name, const char* node, double a, double b) {
   assert_no_internal_overlap(t);
   check_inplace(t, name);
   kernel<RandomKernel>(op, t.device())(t, a, b);
@@ -112,21 +109,41 @@ Tensor& random_fill(Tensor& t, Op op, const char* name, const char* node, double
   fw_inplace(t, Tensor());
   return t;
 }
+
+// caffe2's TypeMeta names, which torch's cauchy_ message prints
+const char* type_meta_name(ScalarType s) {
+  switch (s) {
+    case ScalarType::Int8: return "signed char";
+    case ScalarType::Int16: return "short int";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int64: return "long int";
+    case ScalarType::UInt8: return "unsigned char";
+    case ScalarType::Bool: return "bool";
+    default: return dtype_name(s);
+  }
+}
 }  // namespace
 
 Tensor& cauchy_(Tensor& t, double median, double sigma) {
   AG_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
-  return random_fill(t, Op::cauchy, "cauchy_", "CauchyBackward0", median, sigma, false);
+  AG_CHECK(is_floating(t.dtype()), "Cauchy distribution is a continuous probability distribution. dtype must be a floating point but you specified ",
+           type_meta_name(t.dtype()));  // before the empty check, as torch's
+  if (t.numel() == 0) return t;
+  return random_fill(t, Op::cauchy, "cauchy_", "CauchyBackward0", median, sigma);
 }
 
 Tensor& log_normal_(Tensor& t, double mean, double std) {
   AG_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
-  return random_fill(t, Op::log_normal, "log_normal_", "LogNormalBackward0", mean, std, false);
+  if (t.numel() == 0) return t;
+  AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"log_normal_cpu\" not implemented for '", scalar_type_name(t.dtype()), "'");
+  return random_fill(t, Op::log_normal, "log_normal_", "LogNormalBackward0", mean, std);
 }
 
 Tensor& geometric_(Tensor& t, double p) {
   AG_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
-  return random_fill(t, Op::geometric, "geometric_", "GeometricBackward0", p, 0.0, true);
+  if (t.numel() == 0) return t;
+  AG_CHECK_NOT_IMPL(t.dtype() != ScalarType::Bool, "\"geometric_cpu\" not implemented for '", scalar_type_name(t.dtype()), "'");
+  return random_fill(t, Op::geometric, "geometric_", "GeometricBackward0", p, 0.0);
 }
 
 // torch's multinomial: without replacement (or one draw) argmax / topk of p / q with q ~ Exp(1) (the

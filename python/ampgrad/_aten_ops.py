@@ -209,7 +209,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     outside the edges (and NaN) are not counted."""
     import ampgrad as ag
     if not input.is_floating_point():
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got input {input.dtype} and bins {input.dtype}")
+        names = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
+        dn = str(input.dtype).split(".")[-1]
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{names.get(dn, dn)}'")
     edges = _hist_edges(input, bins, range)
     if edges.dtype != input.dtype:
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got input {input.dtype} and bins {edges.dtype}")

@@ -343,6 +343,13 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 
 
 # --------------------------------------------------------------------------------------------- mode
+def _named(t, name):
+    """t with its grad_fn (made by this composition) named as torch's single op's node."""
+    if t.requires_grad and t.grad_fn is not None:
+        _C._set_grad_fn_name(t, name)
+    return t
+
+
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (ties: the smallest value; NaNs are all distinct) and the index of
     its last occurrence, as torch's CPU kernel; the values are a gather of input (gradient to that index)."""
@@ -352,7 +359,7 @@ def mode(input, dim=-1, keepdim=False):
     d = _dim_list(dim, nd)[0]
     if nd == 0:
         idx = _zeros((), dtype=_C.int64, device=input.device)
-        return _mode_t(input.clone(), idx)
+        return _mode_t(_named(input.clone(), "ModeBackward0"), idx)
     n = input.shape[d]
     if n == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
@@ -361,7 +368,9 @@ def mode(input, dim=-1, keepdim=False):
     if input.numel() == 0:  # the other dims are empty: values keep the graph (torch's do)
         values = input.narrow(d, 0, 1).clone()
         idx = _zeros(tuple(values.shape), dtype=_C.int64, device=input.device)
-        return _mode_t(values, idx) if keepdim else _mode_t(values.squeeze(d), idx.squeeze(d))
+        if not keepdim:
+            values, idx = values.squeeze(d), idx.squeeze(d)
+        return _mode_t(_named(values, "ModeBackward0"), idx)
     x2 = x.reshape(-1, n)
     key = x2.to(_C.uint8) if input.dtype == _C.bool else x2.detach()
     s, perm = _srt.sort(key, -1, stable=True)
@@ -375,7 +384,7 @@ def mode(input, dim=-1, keepdim=False):
     values, idx = values.reshape(rest), idx.reshape(rest)
     if keepdim:
         values, idx = values.unsqueeze(d), idx.unsqueeze(d)
-    return _mode_t(values, idx)
+    return _mode_t(_named(values, "ModeBackward0"), idx)
 
 
 # ----------------------------------------------------------------------------- unique, unique_consecutive
