@@ -70,6 +70,12 @@ def resolve(op):
     """The ampgrad object an OpInfo names, or None (the op is 'missing')."""
     if op.name in _INPLACE_METHOD_OPS:
         return getattr(ampgrad.Tensor, _INPLACE_METHOD_OPS[op.name], None)
+    if type(op.op).__module__ == "torch._ops" and not hasattr(torch, op.name) and \
+            (getattr(op.op, "namespace", None) == "aten" or getattr(op.op, "_qualified_op_name", "").startswith("aten::")):
+        # an aten-only op: torch.ops.aten.<name>
+        return getattr(ampgrad.ops.aten, op.op.__name__.split(".")[0], None)
+    if op.name == "max_pool2d_with_indices_backward":  # a test-module function calling torch.ops.aten.<name>
+        return getattr(ampgrad.ops.aten, op.name, None)
     parts = op.name.split(".")
     if op.name.startswith("__"):
         return getattr(ampgrad.Tensor, op.name, None)
@@ -216,6 +222,8 @@ def ag_callable(op, resolved):
     """What to call with the converted sample: torch builtins map to the resolved ampgrad object,
     the test module's lambdas are rebound (their torch.* names become ampgrad.*)."""
     f = op.op
+    if type(resolved).__name__ == "_AtenPacket" and type(f).__module__ == "torch._ops":  # ampgrad.ops.aten.<name>
+        return resolved
     if isinstance(f, types.FunctionType) and (f.__module__ or "").startswith("torch.testing"):
         return rebind(f)
     if op.name.startswith("__") or "." not in op.name and not callable(getattr(ampgrad, op.name, None)) \

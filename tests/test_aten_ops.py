@@ -97,7 +97,7 @@ def test_native_batch_norm_family(training):
         for a, t in zip(got, ref):
             close(a, t, 1e-10, 1e-12)
         ref = torch.ops.aten._batch_norm_with_update(x, w, b, rm_t, rv_t, 0.1, 1e-3)
-        got = ag._batch_norm_with_update(A(x), A(w), A(b), rm_a, rv_a, 0.1, 1e-3)
+        got = ag.ops.aten._batch_norm_with_update(A(x), A(w), A(b), rm_a, rv_a, 0.1, 1e-3)
         assert len(got) == 4
         for a, t in zip(got, ref):
             close(a, t, 1e-10, 1e-12)
@@ -118,7 +118,7 @@ def test_softmax_backward_data_and_dropout_backward():
     close(ga, torch._softmax_backward_data(g, y, 1, torch.float64), 1e-12, 1e-14)
     m = torch.rand(4, 5) > 0.5
     gg = torch.randn(4, 5)
-    close(ag.native_dropout_backward(A(gg), A(m), 2.0), torch.ops.aten.native_dropout_backward(gg, m, 2.0))
+    close(ag.ops.aten.native_dropout_backward.default(A(gg), A(m), 2.0), torch.ops.aten.native_dropout_backward(gg, m, 2.0))
 
 
 def test_unsafe_masked_index_out_of_range_where_masked():
@@ -193,3 +193,57 @@ def test_which_outputs_are_differentiable_as_torch():
         t = [o.requires_grad for o in f(torch, x.clone().requires_grad_())]
         a = [o.requires_grad for o in f(ag, A(x).requires_grad_())]
         assert a == t
+
+
+def test_ops_aten_namespace_reaches_builtins():
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    close(ag.ops.aten.add.Tensor(A(x), A(y)), torch.ops.aten.add.Tensor(x, y))
+    close(ag.ops.aten.mm.default(A(x), A(y.t().contiguous())), torch.ops.aten.mm.default(x, y.t().contiguous()), 1e-5, 1e-5)
+    close(ag.ops.aten._softmax_backward_data(A(x), A(y), 1, ag.float32), torch.ops.aten._softmax_backward_data(x, y, 1, torch.float32))
+    with pytest.raises(AttributeError):
+        ag.ops.aten.no_such_op_anywhere
+    assert not hasattr(ag, "native_dropout_backward")  # torch has it only under torch.ops.aten
+
+
+@pytest.mark.parametrize("shape,k,s,p,d,ceil", [((2, 3, 7, 6), 3, 2, 1, 1, False), ((3, 5, 5), (2, 3), (1, 2), 0, (2, 1), True)])
+def test_max_pool2d_with_indices_backward(shape, k, s, p, d, ceil):
+    x = torch.randn(shape, dtype=torch.float64)
+    out, idx = torch.nn.functional.max_pool2d(x, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    g = torch.randn(out.shape, dtype=torch.float64, requires_grad=True)
+    ref = torch.ops.aten.max_pool2d_with_indices_backward.default(g, x, k, s, p, d, ceil, idx)
+    ga = A(g).requires_grad_()
+    got = ag.ops.aten.max_pool2d_with_indices_backward.default(ga, A(x), k, s, p, d, ceil, A(idx))
+    close(got, ref, 1e-12, 1e-12)
+    c = torch.randn(ref.shape, dtype=torch.float64)
+    (gt,) = torch.autograd.grad(ref, g, c)
+    (gg,) = ag.autograd.grad(got, ga, A(c))
+    close(gg, gt, 1e-12, 1e-12)
+
+
+def test_histogram_errors_in_torch_order():
+    inf = float("inf")
+    cases = [lambda m: m.histogram(m.tensor([1]), 4, range=[0.0, -inf]),
+             lambda m: m.histogram(m.tensor([1]), 4, range=[2.0, 1.0]),
+             lambda m: m.histogram(m.tensor([1.0]), 4, range=[0.5, inf]),
+             lambda m: m.histogram(m.tensor([1.0]), 0),
+             lambda m: m.histogram(m.tensor([1]), -2),
+             lambda m: m.histogram(m.tensor([1.0, 2.0]), 3, weight=m.tensor([1.0])),
+             lambda m: m.histogram(m.tensor([1.0, 2.0]), 3, weight=m.tensor([1.0, 2.0], dtype=m.float64)),
+             lambda m: m.histogram(m.tensor([1.0, float("nan")]), 3),
+             lambda m: m.histogram(m.tensor([1]), m.tensor([[1, 2]])),
+             lambda m: m.histogram(m.tensor([1.0]), m.tensor([1, 2])),
+             lambda m: m.histogram(m.tensor([1]), 4),
+             lambda m: m.tensor(1, dtype=m.int8).histogram(m.tensor(5, dtype=m.int8)),
+             lambda m: m.tensor([1], dtype=m.int8).histogram(m.tensor([5], dtype=m.int8)),
+             lambda m: m.tensor([1]).histogram(m.tensor([5, 6]))]
+    for f in cases:
+        with pytest.raises(Exception) as et:
+            f(torch)
+        with pytest.raises(Exception) as ea:
+            f(ag)
+        assert type(ea.value) is type(et.value), (et.value, ea.value)
+        assert str(ea.value) == str(et.value)
+    h, e = ag.histogram(ag.tensor([]), 3)
+    ht, et_ = torch.histogram(torch.tensor([]), 3)
+    close(h, ht)
+    close(e, et_)

@@ -225,7 +225,7 @@ class Tensor:
     def histogram(input, bins = 100, *, range = None, weight = None, density = False, out = None):
         """
         (hist, bin_edges) as torch.histogram: bins are [e_i, e_i+1), the last one closed; values
-            outside the edges (and NaN) are not counted.
+            outside the edges are not counted. torch's checks, in torch's order.
         """
     @staticmethod
     def hsplit(input, indices_or_sections):

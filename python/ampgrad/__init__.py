@@ -126,6 +126,8 @@ from ._scan_index import (scatter_reduce, index_reduce, cummax, cummin, logcumsu
                           bucketize, bincount, histc)  # (csrc/ops/scan_index.cpp)
 from . import types, library  # noqa: E402  (torch.library custom ops, issue 18)
 from ._ops import ops, Tag  # noqa: E402  (torch.ops.<ns>.<name>)
+from . import _ops as _ops_mod  # noqa: E402
+_ops_mod._aten_names = globals()  # torch.ops.aten.<name> falls back to ampgrad.<name>
 
 from ._dlpack import from_dlpack  # noqa: E402  (DLPack and NumPy's array protocols on Tensor, issue 16)
 from . import testing  # noqa: E402  (assert_close, make_tensor)

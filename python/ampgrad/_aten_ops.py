@@ -13,7 +13,10 @@ import builtins
 
 from ._C import Tensor
 from . import _C
-from ._creation import empty as _empty, zeros as _zeros, full as _full
+from . import return_types as _return_types
+from ._creation import empty as _empty, zeros as _zeros, full as _full, ones as _ones, linspace as _linspace
+from ._scan_index import searchsorted as _searchsorted
+from .autograd import Function as _Function
 from .nn import functional as _F
 
 _int = builtins.int
@@ -159,8 +162,7 @@ def _chunk_cat(tensors, dim, num_chunks, *, out=None):
         for s in t.shape[d:]:
             inner *= s
         parts.append(t.reshape(list(t.shape[:d]) + [num_chunks, inner // num_chunks]))
-    import ampgrad as ag
-    r = ag.cat(parts, d + 1)
+    r = _C.cat(parts, d + 1)
     if out is not None:
         out.resize_(r.shape).copy_(r)
         return out
@@ -178,45 +180,63 @@ def nonzero_static(input, *, size, fill_value=-1):
     if n >= size:
         return nz[:size].contiguous()
     pad = _full([size - n, input.dim()], fill_value, dtype=_C.int64)
-    return __import__("ampgrad").cat([nz, pad], 0)
+    return _C.cat([nz, pad], 0)
 
 
-def _hist_edges(input, bins, range_):
-    import ampgrad as ag
-    if isinstance(bins, Tensor):
-        if bins.dim() != 1:
-            raise RuntimeError(f"torch.histogram(): bins tensor should have one dimension, but got {bins.dim()} dimensions in the bins tensor")
-        return bins
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    if range_ is not None:
-        lo, hi = float(range_[0]), float(range_[1])
-    elif input.numel() == 0:
-        lo = hi = 0.0
-    else:
-        lo, hi = float(input.min()), float(input.max())
-    if not (lo == lo and hi == hi and abs(lo) != float("inf") and abs(hi) != float("inf")):
-        raise RuntimeError(f"torch.histogram(): range of [{lo}, {hi}] is not finite")
-    if lo > hi:
-        raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    return ag.linspace(lo, hi, bins + 1, dtype=input.dtype)
+_META = {"float32": "float", "float64": "double", "bfloat16": "c10::BFloat16", "float16": "c10::Half", "int64": "long int",
+         "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+_SHORT = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
+
+
+def _dn(t):
+    return str(t.dtype).split(".")[-1]
+
+
+def _g(v):
+    return format(v, "g")  # C++ stream formatting of a double, as torch's messages print it
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges) as torch.histogram: bins are [e_i, e_i+1), the last one closed; values
-    outside the edges (and NaN) are not counted."""
-    import ampgrad as ag
+    outside the edges are not counted. torch's checks, in torch's order."""
+    pre = "torch.histogramdd"
+    if isinstance(bins, Tensor):
+        if bins.dim() != 1:
+            raise RuntimeError(f"{pre}: bins tensor should have one dimension, but got {bins.dim()} dimensions in the bins tensor for dimension 0")
+        if bins.dtype != input.dtype:
+            raise RuntimeError(f"{pre}: input tensor and bins tensors should have the same dtype, but got input with dtype "
+                               f"{_META.get(_dn(input))} and bins for dimension 0 with dtype {_META.get(_dn(bins))}")
+        if bins.numel() < 2:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins.numel() - 1} for dimension 0")
+    elif bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise RuntimeError(f"{pre}: if weight tensor is provided it should have the same shape as the input tensor excluding its "
+                               f"innermost dimension, but got input with shape {list(input.shape) + [1]} and weight with shape {list(weight.shape)}")
+        if weight.dtype != input.dtype:
+            raise RuntimeError(f"{pre}: if weight tensor is provided, input tensor and weight tensor should have the same dtype, "
+                               f"but got input({_META.get(_dn(input))}), and weight({_META.get(_dn(weight))})")
+    if not isinstance(bins, Tensor):
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif input.numel() == 0:
+            lo, hi = 0.0, 1.0  # torch's edges for no data
+        else:
+            lo, hi = float(input.min()), float(input.max())  # NaN in the data: a NaN range, refused below
+        if not (abs(lo) != float("inf") and abs(hi) != float("inf") and lo == lo and hi == hi):
+            raise RuntimeError(f"{pre}: dimension 0's range [{_g(lo)}, {_g(hi)}] is not finite")
+        if lo > hi:
+            raise RuntimeError(f"{pre}: min should not exceed max, but got min {_g(lo)} max {_g(hi)} for dimension 0")
     if not input.is_floating_point():
-        names = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
-        dn = str(input.dtype).split(".")[-1]
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{names.get(dn, dn)}'")
-    edges = _hist_edges(input, bins, range)
-    if edges.dtype != input.dtype:
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got input {input.dtype} and bins {edges.dtype}")
-    if weight is not None and weight.shape != input.shape:
-        raise RuntimeError("torch.histogram: if weight tensor is provided it should have the same shape as the input tensor excluding its innermost dimension")
+        kernel = "histogram_cpu" if isinstance(bins, Tensor) else "histogramdd"  # torch's two kernels' names
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SHORT.get(_dn(input), _dn(input))}'")
+    if isinstance(bins, Tensor):
+        edges = bins
+    else:
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _linspace(lo, hi, bins + 1, dtype=input.dtype)
     nb = edges.numel() - 1
     x = input.detach().reshape(-1)
     w = weight.detach().reshape(-1) if weight is not None else None
@@ -224,26 +244,61 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         hist = _zeros([0], dtype=input.dtype)
     else:
         e = edges.detach().contiguous()
-        lo, hi = e[0], e[-1]
-        ok = (x >= lo) & (x <= hi)
-        pos = ag.searchsorted(e, x.contiguous(), right=True) - 1
-        pos = pos.clamp(0, nb - 1)  # the last edge belongs to the last bin
+        ok = (x >= e[0]) & (x <= e[-1])
+        pos = (_searchsorted(e, x.contiguous(), right=True) - 1).clamp(0, nb - 1)  # the last edge is in the last bin
         pos = pos[ok]
-        vals = w[ok] if w is not None else ag.ones(pos.shape, dtype=input.dtype)
-        hist = _zeros([nb], dtype=input.dtype).index_add(0, pos, vals.to(input.dtype))
+        vals = w[ok] if w is not None else _ones(tuple(pos.shape), dtype=input.dtype)
+        hist = _zeros([nb], dtype=input.dtype).index_add(0, pos, vals)
         if density:
-            widths = e[1:] - e[:-1]
-            hist = hist / (hist.sum() * widths)
+            hist = hist / (hist.sum() * (e[1:] - e[:-1]))
     if out is not None:
         out[0].resize_(hist.shape).copy_(hist)
         out[1].resize_(edges.shape).copy_(edges)
-        return ag.return_types.histogram(out[0], out[1])
-    return ag.return_types.histogram(hist, edges)
+        return _return_types.histogram(out[0], out[1])
+    return _return_types.histogram(hist, edges)
+
+
+def _scatter_to_input(grad_output, input_shape, indices):
+    lead = list(input_shape[:-2])
+    hw = input_shape[-2] * input_shape[-1]
+    g = grad_output.reshape(lead + [grad_output.numel() // max(1, _prod(lead)) if grad_output.numel() else 0])
+    idx = indices.reshape(lead + [g.shape[-1]])
+    return _zeros(lead + [hw], dtype=grad_output.dtype).scatter_add(-1, idx, g).reshape(list(input_shape))
+
+
+def _prod(xs):
+    p = 1
+    for v in xs:
+        p *= v
+    return p
+
+
+def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """The gradient of max_pool2d's input: grad_output added at the saved flat (h * W + w) indices. Its
+    output requires grad when input does, as torch's (the gradient to input is zero)."""
+    class MaxPool2DWithIndicesBackward(_Function):
+        @staticmethod
+        def forward(ctx, g, x):
+            ctx.save_for_backward(indices)
+            ctx.gshape = list(g.shape)
+            return _scatter_to_input(g, list(x.shape), indices)
+
+        @staticmethod
+        def backward(ctx, gg):
+            (idx,) = ctx.saved_tensors
+            lead = list(gg.shape[:-2])
+            flat = gg.reshape(lead + [gg.shape[-2] * gg.shape[-1]])
+            return flat.gather(-1, idx.reshape(lead + [-1]) if idx.numel() else idx.reshape(lead + [0])).reshape(ctx.gshape), None
+
+    return MaxPool2DWithIndicesBackward.apply(grad_output, input)
 
 
 _FUNCTIONS = ["native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
-              "_batch_norm_with_update", "_softmax_backward_data", "native_dropout_backward", "_unsafe_masked_index",
-              "_unsafe_masked_index_put_accumulate", "_chunk_cat", "nonzero_static", "histogram"]
+              "_softmax_backward_data", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "_chunk_cat",
+              "nonzero_static", "histogram"]
+# torch has these only as torch.ops.aten.<name> (ampgrad.ops.aten.<name>)
+ATEN_ONLY = {"_batch_norm_with_update": _batch_norm_with_update, "native_dropout_backward": native_dropout_backward,
+             "max_pool2d_with_indices_backward": max_pool2d_with_indices_backward}
 _METHODS = ["nonzero_static", "histogram"]
 
 

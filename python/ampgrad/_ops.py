@@ -11,6 +11,7 @@ version counter of the arguments the schema marks as written (Tensor(a!)) after 
 import threading
 
 from . import _C
+from . import _aten_ops
 from ._C import Tensor
 from .autograd.function import Function
 from .autograd.grad_mode import no_grad
@@ -645,6 +646,39 @@ class OpOverloadPacket:
         return f"{self._ns}.{self._name}"
 
 
+class _AtenPacket:
+    """torch.ops.aten.<name> for an op ampgrad has as a function (ampgrad.<name>, a Tensor method, or an
+    aten-only function of _aten_ops): every overload name (.default, .Tensor, .Scalar, ...) calls it."""
+
+    def __init__(self, name, fn):
+        self._name, self._fn = name, fn
+        self.__name__ = name
+
+    def __getattr__(self, key):
+        if key.startswith("__"):
+            raise AttributeError(key)
+        return self.__dict__["_fn"]
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def overloads(self):
+        return ["default"]
+
+    def __repr__(self):
+        return f"aten.{self._name}"
+
+
+_aten_names = {}  # ampgrad's top-level namespace, handed over by ampgrad/__init__.py once it is complete
+
+
+def _aten_fallback(key):
+    fn = _aten_ops.ATEN_ONLY.get(key) or _aten_names.get(key)
+    if not callable(fn) or isinstance(fn, type) or isinstance(fn, _C.dtype):
+        fn = getattr(Tensor, key, None)
+    return _AtenPacket(key, fn) if callable(fn) and not isinstance(fn, type) else None
+
+
 class _OpNamespace:
     def __init__(self, name):
         self.name = name
@@ -656,6 +690,10 @@ class _OpNamespace:
         try:
             return self.__dict__["_packets"][key]
         except KeyError:
+            if self.__dict__["name"] == "aten":
+                packet = _aten_fallback(key)
+                if packet is not None:
+                    return packet
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{key}'") from None
 
     def __iter__(self):
