@@ -13,7 +13,9 @@
 // [K][MR] and B as [K][NR] (bf16: k pairs interleaved, [K/2][MR][2]); zeros pad an odd K and
 // the ragged panel edges. bf16 products are exact in fp32; vdpbf16ps treats denormal inputs as
 // zero and flushes denormal partial sums (torch's oneDNN bf16 GEMM does the same).
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <limits>
 #include "kernels/cpu/loops.h"
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -240,6 +242,36 @@ struct F32Kernel {
   }
 };
 
+// The packing buffers: kept per calling thread and reused (a fresh std::vector per call cost a
+// zero-fill and, past malloc's mmap threshold, page faults: ~10% of a 1 ms bf16 GEMM). The packers
+// write every element, padding included, so nothing needs zeroing. A buffer above 64 MB is not kept:
+// it lives in `hold`, the caller's, for this call only.
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<void, FreeDeleter>;
+
+inline void* alloc64(size_t bytes) {
+  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+template <typename P> P* scratch(int slot, size_t n, Buffer& hold) {
+  constexpr size_t kKeep = size_t{64} << 20;
+  thread_local Buffer kept[2];
+  thread_local size_t cap[2] = {0, 0};
+  const size_t bytes = n * sizeof(P);
+  if (bytes <= cap[slot]) return static_cast<P*>(kept[slot].get());
+  if (bytes <= kKeep) {
+    kept[slot].reset(alloc64(bytes));
+    cap[slot] = bytes;
+    return static_cast<P*>(kept[slot].get());
+  }
+  hold.reset(alloc64(bytes));
+  return static_cast<P*>(hold.get());
+}
+
 // C (M x N, row stride ldc) = alpha * A (M x K) . B (K x N) + beta * C, operands at any strides.
 // Both operands are packed whole first (the threads share the panels), then C's tiles are split
 // between threads by panel columns (or rows, whichever has more panels); within a thread, A
@@ -249,18 +281,20 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
                  typename Kr::T* c, int64_t ldc, int64_t M, int64_t N, int64_t K, float beta, float alpha) {
   using P = typename Kr::Packed;
   const int64_t steps = (K + Kr::kstep - 1) / Kr::kstep, mp = (M + MR - 1) / MR, np = (N + NR - 1) / NR;
-  std::vector<P> pa(mp * steps * MR), pb(np * steps * NR);
+  Buffer hold_a, hold_b;
+  P* pa = scratch<P>(0, static_cast<size_t>(mp * steps * MR), hold_a);
+  P* pb = scratch<P>(1, static_cast<size_t>(np * steps * NR), hold_b);
   // A's and B's panels are packed in two balanced splits (a B panel is 32 lines, an A panel 12), in
   // parallel once the operands hold 32K elements (a serial pack cost 10-20% of a 2-thread bf16 GEMM
   // of the GPT benchmark's shapes).
   const int64_t grain = (M + N) * K >= 32768 ? 2 : std::numeric_limits<int64_t>::max();
   parallel_for(mp, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)
-      Kr::template pack<MR>(a + p * MR * ars, ars, acs, std::min<int64_t>(MR, M - p * MR), K, pa.data() + p * steps * MR);
+      Kr::template pack<MR>(a + p * MR * ars, ars, acs, std::min<int64_t>(MR, M - p * MR), K, pa + p * steps * MR);
   });
   parallel_for(np, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t j = p0; j < p1; ++j)
-      Kr::template pack<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, pb.data() + j * steps * NR);
+      Kr::template pack<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, pb + j * steps * NR);
   });
   const bool split_cols = np >= mp;
   const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(steps * MR * int64_t(sizeof(P)), 1));
@@ -275,7 +309,7 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
       for (int64_t j = j0; j < j1; ++j)
         for (int64_t i = ic; i < std::min(i1, ic + ck); ++i) {
           const Out<typename Kr::T> o{c + i * MR * ldc + j * NR, ldc, alpha, beta};
-          Kr::micro(steps, pa.data() + i * steps * MR, pb.data() + j * steps * NR, o, std::min<int64_t>(MR, M - i * MR),
+          Kr::micro(steps, pa + i * steps * MR, pb + j * steps * NR, o, std::min<int64_t>(MR, M - i * MR),
                     std::min<int64_t>(NR, N - j * NR));
         }
   });
