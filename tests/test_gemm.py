@@ -130,3 +130,33 @@ def test_bf16_linear_matches_torch():
     got = ampgrad.nn.functional.linear(*(ampgrad.tensor(v).bfloat16() for v in (x, w, b))).float().numpy()
     ref = torch.nn.functional.linear(*(torch.tensor(v).bfloat16() for v in (x, w, b))).float().numpy()
     np.testing.assert_allclose(got, ref, rtol=2 ** -7, atol=1e-2)
+
+
+def test_packing_buffers_reused_across_shapes_threads_and_giant_operands():
+    # the packed panels live in per-thread buffers (kernels/cpu/gemm_avx512.cpp scratch): shapes that
+    # shrink and grow, Python threads running GEMMs at once, and a B operand over the 64 MB kept limit
+    import threading
+    rng = np.random.default_rng(5)
+    shapes = [(64, 300, 70), (7, 5, 3), (129, 257, 33), (16, 4096, 4200), (5, 9, 1000)]
+    for m, k, n in shapes:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        got = (ampgrad.tensor(a) @ ampgrad.tensor(b)).numpy()
+        np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3 * np.sqrt(k))
+    errs = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        for _ in range(20):
+            m, k, n = (int(v) for v in r.integers(1, 200, 3))
+            a = r.standard_normal((m, k)).astype(np.float32)
+            b = r.standard_normal((k, n)).astype(np.float32)
+            got = (ampgrad.tensor(a) @ ampgrad.tensor(b)).numpy()
+            if not np.allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3 * np.sqrt(k)):
+                errs.append((m, k, n))
+    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errs
