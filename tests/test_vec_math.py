@@ -329,3 +329,26 @@ def test_logsumexp_var_rows_special_values():
         y = np.zeros(200_000, np.float32)
         y[150_001] = v
         np.testing.assert_array_equal(ag.tensor(y).logsumexp(0).numpy(), torch.from_numpy(y).logsumexp(0).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8"])
+def test_all_any_contiguous_rows_fast_path(dtype):
+    # memchr / 8-byte words over contiguous rows: a single differing byte anywhere, rows of every length
+    # around the 64-byte step, uint8 values other than 0 / 1, and the strided (dim=0) loop for comparison
+    rng = np.random.default_rng(3)
+    for n in [1, 7, 63, 64, 65, 127, 128, 1000, 262144]:
+        for pos in sorted({0, n // 2, n - 1}):
+            ones = np.full(n, 2 if dtype == "uint8" else 1, dtype=np.uint8 if dtype == "uint8" else np.bool_)
+            zeros = np.zeros(n, dtype=ones.dtype)
+            one_zero = ones.copy()
+            one_zero[pos] = 0
+            one_one = zeros.copy()
+            one_one[pos] = ones[0]
+            for arr in (ones, zeros, one_zero, one_one):
+                t, a = torch.from_numpy(arr.copy()), ag.tensor(arr.copy())
+                assert bool(a.all()) == bool(t.all()) and bool(a.any()) == bool(t.any()), (n, pos)
+    m = (rng.random((37, 130)) > 0.02).astype(np.bool_ if dtype == "bool" else np.uint8)
+    t, a = torch.from_numpy(m), ag.tensor(m)
+    for dim in (0, 1):
+        np.testing.assert_array_equal(a.all(dim).numpy(), t.all(dim).numpy())
+        np.testing.assert_array_equal(a.any(dim).numpy(), t.any(dim).numpy())

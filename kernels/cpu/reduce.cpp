@@ -2,6 +2,7 @@
 // plan]). float32 / fp16 / bf16 sums and means accumulate in float32 vectors, pairwise (Note [Float
 // sums]); other sums in double (int64 for integers). Results do not depend on the thread count.
 #include <cmath>
+#include <cstring>
 #include <Eigen/Core>
 #include "kernels/common/scalar_math.h"
 #include "kernels/cpu/loops.h"
@@ -544,6 +545,24 @@ void k_allany(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
     using T = decltype(tag);
     T* y = out.data<T>();
     for_rows<T>(in, r, [&](int64_t o, const T* row, int64_t stride) {
+      if (stride == 1) {  // a contiguous row of bytes: memchr for a zero (all), 8 bytes at a time (any)
+        const auto* p = reinterpret_cast<const unsigned char*>(row);
+        bool acc;
+        if (IsAll) {
+          acc = std::memchr(p, 0, static_cast<size_t>(r.R)) == nullptr;
+        } else {
+          acc = false;
+          int64_t k = 0;
+          for (; !acc && k + 64 <= r.R; k += 64) {
+            uint64_t w[8];
+            std::memcpy(w, p + k, sizeof w);
+            acc = ((w[0] | w[1]) | (w[2] | w[3]) | (w[4] | w[5]) | (w[6] | w[7])) != 0;
+          }
+          for (; !acc && k < r.R; ++k) acc = p[k] != 0;
+        }
+        y[o] = static_cast<T>(acc);
+        return;
+      }
       bool acc = IsAll;
       for (int64_t k = 0; k < r.R; ++k) {
         bool v = row[k * stride] != 0;
