@@ -238,7 +238,8 @@ Tensor var(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
   record_reduce("VarBackward0", a, out, AG_BW {
     Tensor x = c.get(0);
     Tensor mu = mean(x, dims, true, std::nullopt);
-    return {unsqueeze_dims(g[0], dims, nd, keepdim) * (x - mu) * (2.0 / (static_cast<double>(N) - correction))};
+    // torch's var_backward: (2 / dof) * grad on the reduced shape first, then one full-size product
+    return {(unsqueeze_dims(g[0], dims, nd, keepdim) * (2.0 / (static_cast<double>(N) - correction))) * (x - mu)};
   }, true, false, &dims, keepdim);
   return out;
 }
@@ -254,9 +255,10 @@ Tensor std(const Tensor& a, OptDims dims0, double correction, bool keepdim) {
   record_reduce("StdBackward0", a, out, AG_BW {
     Tensor x = c.get(0), y = unsqueeze_dims(c.get(1), dims, nd, keepdim);
     Tensor mu = mean(x, dims, true, std::nullopt);
-    // torch's std_backward: a zero std gives a zero gradient, not 0/0
-    Tensor gy = where(compare(Op::eq, y, wrap_scalar(0.0)), zeros_like(y), unsqueeze_dims(g[0], dims, nd, keepdim) / y);
-    return {gy * (x - mu) / (static_cast<double>(N) - correction)};
+    // torch's std_backward: grad / (2 std) masked to 0 where std is 0 (not 0/0), then var_backward's
+    // (2 / dof) * that, all on the reduced shape, then one full-size product
+    Tensor gy = where(compare(Op::eq, y, wrap_scalar(0.0)), zeros_like(y), unsqueeze_dims(g[0], dims, nd, keepdim) / (y * 2.0));
+    return {(gy * (2.0 / (static_cast<double>(N) - correction))) * (x - mu)};
   }, true, true, &dims, keepdim);
   return out;
 }
