@@ -352,3 +352,20 @@ def test_all_any_contiguous_rows_fast_path(dtype):
     for dim in (0, 1):
         np.testing.assert_array_equal(a.all(dim).numpy(), t.all(dim).numpy())
         np.testing.assert_array_equal(a.any(dim).numpy(), t.any(dim).numpy())
+
+
+def test_float_row_minmax_nan_in_every_accumulator_lane():
+    # the 16-lane max/min keeps four accumulators over 64-value steps plus 16-value and scalar tails:
+    # a NaN at any position of a row wins, and without NaN the extreme is found wherever it sits
+    n = 64 * 3 + 16 + 5
+    for pos in range(n):
+        x = np.linspace(-1, 1, n, dtype=np.float32)
+        y = x.copy()
+        y[pos] = np.nan
+        z = x.copy()
+        z[pos] = 7.0
+        w = x.copy()
+        w[pos] = -7.0
+        a = ag.tensor(np.stack([y, z, w]))
+        assert np.isnan(a.amax(1).numpy()[0]) and np.isnan(a.amin(1).numpy()[0]), pos
+        assert a.amax(1).numpy()[1] == 7.0 and a.amin(1).numpy()[2] == -7.0, pos

@@ -232,16 +232,28 @@ template <bool IsMax> float float_row_best(const float* p, int64_t n) {
     }
     return best;
   }
-  vec::vf m = vec::load(p), nan = {};
+  // four independent accumulators (the compare + blend chain of one was the bound) and a NaN mask
+  // OR-ed in integer lanes
+  auto pick = [](vec::vf a, vec::vf b) { return IsMax ? (b > a ? b : a) : (b < a ? b : a); };
+  vec::vf m = vec::load(p), m1 = m, m2 = m, m3 = m;
+  vec::vi nanm = vec::isnan(m);
   int64_t j = vec::kW;
+  for (; j + 4 * vec::kW <= n; j += 4 * vec::kW) {
+    const vec::vf v0 = vec::load(p + j), v1 = vec::load(p + j + vec::kW), v2 = vec::load(p + j + 2 * vec::kW),
+                  v3 = vec::load(p + j + 3 * vec::kW);
+    nanm |= (vec::isnan(v0) | vec::isnan(v1)) | (vec::isnan(v2) | vec::isnan(v3));
+    m = pick(m, v0); m1 = pick(m1, v1); m2 = pick(m2, v2); m3 = pick(m3, v3);
+  }
   for (; j + vec::kW <= n; j += vec::kW) {
     const vec::vf v = vec::load(p + j);
-    nan = nan + (v != v ? vec::vf{} + 1.0f : vec::vf{});
-    m = IsMax ? (v > m ? v : m) : (v < m ? v : m);
+    nanm |= vec::isnan(v);
+    m = pick(m, v);
   }
-  float l[vec::kW], f[vec::kW];
+  m = pick(pick(m, m1), pick(m2, m3));
+  float l[vec::kW];
+  int32_t f[vec::kW];
   vec::store(l, m);
-  vec::store(f, nan);
+  std::memcpy(f, &nanm, sizeof f);
   float best = l[0];
   bool has_nan = best != best;
   for (int i = 0; i < vec::kW; ++i) {
