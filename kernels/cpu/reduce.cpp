@@ -284,19 +284,24 @@ template <bool IsMax, typename S> float row_best_of(const S* p, int64_t n) {
   }
 }
 
+// The max / min of one long row: parts of kSumPart values in parallel, combined in a fixed order.
+template <bool IsMax, typename S> float long_row_best(const S* x, int64_t R) {
+  const int64_t np = (R + kSumPart - 1) / kSumPart;
+  std::vector<float> parts(np);
+  parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
+    for (int64_t q = p0; q < p1; ++q) parts[q] = row_best_of<IsMax>(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart));
+  });
+  float best = parts[0];
+  for (float v : parts) best = minmax_combine<IsMax>(best, v);
+  return best;
+}
+
 template <bool IsMax, typename S> void minmax_rows_as_float(const Tensor& in, Tensor& out, const ReduceArgs& r) {
   const S* x = in.data<S>();
   S* y = out.data<S>();
   const int64_t R = r.R;
   if (r.A == 1 && R > kSumPart) {
-    const int64_t np = (R + kSumPart - 1) / kSumPart;
-    std::vector<float> parts(np);
-    parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
-      for (int64_t q = p0; q < p1; ++q) parts[q] = row_best_of<IsMax>(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart));
-    });
-    float best = parts[0];
-    for (float v : parts) best = minmax_combine<IsMax>(best, v);
-    y[0] = static_cast<S>(best);
+    y[0] = static_cast<S>(long_row_best<IsMax>(x, R));
     return;
   }
   parallel_for(r.A, std::max<int64_t>(1, kGrain / R), [&](int64_t a0, int64_t a1) {
@@ -497,13 +502,9 @@ bool float_lse_rows(const Tensor& in, Tensor& out, const ReduceArgs& r) {
     const int64_t R = r.R;
     auto finish = [](float m, float s) { return static_cast<float>(math::lse_finish(static_cast<double>(m), static_cast<double>(s))); };
     if (r.A == 1 && R > kSumPart) {
+      const float m = long_row_best<true>(x, R);
       const int64_t np = (R + kSumPart - 1) / kSumPart;
       std::vector<float> parts(np);
-      parallel_for(np, 2, [&](int64_t p0, int64_t p1) {
-        for (int64_t q = p0; q < p1; ++q) parts[q] = row_best_of<true>(x + q * kSumPart, std::min(kSumPart, R - q * kSumPart));
-      });
-      float m = parts[0];
-      for (float v : parts) m = minmax_combine<true>(m, v);
       float s = 0;
       if (std::isfinite(m)) {
         parallel_for(np, 2, [&](int64_t p0, int64_t p1) {

@@ -10,6 +10,7 @@ not for layer / batch norm, as torch's. Dtypes follow torch's CPU rule: the stat
 parameters' dtype differs from it (mixed types), then they are float32. install() sets only names
 nothing else defines."""
 import builtins
+import math
 
 from ._C import Tensor
 from . import _C
@@ -261,16 +262,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
 def _scatter_to_input(grad_output, input_shape, indices):
     lead = list(input_shape[:-2])
     hw = input_shape[-2] * input_shape[-1]
-    g = grad_output.reshape(lead + [grad_output.numel() // max(1, _prod(lead)) if grad_output.numel() else 0])
+    g = grad_output.reshape(lead + [grad_output.numel() // max(1, math.prod(lead)) if grad_output.numel() else 0])
     idx = indices.reshape(lead + [g.shape[-1]])
     return _zeros(lead + [hw], dtype=grad_output.dtype).scatter_add(-1, idx, g).reshape(list(input_shape))
-
-
-def _prod(xs):
-    p = 1
-    for v in xs:
-        p *= v
-    return p
 
 
 def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
