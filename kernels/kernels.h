@@ -5,6 +5,7 @@
 // dtypes and autograd are settled before.
 #pragma once
 #include <array>
+#include <type_traits>
 #include <vector>
 #include "core/tensor.h"
 #include "kernels/profiler_hooks.h"
@@ -306,15 +307,45 @@ inline void note(Shapes& s, const TensorIter& it) {
 }
 template <typename T> void note(Shapes&, const T&) {}
 
+// The kernel watch's operands (Note [Watched kernels]).
+using profiler_hooks::WatchOperands;
+using profiler_hooks::WatchView;
+inline WatchView view_of(const Tensor& t) {
+  WatchView v{static_cast<const char*>(t.data_ptr()), t.dtype(), {}, {}};
+  const int64_t isz = itemsize(t.dtype());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    v.shape.push_back(t.sizes()[d]);
+    v.strides.push_back(t.strides()[d] * isz);
+  }
+  return v;
+}
+inline void watch_note(WatchOperands& w, const Tensor& t) { if (t.defined()) w.in.push_back(view_of(t)); }
+inline void watch_note(WatchOperands& w, Tensor& t) { if (t.defined()) w.out.push_back(view_of(t)); }
+inline void watch_note(WatchOperands& w, const std::vector<Tensor>& v) {
+  for (auto& t : v) if (t.defined()) w.in.push_back(view_of(t));
+}
+inline void watch_note(WatchOperands& w, const TensorIter& it) {
+  for (int i = 0; i < it.nops; ++i) {
+    WatchView v{it.data[i], it.dtypes[i], {}, {}};
+    for (size_t d = 0; d < it.shape.size(); ++d) {
+      v.shape.push_back(it.shape[d]);
+      v.strides.push_back(it.strides[d][i]);
+    }
+    (i == 0 ? w.out : w.in).push_back(std::move(v));
+  }
+}
+template <typename T> void watch_note(WatchOperands&, const T&) {}
+
 // Note [Profiled kernels]: while the profiler is on, kernel<F>() pushes the looked-up kernel on
 // `pending` and returns the trampoline `call`, which records the op's scope and runs it.
 template <typename F> struct Kernel;
 template <typename R, typename... A> struct Kernel<R (*)(A...)> {
-  static inline thread_local std::vector<std::pair<Op, R (*)(A...)>> pending;
+  struct Entry { Op op; R (*fn)(A...); bool cpu; };  // cpu: the watch may read the operands
+  static inline thread_local std::vector<Entry> pending;
   static R call(A... a) {
     namespace hooks = profiler_hooks;
     AG_CHECK(!pending.empty(), "profiler: a profiled kernel was called without its lookup");
-    auto [op, fn] = pending.back();
+    auto [op, fn, cpu] = pending.back();
     pending.pop_back();
     hooks::KernelScope scope(op);
     if (scope.handle >= 0 && hooks::wants_shapes()) {
@@ -322,7 +353,29 @@ template <typename R, typename... A> struct Kernel<R (*)(A...)> {
       (note(s, a), ...);
       hooks::set_shapes(scope.handle, op, std::move(s));
     }
-    return fn(std::forward<A>(a)...);
+    if (__builtin_expect(hooks::watching(), 0)) {
+      WatchOperands w;
+      (watch_note(w, a), ...);
+      const int64_t token = hooks::watch_before(op, w, cpu);
+      try {
+        if constexpr (std::is_void_v<R>) {
+          fn(std::forward<A>(a)...);
+          hooks::watch_after(token, op, w, true);
+        } else {
+          R r = fn(std::forward<A>(a)...);
+          if constexpr (std::is_same_v<R, Tensor>) {
+            if (r.defined()) w.out.push_back(view_of(r));
+          }
+          hooks::watch_after(token, op, w, true);
+          return r;
+        }
+      } catch (...) {
+        hooks::watch_after(token, op, w, false);
+        throw;
+      }
+    } else {
+      return fn(std::forward<A>(a)...);
+    }
   }
 };
 }  // namespace profiled
@@ -332,8 +385,8 @@ template <typename Fn> Fn kernel(Op op, Device dev) {
   if (__builtin_expect(op_family(op) != FamilyOf<Fn>::value, 0)) throw_wrong_family(op, FamilyOf<Fn>::value);
   Fn fn = KernelTable<Fn>::slots[static_cast<int>(op)][static_cast<int>(dev.type)];
   if (__builtin_expect(!fn, 0)) throw_no_kernel(op, dev.type);
-  if (__builtin_expect(profiler_hooks::enabled(), 0)) {
-    profiled::Kernel<Fn>::pending.emplace_back(op, fn);
+  if (__builtin_expect(profiler_hooks::enabled() || profiler_hooks::watching(), 0)) {
+    profiled::Kernel<Fn>::pending.push_back({op, fn, dev.type == DeviceType::CPU});
     return &profiled::Kernel<Fn>::call;
   }
   return fn;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <utility>
 #include <vector>
+#include "core/dtype.h"
 #include "ops/op_list.h"
 
 namespace ampgrad::profiler_hooks {
@@ -28,10 +29,33 @@ void set_shapes(int64_t handle, Op op, Shapes&& shapes);
 
 struct KernelScope {
   int64_t handle;
-  explicit KernelScope(Op op) : handle(open_kernel(op)) {}
+  explicit KernelScope(Op op) : handle(enabled() ? open_kernel(op) : -1) {}
   ~KernelScope() { if (handle >= 0) close_kernel(handle); }
   KernelScope(const KernelScope&) = delete;
   KernelScope& operator=(const KernelScope&) = delete;
 };
+
+// Note [Watched kernels]: the AMP inspector's kernel watch (python/ampgrad/amp/debug.py). While it is on,
+// kernel<F>() routes calls through the same trampoline as the profiler, which hands the call's tensor
+// operands (const Tensor& / TensorIter operands 1.. as inputs, Tensor& / TensorIter operand 0 as outputs)
+// to watch_before / watch_after (csrc/amp/inspect.cpp): per-op counts by dtype, and the first forward
+// kernel whose inputs were all finite and whose output is not. Kernels taking operand arrays (linalg,
+// scan-index, CTC) are counted but not scanned.
+extern std::atomic<bool> g_watch;
+inline bool watching() { return g_watch.load(std::memory_order_relaxed); }
+
+struct WatchView {  // one operand: element 0's address, dtype, shape and strides in bytes
+  const char* data;
+  ScalarType dtype;
+  std::vector<int64_t> shape, strides;
+};
+struct WatchOperands {
+  std::vector<WatchView> in, out;
+};
+// A token for watch_after, or -1 when this call is not watched (nested in a watched kernel, or in backward).
+// cpu: the operands are in host memory and may be scanned (CUDA kernels are only counted).
+int64_t watch_before(Op op, const WatchOperands& ops, bool cpu);
+// ok: the kernel returned (false: it threw; nothing is scanned).
+void watch_after(int64_t token, Op op, const WatchOperands& ops, bool ok);
 
 }  // namespace ampgrad::profiler_hooks

@@ -105,9 +105,10 @@ def test_first_inf_forward_at_known_layer_fp16():
     f = rep.first_nonfinite_forward
     assert f is not None
     assert f["module"] == "encoder.layers.2.fc2"
-    assert f["op"] in ("addmm", "linear")
+    assert f["op"] in ("addmm", "linear", "mm")  # the kernel that overflowed (fp16 linear: mm, then the bias add)
     assert f["kind"] == "inf"
-    assert f["inputs_finite"] and f["input_dtypes"] == ["float16"]
+    # the op's own inputs (the kernel watch): activation, weight, bias, all float16 under autocast
+    assert f["inputs_finite"] and set(f["input_dtypes"]) == {"float16"} and len(f["input_dtypes"]) >= 2
     assert f["output_dtype"] == "float16"
     assert 0 < f["input_max_abs"][0] < 65504
     # per-module statistics: the layer before is finite and in range; the overflowing one counts values
@@ -202,3 +203,100 @@ def test_wrapper_hooks_removed_and_single_active():
             net(x)
     assert insp.report().modules == {}
     assert sum(insp.report().ops[k].get("bfloat16", 0) for k in insp.report().ops) >= 9
+
+
+class Squash(nn.Module):
+    """Overflows inside (two multiplies) but returns a finite output (tanh(inf) = 1): only an op-level
+    watch can name the op; a module-level check sees nothing."""
+
+    def forward(self, x):
+        h = x * 1e30
+        h = h * 1e30
+        return h.tanh()
+
+
+def test_first_inf_forward_inside_a_module_with_finite_output():
+    from collections import OrderedDict
+    ag.manual_seed(0)
+    net = nn.Sequential(OrderedDict(fc=nn.Linear(8, 8), squash=Squash(), out=nn.Linear(8, 2)))
+    x = ag.randn(4, 8)
+    with debug.inspect(net) as insp:
+        y = net(x)
+    assert bool(y.isfinite().all())
+    f = insp.report().first_nonfinite_forward
+    assert f is not None, insp.report().table()
+    assert f["module"] == "squash" and f["op"] == "mul" and f["kind"] == "inf"
+    assert f["input_dtypes"] == ["float32"] and f["output_dtype"] == "float32"
+    # the input of the second mul: |fc(x)| * 1e30, finite in float32
+    h = net.fc(x).detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(f["input_max_abs"][0], np.abs(h).max() * 1e30, rtol=1e-6)
+    assert f["inputs_finite"]
+    assert "op mul" in insp.report().table()
+
+
+def test_nan_from_finite_inputs_and_ops_outside_modules():
+    x = ag.tensor([1.0, -1.0, 4.0])
+    with debug.inspect() as insp:
+        a = x.exp()            # finite
+        b = (a - 10).log()     # log of negatives: NaN, produced here
+        c = b * 0              # NaN propagates: not the first
+    assert bool(c.isnan().any())
+    f = insp.report().first_nonfinite_forward
+    assert f["op"] == "log" and f["kind"] == "nan" and f["module"] is None
+    assert f["input_dtypes"] == ["float32"]
+    np.testing.assert_allclose(f["input_max_abs"][0], np.abs(np.exp([1.0, -1.0, 4.0]) - 10).max(), rtol=1e-6)
+    assert "no module (outside the model)" in insp.report().table()
+
+
+def test_masks_of_minus_inf_are_not_overflows():
+    """full(-inf) + triu (a causal mask), masked_fill(-inf), softmax over -inf: fills with the caller's
+    value, not overflows; the first inf that an op makes from finite inputs is still found after them."""
+    T = 5
+    x = ag.randn(2, T, T)
+    with debug.inspect() as insp:
+        mask = ag.full((T, T), float("-inf")).triu(1)
+        att = (x + mask).softmax(-1)
+        att2 = x.masked_fill(ag.ones(T, T, dtype=ag.bool).triu(1), float("-inf")).softmax(-1)
+        assert bool(att.isfinite().all()) and bool(att2.isfinite().all())
+    assert insp.report().first_nonfinite_forward is None, insp.report().table()
+    with debug.inspect() as insp:
+        ag.full((T, T), float("-inf")).triu(1)
+        (x * 1e38).exp()
+    f = insp.report().first_nonfinite_forward
+    assert f is not None and f["op"] in ("mul", "exp"), f
+
+
+def test_policy_less_ops_counted_by_dtype():
+    net = _net()
+    x = ag.randn(8, 16)
+    with debug.inspect(net) as insp:
+        with ag.autocast("cpu", dtype=ag.bfloat16):
+            net(x)
+        net(x)  # outside autocast: float32
+    rep = insp.report()
+    # 4 blocks: one relu and one residual add each, per forward. relu runs in bf16 under autocast (its
+    # input is a bf16 linear), float32 after; the residual adds float32 x to a bf16 output: float32 both times
+    assert rep.ops["relu"] == {"bfloat16": 4, "float32": 4}, rep.ops.get("relu")
+    assert rep.ops["add"] == {"float32": 8}, rep.ops.get("add")
+    # nothing else ran (the inspector's own statistics are not counted) but the copies: the gate's casts to
+    # bf16 (3 per linear, 2 where the cast cache held the weight) and the linears' own layout copies
+    assert set(rep.ops) == {"relu", "add", "linear", "copy"}, sorted(rep.ops)
+    casts = sum(n * int(why.split("cast ")[1][0]) for why, n in rep.reasons["linear"].items() if "cast " in why)
+    assert casts == 5 * 3 + 4 * 2 and rep.ops["copy"]["bfloat16"] >= casts, (rep.reasons["linear"], rep.ops["copy"])
+    assert any("no autocast policy" in why for why in rep.reasons["relu"])
+    # ops with a policy are still counted once, by the gate (not again by the watch)
+    lin = [k for k in rep.ops if k in ("linear", "addmm")]
+    assert lin and sum(rep.ops[lin[0]].values()) == 9, rep.ops
+    assert "Ops (calls per dtype the op ran in, and why):" in rep.table()
+
+
+def test_watch_off_costs_nothing_and_backward_is_not_counted():
+    net = _net()
+    x = ag.randn(8, 16)
+    net(x).sum().backward()  # no inspector: nothing recorded
+    assert ag._C._amp_watch_take() == ([], None)
+    with debug.inspect(net) as insp:
+        net(x).sum().backward()
+    rep = insp.report()
+    assert rep.ops["relu"] == {"float32": 4}  # threshold_backward etc. are backward kernels: not forward calls
+    assert not any("backward" in k for k in rep.ops), sorted(rep.ops)

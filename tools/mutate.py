@@ -223,7 +223,7 @@ def build_env():
 def build(scratch, env, log):
     bdir = os.path.join(scratch, "build", "mut")
     if not os.path.exists(os.path.join(bdir, "build.ninja")):
-        rc, out = sh("cmake -S . -B build/mut -G Ninja -DAMPGRAD_CUDA=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "
+        rc, out = sh("cmake -S . -B build/mut -G Ninja -DAMPGRAD_CUDA=OFF -DAMPGRAD_CPU=native -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "
                      "-DCMAKE_BUILD_TYPE=Release -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF", scratch, env=env, log=log)
         if rc != 0:
             return rc, out

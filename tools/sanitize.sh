@@ -16,7 +16,7 @@ py=$(python -c 'import sys; print(sys.executable)')  # not a pyenv shim: the pre
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake -S . -B "$bdir" -G Ninja -DAMPGRAD_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
+cmake -S . -B "$bdir" -G Ninja -DAMPGRAD_CUDA=OFF -DAMPGRAD_CPU=native -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
   -DAMPGRAD_SANITIZE="$san" -DAMPGRAD_MODULE_DIR="$tree/ampgrad" -DPython_EXECUTABLE="$py" >/dev/null
 cmake --build "$bdir" -j"${AMPGRAD_SANITIZE_JOBS:-2}"
 
@@ -24,7 +24,7 @@ cmake --build "$bdir" -j"${AMPGRAD_SANITIZE_JOBS:-2}"
 mkdir -p "$tree/ampgrad"
 find "$tree/ampgrad" -maxdepth 1 -type l -delete
 for f in python/ampgrad/*; do
-  case "$(basename "$f")" in _C*.so|__pycache__) continue ;; esac
+  case "$(basename "$f")" in _C*.so|_cpuinfo*.so|__pycache__) continue ;; esac
   ln -s "$PWD/$f" "$tree/ampgrad/"
 done
 

@@ -19,6 +19,26 @@ struct Record {
   int16_t n_cache_hits;
 };
 
+// The kernel watch (Note [Watched kernels], amp/inspect.cpp): forward kernel counts and the first kernel
+// that turned finite inputs into inf/NaN, drained by the inspector.
+struct WatchCount {
+  int16_t op;
+  int8_t dtype;  // ScalarType of the first output (else the first input), -1 if none
+  int64_t n;
+};
+struct WatchEvent {
+  int16_t op;
+  int8_t out_dtype;
+  bool nan, inf;
+  std::vector<std::pair<int8_t, double>> inputs;  // dtype, max |x| (NaN when not floating)
+  bool taken;
+};
+// Drains the calling thread's counts; returns true and fills `event` the first time after the event.
+bool take_watch(std::vector<WatchCount>& counts, WatchEvent& event);
+void reset_watch();
+// Scanning for inf/NaN (the watch counts kernels either way).
+extern std::atomic<bool> g_scan;
+
 extern std::atomic<bool> g_on;
 inline bool on() { return g_on.load(std::memory_order_relaxed); }
 std::vector<Record>& records();  // the calling thread's

@@ -3,6 +3,8 @@
 #include "amp/inspect.h"
 #include "amp/scaler.h"
 #include "bindings/convert.h"
+#include "kernels/profiler_hooks.h"
+#include <cmath>
 
 namespace ampgrad::bind {
 
@@ -40,6 +42,39 @@ void init_amp(py::module_& m) {
                                 r.n_tensors, r.n_eligible, r.n_cast, r.n_cache_hits));
     amp::inspect::records().clear();
     return out;
+  });
+  // The kernel watch (Note [Watched kernels]): counts of forward kernels by op and dtype, and the first
+  // forward kernel that turned finite inputs into inf/NaN.
+  m.def("_amp_watch_enable", [](bool on, bool scan) {
+    amp::inspect::g_scan.store(scan, std::memory_order_relaxed);
+    profiler_hooks::g_watch.store(on, std::memory_order_relaxed);
+  }, py::arg("on"), py::arg("scan") = true);
+  m.def("_amp_watch_reset", [] { amp::inspect::reset_watch(); });
+  m.def("_amp_watch_take", [] {
+    std::vector<amp::inspect::WatchCount> counts;
+    amp::inspect::WatchEvent ev;
+    const bool had = amp::inspect::take_watch(counts, ev);
+    auto dt = [](int8_t d) -> py::object {
+      return d < 0 ? py::object(py::none()) : py::object(py::str(dtype_name(static_cast<ScalarType>(d))));
+    };
+    py::list cl;
+    for (auto& c : counts) cl.append(py::make_tuple(op_name(static_cast<Op>(c.op)), dt(c.dtype), c.n));
+    py::object event = py::none();
+    if (had) {
+      py::list dts, mags;
+      for (auto& [d, m] : ev.inputs) {
+        dts.append(dt(d));
+        mags.append(std::isnan(m) ? py::object(py::none()) : py::object(py::float_(m)));
+      }
+      py::dict e;
+      e["op"] = op_name(static_cast<Op>(ev.op));
+      e["output_dtype"] = dt(ev.out_dtype);
+      e["kind"] = ev.nan && ev.inf ? "inf and nan" : ev.nan ? "nan" : "inf";
+      e["input_dtypes"] = dts;
+      e["input_max_abs"] = mags;
+      event = e;
+    }
+    return py::make_tuple(cl, event);
   });
   m.def("_amp_foreach_non_finite_check_and_unscale_", [](std::vector<Tensor> grads, Tensor found_inf, const Tensor& inv_scale) {
     amp::non_finite_check_and_unscale_(grads, found_inf, inv_scale);

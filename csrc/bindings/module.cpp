@@ -128,6 +128,16 @@ using namespace ampgrad::bind;
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "ampgrad engine: tensors, autograd, autocast";
+  // The capability this module was compiled for (Note [CPU dispatch] in CMakeLists.txt), torch's names.
+  m.def("_cpu_capability", [] {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512CD__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+    return "AVX512";
+#elif defined(__AVX2__) && defined(__FMA__)
+    return "AVX2";
+#else
+    return "DEFAULT";
+#endif
+  });
   static py::exception<ValueError> value_error(m, "_ValueError", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {

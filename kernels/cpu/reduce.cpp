@@ -216,7 +216,7 @@ void k_prod(const Tensor& in, Tensor& out, Tensor*, const ReduceArgs& r) {
 }
 AG_REGISTER_KERNEL(prod, CPU, k_prod);
 
-// amax / amin of float32 rows (B == 1, no indices): 16-lane max/min, NaN tracked on the side (a
+// amax / amin of float32 rows (B == 1, no indices): kW-lane max/min, NaN tracked on the side (a
 // NaN anywhere in the row is the answer, as torch). bf16 / fp16 rows are widened to float32 in blocks
 // (exact) and take the same path; the result converts back exactly.
 template <bool IsMax> float minmax_combine(float a, float b) {
@@ -347,27 +347,27 @@ AG_REGISTER_KERNEL(argmax, CPU, k_minmax<true>);
 AG_REGISTER_KERNEL(argmin, CPU, k_minmax<false>);
 
 // Note [Float var]: var / std of float32 / fp16 / bf16 rows (B == 1) keep the double accumulation
-// of the generic loop (two passes: the mean, then squared deviations), in 8-lane double vectors with
+// of the generic loop (two passes: the mean, then squared deviations), in double vectors (kW / 2 lanes) with
 // 4 accumulators instead of one scalar chain; parts of a long row run in parallel and combine in a
 // fixed order. Columns and float64 take the generic loop.
 template <typename T, bool Dev> double dsum_block(const T* x, int64_t n, double mean) {
   vec::vd a0 = {}, a1 = {}, a2 = {}, a3 = {};
   int64_t j = 0;
-  auto tr = [&](vec::vf8 f) {
+  auto tr = [&](vec::vfh f) {
     vec::vd d = __builtin_convertvector(f, vec::vd);
     if constexpr (Dev) { d = d - mean; d = d * d; }
     return d;
   };
   for (; j + 2 * vec::kW <= n; j += 2 * vec::kW) {
     vec::vf u = load16(x + j), v = load16(x + j + vec::kW);
-    vec::vf8 h[4];
-    std::memcpy(h, &u, sizeof u);
-    std::memcpy(h + 2, &v, sizeof v);
+    vec::vfh h[4];
+    vec::split(u, h[0], h[1]);
+    vec::split(v, h[2], h[3]);
     a0 += tr(h[0]); a1 += tr(h[1]); a2 += tr(h[2]); a3 += tr(h[3]);
   }
   vec::vd t = (a0 + a1) + (a2 + a3);
   double acc = 0;
-  for (int i = 0; i < 8; ++i) acc += t[i];
+  for (int i = 0; i < vec::kWd; ++i) acc += t[i];
   for (; j < n; ++j) {
     double d = static_cast<double>(static_cast<float>(x[j]));
     if constexpr (Dev) { d -= mean; d *= d; }

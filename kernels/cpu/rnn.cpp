@@ -1,5 +1,5 @@
 // CPU kernels of the fused RNN cells (Note [Fused RNN cells] in kernels/kernels.h): one pass per batch
-// row, fp16 / bf16 widened to fp32 and rounded once on store; sigmoid / tanh on the 16-lane vector math
+// row, fp16 / bf16 widened to fp32 and rounded once on store; sigmoid / tanh on the kW-lane vector math
 // for fp32 (kernels/cpu/vec_math.h), libm for float64.
 #include <algorithm>
 #include <cmath>

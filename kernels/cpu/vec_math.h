@@ -1,6 +1,6 @@
 // Vectorized float32 math for the CPU elementwise kernels (Note [Vector math]): exp, expm1, log,
-// log1p, tanh, sigmoid, erf and the activations built on them, on 16-lane GCC vector types that
-// -march=native lowers to AVX-512 (or pairs of AVX2 registers). No engine headers: tests/cpp-style
+// log1p, tanh, sigmoid, erf and the activations built on them, on GCC vector types as wide as the
+// target's registers (16 lanes with AVX-512, 8 with AVX2, 4 below). No engine headers: tests/cpp-style
 // harnesses can include it alone.
 #pragma once
 #include <cmath>
@@ -11,16 +11,26 @@
 // Note [Vector math]: the float32 / fp16 / bf16 loops of the unary rows whose functor has a
 // VecUnary specialization, and of the activation backward rows (VecBinary), run these instead of
 // the scalar functor (kernels/cpu/elementwise.cpp): chunks of 256 elements, converted to float32,
-// computed 16 lanes at a time, rounded once on store. float64 and strided inner loops keep the
+// computed kW lanes at a time, rounded once on store. float64 and strided inner loops keep the
 // scalar functor. Max error vs float64 (tests/test_vec_math.py): exp (exp_cr) correctly rounded but
 // for ~1e-5 of the inputs, as libm's; log 1, expm1 1.5, log1p, tanh, sigmoid, silu, softplus 3, erf
 // and gelu 6 ulp. The special points (0, -0, +-inf, nan, overflow, underflow, denormals) give the
 // scalar functors' results.
 namespace ampgrad::cpu::vec {
 
-constexpr int kW = 16;
-typedef float vf __attribute__((vector_size(64)));
-typedef int32_t vi __attribute__((vector_size(64)));
+// The vector width follows the target (Note [CPU dispatch]): 64 bytes (16 floats) with AVX-512, 32 with
+// AVX / AVX2, 16 below. Wider GCC vectors than the registers are lowered piecewise through the stack
+// (an AVX2 build of 16-lane code ran its sums 4x and its exp 4x slower than 8-lane code).
+#if defined(__AVX512F__)
+#define AG_VEC_BYTES 64
+#elif defined(__AVX__)
+#define AG_VEC_BYTES 32
+#else
+#define AG_VEC_BYTES 16
+#endif
+constexpr int kW = AG_VEC_BYTES / 4;
+typedef float vf __attribute__((vector_size(AG_VEC_BYTES)));
+typedef int32_t vi __attribute__((vector_size(AG_VEC_BYTES)));
 
 inline vf splat(float v) { return vf{} + v; }
 inline vi splati(int32_t v) { return vi{} + v; }
@@ -34,6 +44,13 @@ inline vf vmin(vf a, vf b) { return a < b ? a : b; }
 inline vf vmax(vf a, vf b) { return a > b ? a : b; }
 inline vf copysign(vf mag, vf sgn) { return from_bits((bits(mag) & 0x7fffffff) | (bits(sgn) & int32_t(0x80000000u))); }
 inline vi isnan(vf x) { return x != x; }
+inline bool any(vi m) {  // some lane set
+  typedef uint64_t vq __attribute__((vector_size(AG_VEC_BYTES)));
+  const vq b = (vq)m;
+  uint64_t r = 0;
+  for (int i = 0; i < AG_VEC_BYTES / 8; ++i) r |= b[i];
+  return r != 0;
+}
 // Round to nearest (ties to even) for |x| < 2^22: the magic-number trick, exact in float.
 inline vf round_nearest(vf x) {
   const vf m = splat(12582912.0f);
@@ -74,10 +91,38 @@ inline vf exp(vf x) {
 // in the exponent bits, rounded once to float (which also gives the denormals and the overflow to
 // inf). Measured over every float in [-104, 89]: 989 of 6.4e8 sampled inputs differ from the
 // correctly rounded value, each by the last bit.
-typedef double vd __attribute__((vector_size(64)));
-typedef int64_t vl __attribute__((vector_size(64)));
-typedef float vf8 __attribute__((vector_size(32)));
-inline vf8 exp_cr8(vf8 xf) {
+// The double-precision kernels work on half a vf at a time: kW / 2 floats <-> as many doubles (one register).
+typedef double vd __attribute__((vector_size(AG_VEC_BYTES)));
+typedef int64_t vl __attribute__((vector_size(AG_VEC_BYTES)));
+typedef float vfh __attribute__((vector_size(AG_VEC_BYTES / 2)));
+constexpr int kWd = kW / 2;
+inline void split(vf x, vfh& lo, vfh& hi) {
+  std::memcpy(&lo, &x, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&x) + sizeof lo, sizeof hi);
+}
+inline vf join(vfh lo, vfh hi) {
+  vf y;
+  std::memcpy(&y, &lo, sizeof lo);
+  std::memcpy(reinterpret_cast<char*>(&y) + sizeof lo, &hi, sizeof hi);
+  return y;
+}
+// 2^(j/8) for j = q & 7 in each lane.
+inline vd pow2_eighths(vl q) {
+  constexpr double t[8] = {1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096, 1.4142135623730951,
+                           1.5422108254079407, 1.681792830507429, 1.8340080864093424};
+  if constexpr (kWd == 8) {
+    const vd tab = {t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]};
+    return __builtin_shuffle(tab, q & 7);
+  } else if constexpr (kWd == 4) {
+    const vd lo = {t[0], t[1], t[2], t[3]}, hi = {t[4], t[5], t[6], t[7]};
+    return __builtin_shuffle(lo, hi, q & 7);
+  } else {
+    vd s;
+    for (int i = 0; i < kWd; ++i) s[i] = t[q[i] & 7];
+    return s;
+  }
+}
+inline vfh exp_cr_half(vfh xf) {
   const vd x = __builtin_convertvector(xf, vd);
   const vd mg = vd{} + 6755399441055744.0;  // 1.5 * 2^52: round to nearest, n in the low bits
   const vd t = x * (8 * 1.4426950408889634074) + mg;
@@ -90,22 +135,15 @@ inline vf8 exp_cr8(vf8 xf) {
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
-  const vd tab = {1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096, 1.4142135623730951,
-                  1.5422108254079407, 1.681792830507429, 1.8340080864093424};  // 2^(j/8)
-  const vd s = __builtin_shuffle(tab, q & 7);
+  const vd s = pow2_eighths(q);
   const vl e = ((q >> 3) + 1023) << 52;  // x clamped to [-104, 100]: m in [-151, 145], 2^m a normal double
-  return __builtin_convertvector(p * s * (vd)e, vf8);
+  return __builtin_convertvector(p * s * (vd)e, vfh);
 }
 inline vf exp_cr(vf x) {
   const vf xc = vmin(vmax(x, splat(-104.0f)), splat(100.0f));
-  vf8 lo, hi;
-  std::memcpy(&lo, &xc, sizeof lo);
-  std::memcpy(&hi, reinterpret_cast<const char*>(&xc) + sizeof lo, sizeof hi);
-  lo = exp_cr8(lo);
-  hi = exp_cr8(hi);
-  vf y;
-  std::memcpy(&y, &lo, sizeof lo);
-  std::memcpy(reinterpret_cast<char*>(&y) + sizeof lo, &hi, sizeof hi);
+  vfh lo, hi;
+  split(xc, lo, hi);
+  vf y = join(exp_cr_half(lo), exp_cr_half(hi));
   y = sel(x < -104.0f, splat(0.0f), y);
   y = sel(x > 100.0f, splat(kInf), y);
   return sel(isnan(x), x, y);
@@ -115,7 +153,7 @@ inline vf exp_cr(vf x) {
 // FreeBSD's float kernels __kernel_sindf / __kernel_cosdf on |r| <= pi/4 in double, rounded once to
 // float (within 1 ulp, nearly always the correctly rounded value as libm's sinf). Lanes with
 // |x| > 2^19 pi/2, inf or NaN take libm per lane.
-template <bool IsCos> inline vf8 sincos8(vf8 xf) {
+template <bool IsCos> inline vfh sincos_half(vfh xf) {
   const vd x = __builtin_convertvector(xf, vd);
   const vd m = vd{} + 6755399441055744.0;  // 1.5 * 2^52: round to nearest, k in the low bits
   const vd t = x * 6.36619772367581382433e-01 + m;
@@ -130,22 +168,15 @@ template <bool IsCos> inline vf8 sincos8(vf8 xf) {
   const vl n = (q + (IsCos ? 1 : 0)) & 3;  // cos(x) = sin(x + pi/2)
   vd y = (n & 1) != 0 ? cs : sn;
   y = (n & 2) != 0 ? -y : y;
-  return __builtin_convertvector(y, vf8);
+  return __builtin_convertvector(y, vfh);
 }
 template <bool IsCos> inline vf sincos(vf x) {
-  vf8 lo, hi;
-  std::memcpy(&lo, &x, sizeof lo);
-  std::memcpy(&hi, reinterpret_cast<const char*>(&x) + sizeof lo, sizeof hi);
-  lo = sincos8<IsCos>(lo);
-  hi = sincos8<IsCos>(hi);
-  vf y;
-  std::memcpy(&y, &lo, sizeof lo);
-  std::memcpy(reinterpret_cast<char*>(&y) + sizeof lo, &hi, sizeof hi);
+  vfh lo, hi;
+  split(x, lo, hi);
+  vf y = join(sincos_half<IsCos>(lo), sincos_half<IsCos>(hi));
   if (!IsCos) y = sel(x == 0.0f, x, y);  // sin(-0) = -0
   const vi big = !(vabs(x) <= 823549.6f);  // 2^19 pi / 2; NaN too
-  typedef uint64_t vq __attribute__((vector_size(64)));
-  const vq b = (vq)big;
-  if ((((b[0] | b[1]) | (b[2] | b[3])) | ((b[4] | b[5]) | (b[6] | b[7]))) != 0)
+  if (any(big))
     for (int i = 0; i < kW; ++i)
       if (big[i]) y[i] = IsCos ? std::cos(x[i]) : std::sin(x[i]);
   return y;
@@ -286,9 +317,9 @@ inline vf hardswish(vf x) { return x * relu6_of_shifted(x) / 6.0f; }
 inline vf mish(vf x) { return x * tanh(softplus(x, 1.0f, 20.0f)); }
 inline vf log_sigmoid(vf x) { return vmin(x, splat(0.0f)) - log1p(exp(-vabs(x))); }
 
-// ---- fp16 / bf16 storage <-> float32, 16 at a time (the bits as uint16_t)
-typedef uint16_t vh __attribute__((vector_size(32)));
-typedef uint32_t vu __attribute__((vector_size(64)));
+// ---- fp16 / bf16 storage <-> float32, kW at a time (the bits as uint16_t)
+typedef uint16_t vh __attribute__((vector_size(AG_VEC_BYTES / 2)));
+typedef uint32_t vu __attribute__((vector_size(AG_VEC_BYTES)));
 inline vf load_bf16(const uint16_t* p) {
   vh h;
   std::memcpy(&h, p, sizeof h);

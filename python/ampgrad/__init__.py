@@ -6,6 +6,8 @@ import os as _os
 # thread doing the work (set OMP_WAIT_POLICY yourself to override; read when _C loads).
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from ._load_C import load as _load_engine  # noqa: E402
+_load_engine(__name__, _os.path.dirname(__file__))  # _C built for this CPU (Note [CPU dispatch])
 from . import _C  # noqa: E402
 from ._C import Tensor, dtype, device  # noqa: E402
 from ._C import get_num_threads, set_num_threads  # noqa: E402

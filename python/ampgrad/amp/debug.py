@@ -7,13 +7,18 @@
     print(insp.report())            # text table; .to_json(), .to_dict(), .plot("amp.png")
 
 What it records (forward and backward must run inside the `with` block):
-- per op with an autocast policy: calls per dtype the op ran in, and why (the policy, whether the
-  gate cast inputs, found none eligible, or hit the cast cache). This comes from one seam in the
-  autocast gate (csrc/amp/inspect.h): off, it costs the gate one relaxed load, and only under autocast.
-  Ops without an autocast policy (add, relu, ...) run in their inputs' dtype and are not listed.
-- the first op that produced inf/NaN in the forward: the innermost module (path as named_modules
-  gives it, e.g. ``encoder.layers.10.fc2``) whose inputs were finite and whose output is not, the op
-  that made its output (from the output's grad_fn, e.g. ``addmm``), its input dtypes and max |x|.
+- per op: calls per dtype the op ran in, and why. Ops with an autocast policy come from one seam in the
+  autocast gate (csrc/amp/inspect.h): the policy, whether the gate cast inputs, found none eligible, or
+  hit the cast cache. Every other op (add, relu, ...) comes from the kernel watch (Note [Watched
+  kernels]): its forward kernel calls by dtype, "no autocast policy: runs in its inputs' dtype".
+  Off, each seam costs one relaxed load (the gate's only under autocast).
+- the first op that produced inf/NaN in the forward: the first forward kernel whose tensor inputs were
+  all finite and whose output is not (the kernel watch scans every CPU kernel's operands until it finds
+  one), with the module that was innermost when it ran (path as named_modules gives it, e.g.
+  ``encoder.layers.10.fc2``), its input dtypes and max |x|. Fills with a caller's value (full(-inf),
+  masked_fill with -inf: the value is an input) are not overflows. Without a CPU kernel to watch (CUDA),
+  the innermost module whose inputs were finite and whose output is not, and the op that made its output
+  (from the output's grad_fn).
 - the first op that produced inf/NaN in the backward: the first backward node (in execution order)
   whose incoming gradients were finite and whose outgoing ones are not, with its module path.
 - per module: max |x| of activations (outputs) and of gradients (w.r.t. the outputs), and the
@@ -53,9 +58,26 @@ def _tensors(x):
             yield from _tensors(v)
 
 
+class _Paused:
+    """The inspector's own reductions are not the model's ops: both seams are off while they run."""
+
+    def __enter__(self):
+        insp = _active[0]
+        self.on = insp is not None and insp._recording
+        if self.on:
+            _C._amp_inspect_enable(False)
+            _C._amp_watch_enable(False)
+
+    def __exit__(self, *exc):
+        if self.on:
+            _C._amp_inspect_enable(True)
+            _C._amp_watch_enable(True)
+        return False
+
+
 def _stats(t):
     """[max |x| over finite values, #finite > fp16 max, #non-zero < fp16 tiny, #non-finite, numel] (one sync)."""
-    with no_grad():
+    with no_grad(), _Paused():
         a = t.detach().float().abs()
         finite = a.isfinite()
         af = a.where(finite, a.new_zeros(()))
@@ -67,7 +89,7 @@ def _stats(t):
 def _all_finite(t):
     """Any inf/NaN makes the float32 sum non-finite, so a finite sum proves all values finite (one fast
     reduction); a non-finite sum (or a float32 overflow of it) is confirmed exactly."""
-    with no_grad():
+    with no_grad(), _Paused():
         t = t.detach()
         if math.isfinite(t.sum(dtype=_C.float32).item()):
             return True
@@ -75,7 +97,7 @@ def _all_finite(t):
 
 
 def _nonfinite_kind(t):
-    with no_grad():
+    with no_grad(), _Paused():
         if bool(t.detach().isnan().any()):
             return "nan"
         return "inf"
@@ -147,7 +169,7 @@ class AmpReport:
         return s
 
     def table(self):
-        out = ["AMP inspector report", "", "Ops with an autocast policy (calls per dtype the op ran in, and why):"]
+        out = ["AMP inspector report", "", "Ops (calls per dtype the op ran in, and why):"]
         w = max([len(k) for k in self.reasons] + [10])
         for op in sorted(self.reasons):
             first = True
@@ -155,14 +177,16 @@ class AmpReport:
                 out.append(f"  {op if first else '':<{w}}  {n:>6}  {why}")
                 first = False
         if not self.reasons:
-            out.append("  (none: was autocast on?)")
+            out.append("  (none)")
         out.append("")
         for kind, rec in (("forward", self.first_nonfinite_forward), ("backward", self.first_nonfinite_backward)):
             if rec is None:
                 out.append(f"First inf/NaN in {kind}: none")
             else:
-                out.append(f"First inf/NaN in {kind}: {rec['kind']} in module '{rec['module']}', op {rec['op']} "
-                           f"({rec['grad_fn']})")
+                where = f"module '{rec['module']}'" if rec["module"] is not None else "no module (outside the model)"
+                node = f" ({rec['grad_fn']})" if rec.get("grad_fn") else ""
+                out.append(f"First inf/NaN in {kind}: {rec['kind']} in {where}, op {rec['op']}{node}, "
+                           f"output {rec['output_dtype']}")
                 out.append(f"  input dtypes {rec['input_dtypes']}, input max |x| "
                            f"{[_fmt(v) for v in rec['input_max_abs']]}")
         out.append("")
@@ -235,10 +259,22 @@ class AmpInspector:
         self._grads = defaultdict(_Acc)
         self._stack = []
         self._node_module = {}     # node sequence_nr -> module path (unique per node, unlike id())
+        self._modules = {}         # path -> module
         self._recording = False
 
     # -- seam records ------------------------------------------------------------------------------
     def _drain(self):
+        counts, event = _C._amp_watch_take()
+        for op, dt, n in counts:
+            if not _C._op_has_autocast_policy(_C._op_id(op)):  # (the gate's records count those)
+                dt = dt or "-"
+                self._ops[op][dt] += n
+                self._reasons[op][f"{dt:<9} no autocast policy: runs in its inputs' dtype"] += n
+        if event is not None and self._fwd is None:
+            path = self._stack[-1] if self._stack else None
+            module = self._modules.get(path)
+            self._fwd = dict(event, module=path, grad_fn=None, inputs_finite=True,
+                             module_type=type(module).__name__ if module is not None else None)
         for op, dev, policy, dt, n_t, n_el, n_cast, hits in _C._amp_inspect_take():
             dt = dt or "-"
             self._ops[op][dt] += 1
@@ -351,18 +387,22 @@ class AmpInspector:
             raise RuntimeError("ampgrad.amp.debug: an inspector is already active on this process")
         _active[0] = self
         _C._amp_inspect_take()  # drop anything recorded before
+        _C._amp_watch_reset()
         if self.model is not None:
             for path, m in self.model.named_modules():
+                self._modules[path] = m
                 self._handles.append(m.register_forward_pre_hook(self._pre(path)))
                 self._handles.append(m.register_forward_hook(self._post(path)))
         self._recording = True
         _C._amp_inspect_enable(True)
+        _C._amp_watch_enable(True)
         return self
 
     def stop(self):
         if _active[0] is not self:
             return self
         _C._amp_inspect_enable(False)
+        _C._amp_watch_enable(False)
         self._drain()
         self._recording = False
         for h in self._handles + self._node_handles:
@@ -386,6 +426,7 @@ class AmpInspector:
         self._ops.clear()
         self._reasons.clear()
         self._fwd = self._bwd = None
+        _C._amp_watch_reset()  # looks for a new first inf/NaN
         self._acts.clear()
         self._grads.clear()
 
