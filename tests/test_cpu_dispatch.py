@@ -82,6 +82,21 @@ with ag.autocast("cpu", dtype=ag.bfloat16):
     z = ag.nn.functional.linear(ag.from_numpy(a), ag.from_numpy(b.T.copy()))
 out["autocast_dtype"] = str(z.dtype)
 out["autocast_linear"] = z.float().numpy().astype(np.float64).tolist()
+# ulp errors over a sweep (the vector math at this module's width: 16, 8 or 4 lanes; float64 references)
+xs = np.linspace(-87.0, 88.0, 262147, dtype=np.float32)
+xd = xs.astype(np.float64)
+def ulp(got, ref):
+    ref32 = ref.astype(np.float32)
+    return float(np.max(np.abs(got.astype(np.float64) - ref) / np.spacing(np.abs(ref32)).astype(np.float64)))
+xt = ag.from_numpy(xs)
+out["ulp_exp"] = ulp(xt.exp().numpy(), np.exp(xd))
+out["ulp_sin"] = ulp(xt.sin().numpy(), np.sin(xd))
+out["ulp_cos"] = ulp(xt.cos().numpy(), np.cos(xd))
+out["ulp_tanh"] = ulp(xt.tanh().numpy(), np.tanh(xd))
+out["ulp_sigmoid"] = ulp(xt.sigmoid().numpy(), 1 / (1 + np.exp(-xd)))
+out["ulp_expm1"] = ulp(xt.expm1().numpy(), np.expm1(xd))
+posf = np.abs(xs) + np.float32(1e-3)
+out["ulp_log"] = ulp(ag.from_numpy(posf).log().numpy(), np.log(posf.astype(np.float64)))
 print(json.dumps(out))
 """
 
@@ -142,6 +157,9 @@ def _check_panel(cap, out):
                 "gelu": 1e-6}.get(name, tol * 1e-3)
         np.testing.assert_allclose(got, ref, rtol=tol, atol=atol, err_msg=f"{cap} {name}")
     assert abs(out["sum"] - m.sum()) <= 1e-5 * np.abs(m).sum()
+    # the documented bounds of Note [Vector math] (kernels/cpu/vec_math.h), at every vector width
+    for name, bound in {"exp": 1, "sin": 1, "cos": 1, "tanh": 3, "sigmoid": 3, "expm1": 1.5, "log": 1}.items():
+        assert out["ulp_" + name] <= bound, (cap, name, out["ulp_" + name])
     # conversions are exact and identical everywhere
     np.testing.assert_array_equal(np.array(out["to_bf16"]), _bf16_rne(x.astype(np.float32)), err_msg=cap)
     np.testing.assert_array_equal(np.array(out["to_fp16"]), x.astype(np.float16).astype(np.float64), err_msg=cap)

@@ -78,8 +78,20 @@ Scan scan(const hooks::WatchView& v) {
 
 struct Pending {
   bool scanned = false, inputs_finite = true;
-  std::vector<std::pair<int8_t, double>> inputs;  // dtype (-1: not floating), max |x| (NaN: not scanned)
+  std::vector<std::pair<int8_t, double>> inputs;  // dtype, max |x| (inf: some value not finite; NaN: not floating)
+  std::vector<bool> done;                         // input i scanned
 };
+
+void scan_input(const hooks::WatchView& v, Pending& p, size_t i) {
+  p.done[i] = true;
+  if (!scannable(v)) {
+    p.inputs[i] = {static_cast<int8_t>(v.dtype), NAN};
+    return;
+  }
+  Scan s = scan(v);
+  p.inputs_finite &= s.finite();
+  p.inputs[i] = {static_cast<int8_t>(v.dtype), s.finite() ? s.max_abs : INFINITY};
+}
 
 struct State {
   std::map<std::pair<int16_t, int8_t>, int64_t> counts;  // (op, dtype) -> forward kernel calls
@@ -124,15 +136,17 @@ int64_t watch_before(Op op, const WatchOperands& ops, bool cpu) {
   ++st.counts[{static_cast<int16_t>(op), first ? static_cast<int8_t>(first->dtype) : int8_t(-1)}];
   Pending p;
   if (cpu && !st.have_event && g_scan.load(std::memory_order_relaxed) && !intentional(op)) {
+    // Outputs are scanned after the call; inputs only where an output overwrites them (in place), now, and
+    // the others after the call if an output is not finite (they are unchanged then): every activation is
+    // read once per kernel that makes it, not once per kernel that reads it.
     p.scanned = true;
-    for (auto& v : ops.in) {
-      if (!scannable(v)) {
-        p.inputs.push_back({static_cast<int8_t>(v.dtype), NAN});
-        continue;
-      }
-      Scan s = scan(v);
-      p.inputs_finite &= s.finite();
-      p.inputs.push_back({static_cast<int8_t>(v.dtype), s.finite() ? s.max_abs : INFINITY});
+    p.inputs.assign(ops.in.size(), {int8_t(-1), NAN});
+    p.done.assign(ops.in.size(), false);
+    for (size_t i = 0; i < ops.in.size(); ++i) {
+      const auto& v = ops.in[i];
+      bool aliased = false;
+      for (auto& o : ops.out) aliased |= o.data == v.data;
+      if (aliased) scan_input(v, p, i);
     }
   }
   st.stack.push_back(std::move(p));
@@ -150,6 +164,9 @@ void watch_after(int64_t token, Op op, const WatchOperands& ops, bool ok) {
     if (!scannable(v)) continue;
     Scan s = scan(v);
     if (s.finite()) continue;
+    for (size_t i = 0; i < ops.in.size(); ++i)
+      if (!p.done[i]) scan_input(ops.in[i], p, i);
+    if (!p.inputs_finite) return;  // not made here: it came in
     st.have_event = true;
     st.event = WatchEvent{static_cast<int16_t>(op), static_cast<int8_t>(v.dtype), s.nan, s.inf, p.inputs, false};
     return;

@@ -108,13 +108,16 @@ inline vf join(vfh lo, vfh hi) {
 }
 // 2^(j/8) for j = q & 7 in each lane.
 inline vd pow2_eighths(vl q) {
-  constexpr double t[8] = {1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096, 1.4142135623730951,
-                           1.5422108254079407, 1.681792830507429, 1.8340080864093424};
-  if constexpr (kWd == 8) {
-    const vd tab = {t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]};
+  static constexpr double t[8] = {1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096,
+                                  1.4142135623730951, 1.5422108254079407, 1.681792830507429, 1.8340080864093424};
+  if constexpr (kWd == 8) {  // (memcpy, not initializer lists: every branch must compile at every width)
+    vd tab;
+    std::memcpy(&tab, t, sizeof tab);
     return __builtin_shuffle(tab, q & 7);
   } else if constexpr (kWd == 4) {
-    const vd lo = {t[0], t[1], t[2], t[3]}, hi = {t[4], t[5], t[6], t[7]};
+    vd lo, hi;
+    std::memcpy(&lo, t, sizeof lo);
+    std::memcpy(&hi, t + 4, sizeof hi);
     return __builtin_shuffle(lo, hi, q & 7);
   } else {
     vd s;
