@@ -230,3 +230,16 @@ def test_mnist_forward_forward_main(tmp):
     _ratio("mnist_forward_forward", t, a)
     assert len(t["losses"]) >= 2
     _compare(t, a)
+
+
+@pytest.mark.parametrize("model", ["LSTM", "GRU", "RNN_TANH", "Transformer"])
+def test_word_language_model_main(tmp, model):
+    """pytorch/examples word_language_model/main.py as a script, for each --model: training with
+    clip_grad_norm_ and SGD on p.data, the best model saved whole with torch.save and loaded back with
+    torch.load under serialization.safe_globals naming classes by torch's module paths
+    (torch.nn.modules.activation.MultiheadAttention, Note [torch's module paths]), then tested."""
+    t = _run(tmp, "torch", "word_lm", tmp, model)
+    a = _run(tmp, "ampgrad", "word_lm", tmp, model)
+    _ratio(f"word_language_model {model}", t, a)
+    assert "End of training" in a["_stdout"]
+    _compare(t, a, loss_rtol=1e-5)

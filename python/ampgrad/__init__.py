@@ -133,5 +133,6 @@ _ops_mod._aten_names = globals()  # torch.ops.aten.<name> falls back to ampgrad.
 
 from ._dlpack import from_dlpack  # noqa: E402  (DLPack and NumPy's array protocols on Tensor, issue 16)
 from . import testing  # noqa: E402  (assert_close, make_tensor)
+from . import onnx  # noqa: E402  (no exporter: torch.onnx's names, export raises)
 
 __version__ = "0.1.0"

@@ -334,8 +334,10 @@ class _Reader(pickle.Unpickler):
             module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         if self.weights_only and full not in _WEIGHTS_ONLY_GLOBALS:
+            # a class torch pickled as torch.X is allowed by ampgrad's class at ampgrad.X (Note [torch's module paths])
+            mine = "ampgrad" + full[len("torch"):] if full.startswith("torch.") else full
             for g in _safe_globals:
-                if _global_path(g) == full:
+                if _global_path(g) in (full, mine):
                     return g[0] if isinstance(g, tuple) else g
             raise _WeightsOnlyError(
                 f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "

@@ -407,7 +407,36 @@ def run_forward_forward(torch, args):
     return out
 
 
-DRIVERS = {"forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
+def run_word_lm(torch, args):
+    """pytorch/examples word_language_model/main.py (data.py's Corpus, model.py's RNNModel / TransformerModel,
+    clip_grad_norm_, manual SGD on p.data, whole-model torch.save / torch.load with safe_globals named by torch's
+    module paths) on a small synthetic corpus; args: the run directory and --model."""
+    rng = np.random.default_rng(0)
+    words = "the cat sat on a mat dog ran fast and slow red blue sky sea".split()
+    data = os.path.join(args[0], "wlm_data")
+    os.makedirs(data, exist_ok=True)
+    for split, lines in (("train", 40), ("valid", 8), ("test", 8)):
+        with open(os.path.join(data, f"{split}.txt"), "w") as f:
+            f.write("".join(" ".join(rng.choice(words, 10)) + "\n" for _ in range(lines)))
+    here = os.path.join(HERE, "word_language_model")
+    sys.path.insert(0, here)
+    try:
+        g, text = _run_main(os.path.join(here, "main.py"),
+                            ["--data", data, "--model", args[1], "--emsize", "16", "--nhid", "16", "--epochs", "2",
+                             "--bptt", "5", "--batch_size", "4", "--dropout", "0", "--lr", "2", "--log-interval", "5",
+                             "--save", os.path.join(args[0], f"wlm_{args[1]}.pt")])
+    finally:
+        sys.path.remove(here)
+        for m in ("data", "model"):
+            sys.modules.pop(m, None)
+    out = _state("final.", g["model"])
+    out["test_loss"] = np.array(g["test_loss"])
+    out["best_val_loss"] = np.array(g["best_val_loss"])
+    out["train_losses"] = _printed_numbers(text, "loss ")
+    return out
+
+
+DRIVERS = {"word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
            "nanogpt_train": run_nanogpt_train, "mnist": run_mnist}
 
 

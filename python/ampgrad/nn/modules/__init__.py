@@ -48,3 +48,33 @@ __all__ += ["RNNBase", "RNN", "LSTM", "GRU"]
 
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
             "TransformerDecoderLayer"] + list(_more_all)
+
+# Note [torch's module paths]: every class is reachable, and names itself (__module__), where torch's lives:
+# ampgrad.nn.modules.<file> for torch.nn.modules.<file>. Pickles of whole modules record that path (torch.load's
+# find_class maps torch.nn.modules.X to ampgrad.nn.modules.X; safe_globals compares paths), and scripts name
+# classes by it (pytorch/examples' word_language_model: torch.nn.modules.activation.MultiheadAttention). The
+# classes ampgrad defines in files of its own are re-homed here (padding.py and the other torch-named files
+# re-export them); tests/test_nn_module_paths.py checks the table against torch.
+import importlib as _importlib  # noqa: E402
+
+_TORCH_HOMES = {
+    "activation": ["MultiheadAttention", "Hardshrink", "RReLU", "Softmax2d", "Softshrink", "Threshold"],
+    "normalization": ["CrossMapLRN2d", "LocalResponseNorm"],
+    "container": ["Container"],
+    "sparse": ["EmbeddingBag"],
+    "dropout": ["FeatureAlphaDropout"],
+    "loss": ["GaussianNLLLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss"],
+    "pooling": ["LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"],
+    "batchnorm": ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"],
+    "conv": ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+             "LazyConvTranspose3d"],
+    "instancenorm": ["LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"],
+    "linear": ["LazyLinear"],
+    "padding": None, "upsampling": None, "pixelshuffle": None, "fold": None, "channelshuffle": None, "adaptive": None,
+}
+for _home, _names in _TORCH_HOMES.items():
+    _mod = _importlib.import_module(f"{__name__}.{_home}")
+    for _name in (_names if _names is not None else _mod.__all__):
+        _cls = globals()[_name]
+        setattr(_mod, _name, _cls)
+        _cls.__module__ = _mod.__name__
