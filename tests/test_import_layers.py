@@ -58,7 +58,8 @@ def _modules(root):
                 mods[prefix] = (os.path.join(dirpath, f), True)
             elif f.endswith(".py"):
                 mods[prefix + "." + f[:-3]] = (os.path.join(dirpath, f), False)
-            elif f.endswith((".so", ".pyd")):
+            elif f.endswith((".so", ".pyd")) and f.split(".")[0].isidentifier():
+                # (_C-avx2.*.so and _C-avx512.*.so are not importable names: _load_C loads one of them as _C)
                 mods[prefix + "." + f.split(".")[0]] = (None, False)
     return mods
 
