@@ -35,7 +35,7 @@ _LAYERS = [
      "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization", "ampgrad.special",
      "ampgrad.testing", "ampgrad.onnx"],
     ["ampgrad._linalg_decomp"],  # torch-level fronts over ampgrad.linalg
-    ["ampgrad.masked", "ampgrad.signal", "ampgrad._misc_ops", "ampgrad._aten_ops"],  # Python compositions over nn / linalg / sorting
+    ["ampgrad.masked", "ampgrad.signal", "ampgrad.distributions", "ampgrad._misc_ops", "ampgrad._aten_ops"],  # Python compositions over nn / linalg / sorting
     ["ampgrad.types", "ampgrad._ops", "ampgrad.library"],  # torch.library custom ops (issue 18)
 ]
 

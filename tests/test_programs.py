@@ -243,3 +243,35 @@ def test_word_language_model_main(tmp, model):
     _ratio(f"word_language_model {model}", t, a)
     assert "End of training" in a["_stdout"]
     _compare(t, a, loss_rtol=1e-5)
+
+
+def _dirs(tmp, name):
+    d = {b: os.path.join(tmp, f"{name}_{b}") for b in ("torch", "ampgrad")}
+    for v in d.values():
+        os.makedirs(v, exist_ok=True)
+    return d
+
+
+def test_mnist_rnn_main(tmp):
+    """pytorch/examples mnist_rnn/main.py as a script (LSTM batch_first, BatchNorm1d, Dropout2d on a 2-D
+    input, Adadelta, StepLR, torch.save of the state_dict) with a synthetic MNIST, 2 epochs."""
+    d = _dirs(tmp, "mnist_rnn")
+    t = _run(tmp, "torch", "mnist_rnn", d["torch"])
+    a = _run(tmp, "ampgrad", "mnist_rnn", d["ampgrad"])
+    _ratio("mnist_rnn", t, a)
+    assert len(t["train_losses"]) == 12 and len(t["test_losses"]) == 2
+    _compare(t, a)  # printed losses (6 and 4 decimals) to 1e-6, test accuracy exactly, saved weights
+
+
+@pytest.mark.parametrize("program", ["reinforce", "actor_critic"])
+def test_reinforcement_learning(tmp, program):
+    """pytorch/examples reinforcement_learning/{reinforce,actor_critic}.py as scripts: torch.distributions.
+    Categorical (samples from torch.multinomial's stream, log_prob), torch.tensor of a deque, returns
+    normalised with std, smooth_l1_loss, Adam; a synthetic CartPole (_shim.py: gymnasium's dynamics),
+    12 episodes. The sampled actions decide the episodes, so equal rewards mean equal samples."""
+    t = _run(tmp, "torch", "reinforce", program)
+    a = _run(tmp, "ampgrad", "reinforce", program)
+    _ratio(program, t, a)
+    assert len(t["rewards"]) == 12 and "Solved!" in a["_stdout"]
+    np.testing.assert_array_equal(a["rewards"], t["rewards"])
+    _compare(t, a)

@@ -120,6 +120,9 @@ from .serialization import save, load  # noqa: E402
 from ._creation import get_rng_state, set_rng_state  # noqa: E402
 from . import masked  # noqa: E402  (torch.masked reductions, issue 13)
 from . import signal  # noqa: E402  (torch.signal.windows, issue 13)
+from . import distributions  # noqa: E402  (torch.distributions: Distribution, Categorical, Normal, constraints)
+from math import e, inf, nan, pi  # noqa: E402,F401  (torch re-exports these)
+newaxis = None  # torch.newaxis
 from . import _misc_ops as _misc_ops_mod  # noqa: E402
 _misc_ops_mod.install(globals())  # *_window, combinations, gradient, quantile, mode, unique, ... (issue 13)
 from . import _aten_ops as _aten_ops_mod  # noqa: E402

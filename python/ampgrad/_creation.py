@@ -114,6 +114,17 @@ def _outable(fn):
 
 
 # ---- tensor(), as_tensor(), from data
+def _is_sequence(x):
+    """torch's PySequence_Check on data: lists and tuples, and any other object whose type indexes and
+    has a length (collections.deque, range, user sequences), but not str/bytes, dicts or mappings."""
+    if isinstance(x, (list, tuple)):
+        return True
+    if isinstance(x, (str, bytes, dict, Tensor, np.ndarray)):
+        return False
+    tp = type(x)
+    return hasattr(tp, "__getitem__") and hasattr(tp, "__len__") and not hasattr(tp, "keys")
+
+
 def _infer_dtype(data):
     """torch's inference for Python data: the promotion of every leaf's type, where a Python float
     is the default dtype, an int int64, a bool bool, and a tensor or NumPy scalar its own dtype."""
@@ -139,11 +150,11 @@ def _infer_dtype(data):
             raise ValueError("too many dimensions 'str'")
         elif isinstance(x, np.ndarray):
             t = _NP_TO_DT.get(x.dtype, _C.float64)
-        elif isinstance(x, (list, tuple)):
+        elif _is_sequence(x):
             stack.extend(x)
             continue
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
         out = t if out is None else _C.promote_types(out, t)
     return out or _C.get_default_dtype()
 
@@ -151,7 +162,7 @@ def _infer_dtype(data):
 def _to_nested(data):
     if isinstance(data, Tensor):
         return data.tolist()
-    if isinstance(data, (list, tuple)):
+    if _is_sequence(data):
         return [_to_nested(x) for x in data]
     return data
 

@@ -64,6 +64,8 @@ def _no_dropout(torch):
     """Dropout masks come from each library's own generator: the caller makes them identical by
     turning dropout off (nn.Dropout and F.dropout are identities in both runs)."""
     torch.nn.Dropout.forward = lambda self, x: x
+    for name in ("Dropout1d", "Dropout2d", "Dropout3d"):  # channel dropout: _DropoutNd, not Dropout subclasses
+        getattr(torch.nn, name).forward = lambda self, x: x
 
 
 # ---------------------------------------------------------------------------------------- drivers
@@ -319,6 +321,97 @@ def run_mnist(torch, args):
     return out
 
 
+def run_mnist_rnn(torch, args):
+    """pytorch/examples mnist_rnn/main.py (LSTM batch_first, BatchNorm1d, Dropout2d on 2-D input, Adadelta,
+    StepLR, argmax/eq accuracy, torch.save of the state_dict) with a synthetic MNIST; 2 epochs."""
+    _fake_torchvision(torch, 48, 40)
+    _no_dropout(torch)
+    g, text = _run_main(os.path.join(HERE, "mnist_rnn", "main.py"),
+                        ["--batch-size", "8", "--test-batch-size", "16", "--epochs", "2", "--log-interval", "1",
+                         "--save-model"], cwd=args[0])
+    sd = torch.load(os.path.join(args[0], "mnist_rnn.pt"))
+    out = {"saved." + k: _np(v) for k, v in sd.items()}
+    out["train_losses"] = _printed_numbers(text, "Loss: ")
+    out["test_losses"] = _printed_numbers(text, "Average loss: ")
+    out["accuracy"] = np.array([int(l.split("Accuracy: ")[1].split("/")[0]) for l in text.splitlines()
+                                if "Accuracy: " in l])
+    return out
+
+
+def _fake_gymnasium(episodes, max_steps):
+    """A `gymnasium` with CartPole-v1 only: gymnasium's cart-pole dynamics (Euler steps, float32 states,
+    reward 1 per step), truncated after max_steps; its spec's reward_threshold is +inf for the first
+    `episodes` episodes and -inf after, so the programs' "until solved" loops stop after `episodes`."""
+    gym = types.ModuleType("gymnasium")
+
+    class Spec:
+        def __init__(self):
+            self.checked = 0
+
+        @property
+        def reward_threshold(self):  # read once per episode by the programs
+            self.checked += 1
+            return float("inf") if self.checked < episodes else float("-inf")
+
+    class CartPole:
+        gravity, masscart, masspole, length, force_mag, tau = 9.8, 1.0, 0.1, 0.5, 10.0, 0.02
+        theta_threshold, x_threshold = 12 * 2 * np.pi / 360, 2.4
+
+        def __init__(self, render_mode=None):
+            self.spec = Spec()
+            self.rng = np.random.default_rng()
+            self.state, self.steps = None, 0
+
+        def reset(self, seed=None, options=None):
+            if seed is not None:
+                self.rng = np.random.default_rng(seed)
+            self.state = self.rng.uniform(-0.05, 0.05, size=(4,))
+            self.steps = 0
+            return np.array(self.state, dtype=np.float32), {}
+
+        def step(self, action):
+            x, x_dot, theta, theta_dot = self.state
+            force = self.force_mag if action == 1 else -self.force_mag
+            total_mass = self.masspole + self.masscart
+            polemass_length = self.masspole * self.length
+            costheta, sintheta = np.cos(theta), np.sin(theta)
+            temp = (force + polemass_length * theta_dot ** 2 * sintheta) / total_mass
+            thetaacc = (self.gravity * sintheta - costheta * temp) / (
+                self.length * (4.0 / 3.0 - self.masspole * costheta ** 2 / total_mass))
+            xacc = temp - polemass_length * thetaacc * costheta / total_mass
+            x, x_dot = x + self.tau * x_dot, x_dot + self.tau * xacc
+            theta, theta_dot = theta + self.tau * theta_dot, theta_dot + self.tau * thetaacc
+            self.state = (x, x_dot, theta, theta_dot)
+            self.steps += 1
+            terminated = bool(abs(x) > self.x_threshold or abs(theta) > self.theta_threshold)
+            truncated = self.steps >= max_steps
+            return np.array(self.state, dtype=np.float32), 1.0, terminated, truncated, {}
+
+        def render(self):
+            pass
+
+    def make(name, render_mode=None, **kwargs):
+        assert name == "CartPole-v1", name
+        return CartPole(render_mode)
+
+    gym.make = make
+    sys.modules["gymnasium"] = gym
+
+
+def run_reinforce(torch, args):
+    """pytorch/examples reinforcement_learning/reinforce.py or actor_critic.py (args[0]) as a script:
+    Categorical sampling (torch.multinomial's stream), log_prob, returns normalised with std, Adam;
+    a synthetic CartPole (gymnasium's dynamics), 12 episodes of at most 40 steps, dropout off."""
+    _fake_gymnasium(12, 40)
+    _no_dropout(torch)
+    g, text = _run_main(os.path.join(HERE, "reinforcement_learning", args[0] + ".py"), ["--log-interval", "1"])
+    model = g.get("policy") or g.get("model")
+    out = _state("final.", model)
+    out["rewards"] = _printed_numbers(text, "Last reward: ")
+    out["running_reward_loss"] = _printed_numbers(text, "Average reward: ")  # 2 decimals: compared as "loss"
+    return out
+
+
 def _printed_numbers(text, marker):
     """The numbers after `marker` on each printed line that has it."""
     out = []
@@ -436,7 +529,7 @@ def run_word_lm(torch, args):
     return out
 
 
-DRIVERS = {"word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
+DRIVERS = {"reinforce": run_reinforce, "mnist_rnn": run_mnist_rnn, "word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
            "nanogpt_train": run_nanogpt_train, "mnist": run_mnist}
 
 
