@@ -75,3 +75,20 @@ def test_out_errors_match_torch():
     assert leaf.tolist() == [0.0, 0.0]
     with pytest.raises(TypeError, match="argument 'out' must be Tensor"):
         ampgrad.zeros(2, out=[0, 0])
+
+
+@pytest.mark.parametrize("name", ["empty", "zeros", "ones", "rand", "randn"])
+def test_size_keyword(name):
+    """torch's factories take the size as the keyword `size` too (gat/main.py: torch.empty(size=(a, b)));
+    rand/randn draw the same numbers as with a positional size; size twice is a TypeError."""
+    for size in [(2, 3), [4], torch.Size([1, 2]), ()]:
+        torch.manual_seed(0)
+        ampgrad.manual_seed(0)
+        t = getattr(torch, name)(size=size)
+        a = getattr(ampgrad, name)(size=tuple(size) if isinstance(size, torch.Size) else size)
+        assert tuple(a.shape) == tuple(t.shape) and a.dtype == ampgrad.float32
+        if name != "empty":
+            np.testing.assert_array_equal(a.numpy(), t.numpy())
+    for lib in (torch, ampgrad):
+        with pytest.raises(TypeError):
+            getattr(lib, name)((2,), size=(2,))

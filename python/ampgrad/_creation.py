@@ -255,18 +255,30 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return _finish(t, requires_grad)
 
 
+def _size_kw(name, shape, size):
+    """torch's factories take the size positionally (varargs or one sequence) or as the keyword `size`."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 @_outable
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    size = _size_kw("zeros", shape, size)
     return _finish(_C._full(_size(size), 0, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
 @_outable
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+def ones(*shape, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    size = _size_kw("ones", shape, size)
     return _finish(_C._full(_size(size), 1, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
 @_outable
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None) -> "_C.Tensor":
+def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None) -> "_C.Tensor":
+    size = _size_kw("empty", shape, size)
     return _finish(_C._empty(_size(size), dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
@@ -458,7 +470,8 @@ def set_rng_state(new_state):
 
 
 @_outable
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    size = _size_kw("rand", shape, size)
     t = empty(*size, dtype=dtype, device=device)
     with _use_generator(generator, "rand"):
         t.uniform_(0, 1)
@@ -466,7 +479,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 
 @_outable
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    size = _size_kw("randn", shape, size)
     t = empty(*size, dtype=dtype, device=device)
     with _use_generator(generator, "randn"):
         t.normal_(0, 1)

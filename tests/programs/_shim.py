@@ -66,6 +66,7 @@ def _no_dropout(torch):
     torch.nn.Dropout.forward = lambda self, x: x
     for name in ("Dropout1d", "Dropout2d", "Dropout3d"):  # channel dropout: _DropoutNd, not Dropout subclasses
         getattr(torch.nn, name).forward = lambda self, x: x
+    torch.nn.functional.dropout = lambda input, p=0.5, training=True, inplace=False: input
 
 
 # ---------------------------------------------------------------------------------------- drivers
@@ -412,6 +413,100 @@ def run_reinforce(torch, args):
     return out
 
 
+def _write_cora(d, n_nodes, n_feats, n_edges, seed=0):
+    """A synthetic Cora in d/cora: cora.content (`id features... label` per line, binary features, 7
+    string classes) and cora.cites (`cited citing` id pairs), the files gcn/gat's load_cora reads."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(os.path.join(d, "cora"), exist_ok=True)
+    ids = rng.choice(np.arange(1000, 10 ** 6), size=n_nodes, replace=False)
+    classes = np.array(["Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",
+                        "Reinforcement_Learning", "Rule_Learning", "Theory"])
+    labels = rng.integers(0, len(classes), size=n_nodes)
+    feats = (rng.random((n_nodes, n_feats)) < 0.1).astype(int)
+    feats[np.arange(n_nodes), labels] = 1  # a learnable signal: one feature per class
+    with open(os.path.join(d, "cora", "cora.content"), "w") as f:
+        for i in range(n_nodes):
+            f.write(f"{ids[i]}\t" + "\t".join(map(str, feats[i])) + f"\t{classes[labels[i]]}\n")
+    src = rng.integers(0, n_nodes, size=n_edges)
+    dst = np.where(rng.random(n_edges) < 0.7,  # mostly within a class
+                   [rng.choice(np.flatnonzero(labels == labels[s])) for s in src], rng.integers(0, n_nodes, n_edges))
+    with open(os.path.join(d, "cora", "cora.cites"), "w") as f:
+        f.write("".join(f"{ids[a]}\t{ids[b]}\n" for a, b in zip(src, dst)))
+
+
+def _main_block(path, ns):
+    """Runs the body of the `if __name__ == '__main__':` block of the (unchanged) file `path` in the
+    namespace `ns` that runpy.run_path gave for it under another name."""
+    import ast
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    block = [n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)]
+    assert len(block) == 1, path
+    exec(compile(ast.Module(body=block[0].body, type_ignores=[]), path, "exec"), ns)  # noqa: S102
+
+
+def run_gat(torch, args):
+    """pytorch/examples gat/main.py: its GraphAttentionLayer / GAT (masked attention with torch.where,
+    leaky_relu, softmax, elu, per-head matmuls), Adam with weight decay, NLLLoss on index masks, its own
+    main block (argparse, randperm split, train/test loops) on a synthetic Cora (args[0]/cora, 1700 nodes
+    so that its fixed 1200/400 test/val split leaves 100 training nodes). Its load_cora is replaced by
+    the dense equivalent: it builds the inputs with sparse COO tensors (to_sparse, sparse_coo_tensor,
+    sparse @ dense), which ampgrad does not have, and returns them dense; dropout off."""
+    _write_cora(args[0], 1700, 24, 5000)
+    _no_dropout(torch)
+    path = os.path.join(HERE, "gat", "main.py")
+    ns = runpy.run_path(path, run_name="gat_main")["train_iter"].__globals__  # the functions' own globals
+
+    def load_cora(path="./cora", device="cpu"):
+        content = np.genfromtxt(os.path.join(path, "cora.content"), dtype=np.dtype(str))
+        cites = np.genfromtxt(os.path.join(path, "cora.cites"), dtype=np.int32)
+        features = torch.FloatTensor(content[:, 1:-1].astype(np.int32))
+        scale = 1 / torch.sum(features, dim=1)
+        scale[scale == float("inf")] = 0
+        features = features * scale[:, None]  # = diag(scale).to_sparse() @ features, exactly
+        classes, labels = np.unique(content[:, -1], return_inverse=True)
+        labels = torch.LongTensor(labels)
+        idx_map = {id: pos for pos, id in enumerate(content[:, 0].astype(np.int32))}
+        edges = np.array([[idx_map[a], idx_map[b]] for a, b in cites], dtype=np.int64)
+        V = len(idx_map)
+        adj = torch.zeros(V, V, dtype=torch.int64)  # = sparse_coo_tensor(edges.T, ones, (V, V)).to_dense()
+        adj.index_put_((torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1])),
+                       torch.ones(len(edges), dtype=torch.int64), accumulate=True)
+        adj = torch.eye(V) + adj
+        return features.to(device), labels.to(device), adj.to(device)
+    ns["load_cora"] = load_cora
+    models, losses = [], []
+    real_init = ns["GAT"].__init__
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        models.append(self)
+    ns["GAT"].__init__ = init
+    real_test = ns["test"]
+
+    def test(*a, **k):  # records the (loss, accuracy) main's train_iter / final test compute
+        r = real_test(*a, **k)
+        losses.append(r)
+        return r
+    ns["test"] = test
+    sys.argv = [path, "--epochs", "4", "--hidden-dim", "8", "--num-heads", "2", "--val-every", "1", "--no-accel",
+                "--seed", "13", "--lr", "0.05"]
+    buf, real, cwd = io.StringIO(), sys.stdout, os.getcwd()
+    sys.stdout = buf
+    try:
+        os.chdir(args[0])
+        _main_block(path, ns)
+    finally:
+        sys.stdout = real
+        os.chdir(cwd)
+    print(buf.getvalue())
+    out = _state("final.", models[0])
+    out["eval_losses"] = np.array([l for l, _ in losses])
+    out["eval_acc_loss"] = np.array([acc for _, acc in losses])  # accuracies: compared as "loss"
+    out["printed_losses"] = _printed_numbers(buf.getvalue(), "loss_train: ")
+    return out
+
+
 def _printed_numbers(text, marker):
     """The numbers after `marker` on each printed line that has it."""
     out = []
@@ -529,7 +624,7 @@ def run_word_lm(torch, args):
     return out
 
 
-DRIVERS = {"reinforce": run_reinforce, "mnist_rnn": run_mnist_rnn, "word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
+DRIVERS = {"gat": run_gat, "reinforce": run_reinforce, "mnist_rnn": run_mnist_rnn, "word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
            "nanogpt_train": run_nanogpt_train, "mnist": run_mnist}
 
 
