@@ -37,7 +37,9 @@ def check(result, ref, k):
     assert np.all(np.abs(got - ref) <= tol), np.abs(got - ref).max()
 
 
-@pytest.mark.parametrize("m,k,n", [(13, 33, 31), (40, 17, 100), (64, 256, 96), (100, 300, 70), (33, 1, 65)])
+# (100, 300, 70) and (30, 600, 64): K split into blocks that stay in L1 (steps > 256); column-major A
+# and row-major B are read in place for their full panels (Note [Direct panels]), the ragged ones packed.
+@pytest.mark.parametrize("m,k,n", [(13, 33, 31), (40, 17, 100), (64, 256, 96), (100, 300, 70), (33, 1, 65), (30, 600, 64)])
 @pytest.mark.parametrize("la", ["row", "col", "strided"])
 @pytest.mark.parametrize("lb", ["row", "col", "strided"])
 def test_f32_mm_layouts(m, k, n, la, lb):
@@ -57,12 +59,22 @@ def test_f32_addmm_alpha_beta():
     out = ampgrad.addmm(c.float(), a.float(), b.float(), beta=0.5, alpha=-2.0)
     ref = 0.5 * cn.astype(np.float64) - 2.0 * (an.astype(np.float64) @ bn.astype(np.float64))
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-4)
+    # K in two L1 blocks: beta applies once, the second block adds into C
+    a2, an2 = operand(37, 700, "col")
+    b2, bn2 = operand(700, 70, "row")
+    c2, cn2 = operand(37, 70, "row")
+    out = ampgrad.addmm(c2.float(), a2.float(), b2.float(), beta=0.5, alpha=-2.0)
+    ref = 0.5 * cn2.astype(np.float64) - 2.0 * (an2.astype(np.float64) @ bn2.astype(np.float64))
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-3)
     nan_c = ampgrad.full((50, 45), float("nan"))
     out = ampgrad.addmm(nan_c, a.float(), b.float(), beta=0.0)
     np.testing.assert_allclose(out.numpy(), an.astype(np.float64) @ bn.astype(np.float64), rtol=1e-5, atol=1e-4)
 
 
-SHAPES = [(1, 1, 1), (3, 5, 7), (12, 32, 32), (13, 33, 31), (25, 2, 65), (7, 64, 1), (40, 17, 100), (64, 256, 96)]
+# The last four take the AMX path where the CPU has it (Note [AMX bf16 GEMM]: M*N*K >= 32768): ragged
+# 32-row blocks and 32-column panels, K padded to 32.
+SHAPES = [(1, 1, 1), (3, 5, 7), (12, 32, 32), (13, 33, 31), (25, 2, 65), (7, 64, 1), (40, 17, 100), (64, 256, 96),
+          (100, 300, 70), (129, 65, 97), (47, 31, 130), (16, 1000, 16)]
 
 
 @pytest.mark.parametrize("m,k,n", SHAPES)
@@ -160,3 +172,36 @@ def test_packing_buffers_reused_across_shapes_threads_and_giant_operands():
     for t in ts:
         t.join()
     assert not errs
+
+
+def test_bf16_kernels_agree_with_amx_turned_off():
+    # AMPGRAD_AMX=0 takes the vdpbf16ps kernel on a CPU with AMX (elsewhere both runs take the same
+    # one): both sum exact bf16 products in fp32, so both stay within the bf16 bound of float64.
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np, ampgrad\n"
+        "r = np.random.default_rng(3)\n"
+        "out = []\n"
+        "for m, k, n in [(100, 300, 70), (64, 64, 64), (33, 97, 129)]:\n"
+        "    a = ampgrad.tensor(r.standard_normal((m, k)).astype(np.float32)).bfloat16()\n"
+        "    b = ampgrad.tensor(r.standard_normal((n, k)).astype(np.float32)).bfloat16().t()\n"
+        "    c = ampgrad.tensor(r.standard_normal((m, n)).astype(np.float32)).bfloat16()\n"
+        "    out.append(ampgrad.addmm(c, a, b, beta=0.5, alpha=1.5).float().numpy())\n"
+        "    out.append((a.double() @ b.double() * 1.5 + c.double() * 0.5).numpy())\n"
+        "np.savez(__import__('sys').argv[1], *out)\n"
+    )
+    import os
+    import tempfile
+    res = {}
+    with tempfile.TemporaryDirectory() as d:
+        for amx in ("1", "0"):
+            path = os.path.join(d, amx + ".npz")
+            env = dict(os.environ, AMPGRAD_AMX=amx)
+            subprocess.run([sys.executable, "-c", code, path], check=True, env=env)
+            z = np.load(path)
+            res[amx] = [z["arr_%d" % i] for i in range(len(z.files))]
+    for amx in ("1", "0"):
+        for got, ref in zip(res[amx][0::2], res[amx][1::2]):
+            tol = 2.0 ** -8 * np.abs(ref) + 1e-5 * np.sqrt(300) * np.abs(ref).max()
+            assert np.all(np.abs(got - ref) <= tol), (amx, np.abs(got - ref).max())

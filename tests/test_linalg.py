@@ -297,21 +297,42 @@ def test_forward_ad_matches_torch(key):
     np.testing.assert_allclose(tan, ref, rtol=1e-8, atol=1e-10)
 
 
-def test_det_of_singular_matrices_is_zero_with_torchs_gradient():
+def _cofactor(a):
+    """The cofactor matrix (the derivative of det) in float64 from the minors, batched."""
+    a = np.asarray(a, dtype=np.float64)
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, axis=-2), j, axis=-1)
+            out[..., i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return out
+
+
+def test_det_of_singular_matrices_has_the_cofactor_gradient():
+    # torch's gradient at an exactly singular matrix (no create_graph) is LAPACK's rounding: zeros for
+    # [[1, 2], [2, 4]] and the cofactor matrix for S on one Intel CPU, zeros for both on an AMD CPU.
+    # ampgrad gives the exact derivative everywhere: the cofactor matrix.
     S = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]])  # rank 2
+    S2 = np.array([[1.0, 2.0], [2.0, 4.0]])
+    R1 = np.array([[1.0, 0, 0], [0, 0, 0], [0, 0, 0]])  # rank 1: cofactor matrix 0
     batch = np.stack([S, general((3, 3), 3)])
-    for a in (S, batch):
+    for a in (S, S2, R1, batch):
         xt, xa = torch.tensor(a, requires_grad=True), ag.tensor(a, requires_grad=True)
         dt, da = torch.linalg.det(xt), ag.linalg.det(xa)
         np.testing.assert_allclose(da.detach().numpy(), dt.detach().numpy(), atol=1e-12)
-        dt.sum().backward()
         da.sum().backward()
-        np.testing.assert_allclose(xa.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(xa.grad.numpy(), _cofactor(a), rtol=1e-8, atol=1e-10)
+        assert np.isfinite(xa.grad.numpy()).all()
         # with create_graph torch switches to the SVD formula: the cofactor matrix, differentiable again
         xt, xa = torch.tensor(a, requires_grad=True), ag.tensor(a, requires_grad=True)
         gt, = torch.autograd.grad(torch.linalg.det(xt).sum(), xt, create_graph=True)
         ga, = ag.autograd.grad(ag.linalg.det(xa).sum(), xa, create_graph=True)
         np.testing.assert_allclose(ga.detach().numpy(), gt.detach().numpy(), rtol=1e-7, atol=1e-9)
+    # float32 too
+    xa = ag.tensor(S2.astype(np.float32), requires_grad=True)
+    ag.linalg.det(xa).backward()
+    np.testing.assert_allclose(xa.grad.numpy(), _cofactor(S2), rtol=1e-6, atol=1e-6)
 
 
 def test_slogdet_and_logdet_of_singular_and_negative():

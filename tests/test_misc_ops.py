@@ -367,9 +367,43 @@ def test_as_strided_copy_and_scatter():
     y = ag.as_strided_scatter(xs, ss, [2], [2], 1)
     gx, gs = ag.autograd.grad(y, (xs, ss), ag.arange(5.0, dtype=ag.float64))
     assert gx.tolist() == [0.0, 0.0, 2.0, 0.0, 4.0] and gs.tolist() == [1.0, 3.0]
+    xt = torch.zeros(5, dtype=torch.float64, requires_grad=True)
+    assert y.grad_fn.name() == torch.as_strided_scatter(xt * 1, torch.ones(2, dtype=torch.float64), [2], [2], 1).grad_fn.name() \
+        == "AsStridedScatterBackward0"
     for args in [(x, torch.ones(3), [2], [1]), (x, torch.ones(2), [2], [1], -2), (x, 1.0, [2], [1]),
                  (x, torch.ones(2), 2, [1])]:
         same_error(lambda: torch.as_strided_scatter(*args), lambda: ag.as_strided_scatter(*A(args)))
+
+
+def test_scatter_reduce_multiply_as_torch():
+    for dt in (torch.float32, torch.float64, torch.int64, torch.int32):
+        x = torch.arange(1, 13, dtype=dt).reshape(3, 4)
+        idx = torch.tensor([[0, 1, 0, 2], [2, 2, 1, 0]])
+        src = (torch.arange(8, dtype=dt).reshape(2, 4) - 3).to(dt)
+        for dim in (0, 1, -1):
+            tt = x.scatter(dim, idx[:, :3] if dim != 0 else idx, src, reduce="multiply")
+            ta = A(x).scatter(dim, A(idx[:, :3] if dim != 0 else idx), A(src), reduce="multiply")
+            same(ta, tt)
+            same(ag.scatter(A(x), dim, A(idx), 2.5 if dt.is_floating_point else 3, reduce="multiply"),
+                 torch.scatter(x, dim, idx, 2.5 if dt.is_floating_point else 3, reduce="multiply"))
+    # 0-d, empty index, NaN/inf products
+    same(ag.tensor(3.0).scatter(0, ag.tensor([0, 0]), ag.tensor([2.0, 4.0]), reduce="multiply"),
+         torch.tensor(3.0).scatter(0, torch.tensor([0, 0]), torch.tensor([2.0, 4.0]), reduce="multiply"))
+    same(ag.ones(3).scatter(0, ag.zeros(0, dtype=ag.int64), ag.ones(0), reduce="multiply"),
+         torch.ones(3).scatter(0, torch.zeros(0, dtype=torch.int64), torch.ones(0), reduce="multiply"))
+    v = torch.tensor([float("inf"), 0.0, float("nan")])
+    same(ag.ones(3).scatter(0, ag.tensor([0, 0, 1]), A(v), reduce="multiply"),
+         torch.ones(3).scatter(0, torch.tensor([0, 0, 1]), v, reduce="multiply"))
+    # errors as torch's: bad reduce, out-of-range index; backward has no derivative
+    same_error(lambda: torch.ones(3).scatter(0, torch.tensor([0]), torch.ones(1), reduce="mul"),
+               lambda: ag.ones(3).scatter(0, ag.tensor([0]), ag.ones(1), reduce="mul"))
+    same_error(lambda: torch.ones(3).scatter(0, torch.tensor([5]), torch.ones(1), reduce="multiply"),
+               lambda: ag.ones(3).scatter(0, ag.tensor([5]), ag.ones(1), reduce="multiply"))
+    xt, xa = torch.ones(3, requires_grad=True), ag.ones(3, requires_grad=True)
+    yt = xt.scatter(0, torch.tensor([0]), torch.ones(1) * 2, reduce="multiply")
+    ya = xa.scatter(0, ag.tensor([0]), ag.ones(1) * 2, reduce="multiply")
+    assert ya.grad_fn.name() == yt.grad_fn.name()
+    same_error(lambda: yt.sum().backward(), lambda: ya.sum().backward())
 
 
 def test_mode_node_name_and_gradient_as_torch():

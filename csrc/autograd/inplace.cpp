@@ -41,7 +41,8 @@ struct CopySlices : autograd::Node {
   IntList order, inv_order;
   Shape vsizes, vstrides;
   int64_t voffset;
-  std::string name() const override { return "torch::autograd::CopySlices"; }  // torch's name()
+  const char* display = nullptr;  // a composition's torch name (set_copy_slices_name)
+  std::string name() const override { return display ? display : "torch::autograd::CopySlices"; }  // torch's name()
   autograd::variable_list apply(autograd::variable_list&& g) override {
     // The view's geometry is relative to the base's memory: lay the gradient out in the base's
     // memory order (a dense base may be permuted), then address it like the storage.
@@ -57,6 +58,15 @@ struct CopySlices : autograd::Node {
   }
 };
 }  // namespace
+
+// A Python composition whose last step writes into a view (as_strided_scatter) names its node as
+// torch's single op does; false if n is not a CopySlices node. `name` must outlive the node.
+bool set_copy_slices_name(autograd::Node* n, const char* name) {
+  auto* cs = dynamic_cast<CopySlices*>(n);
+  if (!cs) return false;
+  cs->display = name;
+  return true;
+}
 
 // Moves retain_grad from self's old grad_fn to its new one: .grad is for the value after the op.
 static void move_retains_grad(const Tensor& self, const std::shared_ptr<autograd::Node>& old_fn) {

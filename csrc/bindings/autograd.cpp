@@ -12,6 +12,9 @@
 #include "bindings/convert.h"
 #include "ops/internal.h"
 
+namespace ampgrad {
+bool set_copy_slices_name(autograd::Node* n, const char* name);  // autograd/inplace.cpp
+}
 namespace ampgrad::bind {
 
 namespace {
@@ -373,9 +376,10 @@ void init_autograd(py::module_& m) {
     static std::mutex mu;
     static std::set<std::string> names;  // interned: FunctionNode keeps a const char*
     auto fn = std::dynamic_pointer_cast<autograd::FunctionNode>(t.grad_fn());
-    if (!fn) return false;
     std::lock_guard<std::mutex> lock(mu);
-    fn->name_ = names.insert(name).first->c_str();
+    const char* interned = names.insert(name).first->c_str();
+    if (!fn) return t.grad_fn() ? set_copy_slices_name(t.grad_fn().get(), interned) : false;
+    fn->name_ = interned;
     return true;
   });
   m.def("_increment_version", [](py::handle tensors) {

@@ -1,6 +1,7 @@
 // Shape and indexing ops that copy. Advanced indexing, gather/scatter and the index_* family all
 // reduce to two kernels that read or write by element offsets (Note [Offset indexing]).
 #include "ops/internal.h"
+#include "ops/scan_index.h"
 
 namespace ampgrad {
 
@@ -299,9 +300,47 @@ static Tensor scatter_impl(const char* name, const Tensor& a, int64_t dim, const
   return out;
 }
 
+// scatter(reduce='multiply'): the product of self's element and every src value scattered to it, on
+// the scatter_reduce kernel (prod, self included). torch has no derivative for it: its grad_fn is a
+// NotImplemented node whose backward raises, and so is ampgrad's.
+static Tensor scatter_multiply(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src) {
+  if (a.dim() == 0) {
+    wrap_dim(dim, 0, kScalarOk);
+    AG_CHECK(idx.dim() <= 1, "Index tensor must have the same number of dimensions as self tensor");
+    return reshape(scatter_multiply(reshape(a, {1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src), {});
+  }
+  const int64_t d = wrap_dim(dim, a.dim());
+  AG_CHECK(src.dtype() == a.dtype() || src.dim() == 0, "scatter(): Expected self.dtype to be equal to src.dtype");
+  Tensor out;
+  {
+    autograd::AutoGradMode off(false);
+    if (idx.numel() == 0) {
+      out = contiguous_copy(a);
+    } else {
+      gather_coords(a, d, idx, "scatter");  // scatter's own index checks and messages
+      Tensor vals = src;
+      if (src.dim() == 0) {
+        vals = contiguous(expand(to_dtype(src, a.dtype()), idx.sizes()));
+      } else {
+        for (int64_t k = 0; k < a.dim(); ++k)
+          AG_CHECK(idx.sizes()[k] <= src.sizes()[k], "Expected index ", shape_str(idx.sizes()), " to be no larger than src ", shape_str(src.sizes()));
+      }
+      out = scatter_reduce(a, d, idx, vals, "prod", true);
+    }
+  }
+  out = detach(out);
+  if (is_floating(a.dtype()))
+    if (auto node = autograd::make_node("torch::autograd::NotImplemented", {&a, &src}, AG_BW {
+          AG_THROW(RuntimeError, "derivative for aten::scatter is not implemented");
+          return {};
+        }))
+      autograd::set_history(node, {&out});
+  return out;
+}
+
 Tensor scatter(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
-  AG_CHECK_NOT_IMPL(reduce != "multiply", "scatter(reduce='multiply') is not implemented in ampgrad yet");
-  AG_CHECK(reduce.empty() || reduce == "add", "reduce argument must be either add or multiply.");
+  AG_CHECK(reduce.empty() || reduce == "add" || reduce == "multiply", "reduce argument must be either add or multiply.");
+  if (reduce == "multiply") return scatter_multiply(a, dim, idx, src);
   Tensor s = src.dim() == 0 ? to_dtype(src, a.dtype()) : src;
   return scatter_impl("ScatterBackward0", a, dim, idx, s, reduce == "add");
 }

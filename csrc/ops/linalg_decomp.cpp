@@ -146,30 +146,25 @@ Tensor det_backward(const Tensor& g, const Tensor& det, const Tensor& A) {
   if (A.numel() == 0) return zeros_like(A);
   const double eps = A.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
   Tensor d = diag_embed(unsqueeze(g * det, -1) * ones_like(diag_part(A)));
-  if (!autograd::GradMode::is_enabled()) {
-    // torch without create_graph: one solve with A^H, so an exactly singular matrix (det == 0, d == 0)
-    // gets a zero gradient; here its matrix is swapped for I so that the solve stays finite.
-    Tensor zero;
-    {
-      autograd::AutoGradMode off(false);
-      zero = compare(Op::eq, detach(det), wrap_scalar(0.0));
-    }
-    Tensor M = A;
-    if (item_double(any(zero, std::nullopt, false)) != 0)
-      M = where(unsqueeze(unsqueeze(zero, -1), -1), diag_embed(ones_like(diag_part(A))), A);
-    return linalg_solve(mH(M), d, true);
-  }
   auto nonsingular = [&](const Tensor& M) { return linalg_solve(mH(M), d, true); };
+  // The cofactor matrix through the SVD: finite and differentiable again at singular matrices.
   auto singular = [&](const Tensor& M) {
     auto [U, S, Vh] = linalg_svd(M, false, true);
     Tensor alpha = linalg_det(U) * linalg_det(Vh) * g;
     Tensor D = prod_others(S) * unsqueeze(alpha, -1);
     return matmul(U * unsqueeze(D, -2), Vh);
   };
+  // With create_graph torch takes the SVD formula for nearly singular matrices (|det| < 100 eps).
+  // Without it torch solves with A^H, so an exactly singular matrix gets whatever its LAPACK's
+  // rounding gives: torch 2.13 on an Intel CPU returned the cofactor matrix for a rank-2 3x3 input
+  // but zeros for [[1, 2], [2, 4]] (whose cofactor matrix is [[4, -2], [-2, 1]]), and zeros for both
+  // on an AMD CPU. ampgrad gives the exact derivative, the cofactor matrix, by the SVD formula
+  // wherever det is exactly 0.
   Tensor is_sing;
   {
     autograd::AutoGradMode off(false);
-    is_sing = compare(Op::lt, abs(detach(det)), wrap_scalar(100.0 * eps));
+    is_sing = autograd::GradMode::is_enabled() ? compare(Op::lt, abs(detach(det)), wrap_scalar(100.0 * eps))
+                                               : compare(Op::eq, detach(det), wrap_scalar(0.0));
   }
   const bool any_s = item_double(any(is_sing, std::nullopt, false)) != 0;
   if (!any_s) return nonsingular(A);

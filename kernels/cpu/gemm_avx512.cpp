@@ -25,6 +25,13 @@
 // only where has_avx512_*() says the CPU can).
 #define AG_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
 #define AG_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#if defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define AG_HAVE_AMX 1
+#define AG_TARGET_AMX __attribute__((target("avx512f,avx512bw,avx512vl,amx-tile,amx-bf16")))
+#endif
 #endif
 
 namespace ampgrad::cpu {
@@ -189,13 +196,126 @@ void micro_bf16(int64_t kp, const uint32_t* a, const uint32_t* b, const Out<uint
   }
 }
 
-// C[rows x cols] (rows <= MR, cols <= NR) = alpha * (A panel . B panel) + beta * C, fp32.
+
+#ifdef AG_HAVE_AMX
+// ---------------------------------------------------------------------------------------------
+// Note [AMX bf16 GEMM]: on CPUs with AMX (Sapphire Rapids and later) bf16 products run on the tile
+// unit: `tdpbf16ps` multiplies a 16x32 bf16 tile of A by a 32x16 tile of B (k pairs interleaved,
+// the same VNNI layout as pack_bf16's B panels) into a 16x16 fp32 tile, eight times the work of
+// one vdpbf16ps. Each block of C is 32x32: tiles 0-3 accumulate it, 4-5 hold two 16-row A tiles,
+// 6-7 the two 16-column halves of a B panel. K runs whole in the tiles (fp32 accumulation, rounded
+// once on the way out, as the vdpbf16ps kernel does); K is zero-padded to a multiple of 32. The
+// tile unit flushes denormal inputs and results as vdpbf16ps does (torch's oneDNN GEMM uses the
+// same unit here). The OS must grant the tile state first (arch_prctl ARCH_REQ_XCOMP_PERM), and
+// each thread loads the tile configuration before its blocks and releases it after.
+// AMPGRAD_AMX=0 turns the path off (tests run both kernels).
+
+// An A panel for the tile unit: 16 rows of Kp bf16 each, k contiguous (Kp = K rounded up to 32,
+// zero padded; rows past `lines` zero). Element (l, k) is at p[l * ls + k * ks].
 AG_TARGET
-void micro_f32(int64_t K, const float* a, const float* b, const Out<float>& o, int64_t rows, int64_t cols) {
+void pack_rows_bf16(const uint16_t* p, int64_t ls, int64_t ks, int64_t lines, int64_t K, int64_t Kp, uint16_t* out) {
+  if (ks == 1 || lines == 0) {
+    for (int64_t l = 0; l < 16; ++l) {
+      uint16_t* o = out + l * Kp;
+      if (l >= lines) { std::memset(o, 0, sizeof(uint16_t) * Kp); continue; }
+      const uint16_t* s = p + l * ls;
+      for (int64_t k0 = 0; k0 < Kp; k0 += 32) {
+        const int64_t n = std::min<int64_t>(std::max<int64_t>(K - k0, 0), 32);
+        const __mmask32 m = n >= 32 ? ~__mmask32{0} : (__mmask32{1} << n) - 1;
+        _mm512_storeu_si512(o + k0, _mm512_maskz_loadu_epi16(m, s + k0));
+      }
+    }
+    return;
+  }
+  if (ls == 1) {  // lines contiguous: pairs of k rows interleaved into dwords, then 16x16 dword transposes
+    const __mmask16 ml = lanes(lines, 0);
+    for (int64_t k0 = 0; k0 < Kp; k0 += 32) {
+      __m512 r[16];
+      for (int q = 0; q < 16; ++q) {
+        const int64_t ka = k0 + 2 * q;
+        const __m256i x0 = ka < K ? _mm256_maskz_loadu_epi16(ml, p + ka * ks) : _mm256_setzero_si256();
+        const __m256i x1 = ka + 1 < K ? _mm256_maskz_loadu_epi16(ml, p + (ka + 1) * ks) : _mm256_setzero_si256();
+        r[q] = _mm512_castsi512_ps(_mm512_or_si512(_mm512_cvtepu16_epi32(x0), _mm512_slli_epi32(_mm512_cvtepu16_epi32(x1), 16)));
+      }
+      transpose16(r);  // r[l]: line l's 16 pairs
+      for (int l = 0; l < 16; ++l) _mm512_storeu_ps(reinterpret_cast<float*>(out + l * Kp + k0), r[l]);
+    }
+    return;
+  }
+  for (int64_t l = 0; l < 16; ++l)
+    for (int64_t k = 0; k < Kp; ++k) out[l * Kp + k] = l < lines && k < K ? p[l * ls + k * ks] : uint16_t(0);
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+// tmp [32 x 32] fp32 = (A tiles at a0, a1: 16 rows each, row stride lda bytes) . (B panel b: Kp/2 pair rows of 32 dwords).
+AG_TARGET_AMX
+void amx_block(int64_t chunks, const uint16_t* a0, const uint16_t* a1, int64_t lda, const uint32_t* b, float* tmp) {
+  asm volatile("" ::: "memory");
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t c = 0; c < chunks; ++c) {
+    _tile_loadd(4, a0 + 32 * c, lda);
+    _tile_loadd(5, a1 + 32 * c, lda);
+    _tile_loadd(6, b + 16 * NR * c, NR * 4);
+    _tile_loadd(7, b + 16 * NR * c + 16, NR * 4);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, tmp, 128);
+  _tile_stored(1, tmp + 16, 128);
+  _tile_stored(2, tmp + 16 * 32, 128);
+  _tile_stored(3, tmp + 16 * 32 + 16, 128);
+  asm volatile("" ::: "memory");
+}
+
+AG_TARGET_AMX void amx_begin() {
+  TileConfig cfg{};
+  cfg.palette = 1;
+  for (int t = 0; t < 8; ++t) { cfg.colsb[t] = 64; cfg.rows[t] = 16; }
+  _tile_loadconfig(&cfg);
+}
+AG_TARGET_AMX void amx_end() { _tile_release(); }
+
+// C[rows x cols] (rows, cols <= 32) = alpha * acc + beta * C, rounded to bf16 once.
+AG_TARGET
+void store_bf16_block(const float* acc, const Out<uint16_t>& o, int64_t rows, int64_t cols) {
+  const __m512 al = _mm512_set1_ps(o.alpha), be = _mm512_set1_ps(o.beta);
+  const __mmask16 m0 = lanes(cols, 0), m1 = lanes(cols, 16);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint16_t* row = o.c + r * o.ldc;
+    for (int h = 0; h < 2; ++h) {
+      const __mmask16 m = h ? m1 : m0;
+      if (!m) continue;
+      __m512 v = _mm512_mul_ps(_mm512_load_ps(acc + r * 32 + 16 * h), al);
+      if (o.beta != 0.f) {
+        const __m256i old = _mm256_maskz_loadu_epi16(m, row + 16 * h);
+        v = _mm512_fmadd_ps(be, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(old), 16)), v);
+      }
+      _mm256_mask_storeu_epi16(row + 16 * h, m, round_bf16(v));
+    }
+  }
+}
+#endif
+
+// C[rows x cols] (rows <= MR, cols <= NR) = alpha * (A panel . B panel) + beta * C, fp32. Step k
+// reads MR floats at a + k * as and NR at b + k * bs: a packed panel (as = MR, bs = NR) or, for
+// full panels, the operand itself (column-major A, row-major B; Note [Direct panels]).
+AG_TARGET
+void micro_f32(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o, int64_t rows,
+               int64_t cols) {
   __m512 acc[MR][2];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < K; ++k, a += MR, b += NR) {
+  for (int64_t k = 0; k < K; ++k, a += as, b += bs) {
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
@@ -225,7 +345,9 @@ struct Bf16Kernel {  // bf16 bits in and out, k pairs packed as dwords
   template <int P> static void pack(const T* p, int64_t ls, int64_t ks, int64_t lines, int64_t K, Packed* out) {
     pack_bf16<P>(p, ls, ks, lines, K, out);
   }
-  static void micro(int64_t steps, const Packed* a, const Packed* b, const Out<T>& o, int64_t rows, int64_t cols) {
+  static constexpr bool direct = false;
+  static void micro(int64_t steps, const Packed* a, int64_t, const Packed* b, int64_t, const Out<T>& o, int64_t rows,
+                    int64_t cols) {
     micro_bf16(steps, a, b, o, rows, cols);
   }
 };
@@ -237,8 +359,10 @@ struct F32Kernel {
   template <int P> static void pack(const T* p, int64_t ls, int64_t ks, int64_t lines, int64_t K, Packed* out) {
     pack_f32<P>(p, ls, ks, lines, K, out);
   }
-  static void micro(int64_t steps, const Packed* a, const Packed* b, const Out<T>& o, int64_t rows, int64_t cols) {
-    micro_f32(steps, a, b, o, rows, cols);
+  static constexpr bool direct = true;
+  static void micro(int64_t steps, const Packed* a, int64_t as, const Packed* b, int64_t bs, const Out<T>& o, int64_t rows,
+                    int64_t cols) {
+    micro_f32(steps, a, as, b, bs, o, rows, cols);
   }
 };
 
@@ -288,16 +412,33 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
   // parallel once the operands hold 32K elements (a serial pack cost 10-20% of a 2-thread bf16 GEMM
   // of the GPT benchmark's shapes).
   const int64_t grain = (M + N) * K >= 32768 ? 2 : std::numeric_limits<int64_t>::max();
-  parallel_for(mp, grain, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p)
+  // Note [Direct panels]: fp32 reads a full panel straight from the operand when its MR (NR) lines
+  // are contiguous at each k (column-major A, row-major B: convolution's im2col columns, x^T in a
+  // weight gradient): packing such a panel only copied it (a 1.2 MB im2col matrix was written twice).
+  // Ragged edge panels and every other layout are packed.
+  const bool a_direct = Kr::direct && ars == 1, b_direct = Kr::direct && bcs == 1;
+  const int64_t mp_pack0 = a_direct ? M / MR : 0, np_pack0 = b_direct ? N / NR : 0;
+  parallel_for(mp - mp_pack0, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = mp_pack0 + p0; p < mp_pack0 + p1; ++p)
       Kr::template pack<MR>(a + p * MR * ars, ars, acs, std::min<int64_t>(MR, M - p * MR), K, pa + p * steps * MR);
   });
-  parallel_for(np, grain, [&](int64_t p0, int64_t p1) {
-    for (int64_t j = p0; j < p1; ++j)
+  parallel_for(np - np_pack0, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t j = np_pack0 + p0; j < np_pack0 + p1; ++j)
       Kr::template pack<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, pb + j * steps * NR);
   });
   const bool split_cols = np >= mp;
-  const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(steps * MR * int64_t(sizeof(P)), 1));
+  // fp32 splits K into blocks whose slice of a B panel (kc x 32 floats) stays in L1 while the A
+  // panels of a chunk pass over it: unblocked, a K = 288 panel (36 KB) and the streaming A panels
+  // overflowed a 48 KB L1 and the kernel ran at ~65% of the FMA peak. Each block after the first
+  // adds into C (beta = 1); bf16 keeps K whole (C is bf16: partial sums would be rounded).
+  int64_t kc = steps;
+  if constexpr (std::is_same_v<typename Kr::T, float>) {
+    if (steps > 256) {
+      const int64_t nkb = (steps + 191) / 192;
+      kc = (steps + nkb - 1) / nkb;
+    }
+  }
+  const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(kc * MR * int64_t(sizeof(P)), 1));
   const bool big = M * N * K >= (int64_t{1} << 20);
   const int64_t tiles = split_cols ? np : mp;
   parallel_for(tiles, big ? 2 : tiles + 1, [&](int64_t t0, int64_t t1) {
@@ -305,15 +446,65 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
     const int64_t i0 = split_cols ? 0 : t0, i1 = split_cols ? mp : t1;
     // equal chunks of A panels (43 panels as 42 + 1 would pass every B panel over one A panel)
     const int64_t nck = (i1 - i0 + chunk - 1) / chunk, ck = std::max<int64_t>(1, (i1 - i0 + nck - 1) / std::max<int64_t>(nck, 1));
-    for (int64_t ic = i0; ic < i1; ic += ck)
-      for (int64_t j = j0; j < j1; ++j)
-        for (int64_t i = ic; i < std::min(i1, ic + ck); ++i) {
-          const Out<typename Kr::T> o{c + i * MR * ldc + j * NR, ldc, alpha, beta};
-          Kr::micro(steps, pa + i * steps * MR, pb + j * steps * NR, o, std::min<int64_t>(MR, M - i * MR),
-                    std::min<int64_t>(NR, N - j * NR));
-        }
+    for (int64_t k0 = 0; k0 < steps; k0 += kc) {
+      const int64_t kn = std::min(kc, steps - k0);
+      for (int64_t ic = i0; ic < i1; ic += ck)
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t i = ic; i < std::min(i1, ic + ck); ++i) {
+            const Out<typename Kr::T> o{c + i * MR * ldc + j * NR, ldc, alpha, k0 ? 1.f : beta};
+            const bool ad = i < mp_pack0, bd = j < np_pack0;
+            const P* ap = ad ? reinterpret_cast<const P*>(a + i * MR + k0 * acs) : pa + i * steps * MR + k0 * MR;
+            const P* bp = bd ? reinterpret_cast<const P*>(b + j * NR + k0 * brs) : pb + j * steps * NR + k0 * NR;
+            Kr::micro(kn, ap, ad ? acs : MR, bp, bd ? brs : NR, o, std::min<int64_t>(MR, M - i * MR),
+                      std::min<int64_t>(NR, N - j * NR));
+          }
+    }
   });
 }
+
+#ifdef AG_HAVE_AMX
+// Note [AMX bf16 GEMM]: A packed as 16-row panels (k contiguous), B as pack_bf16's 32-column panels
+// (pair rows padded with zeros to Kp / 2), both in parallel; then 32x32 blocks of C split between
+// threads by block columns or rows, whichever has more.
+void gemm_bf16_amx(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* b, int64_t brs, int64_t bcs, uint16_t* c,
+                   int64_t ldc, int64_t M, int64_t N, int64_t K, float beta, float alpha) {
+  const int64_t Kp = (K + 31) / 32 * 32, pairs = Kp / 2, kp = (K + 1) / 2;
+  const int64_t mb = (M + 31) / 32, np = (N + NR - 1) / NR;
+  Buffer hold_a, hold_b;
+  uint16_t* pa = scratch<uint16_t>(0, static_cast<size_t>(mb * 32 * Kp), hold_a);
+  uint32_t* pb = scratch<uint32_t>(1, static_cast<size_t>(np * pairs * NR), hold_b);
+  const int64_t grain = (M + N) * K >= 32768 ? 2 : std::numeric_limits<int64_t>::max();
+  parallel_for(2 * mb, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t lines = std::min<int64_t>(std::max<int64_t>(M - p * 16, 0), 16);
+      pack_rows_bf16(lines ? a + p * 16 * ars : a, ars, acs, lines, K, Kp, pa + p * 16 * Kp);
+    }
+  });
+  parallel_for(np, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t j = p0; j < p1; ++j) {
+      uint32_t* panel = pb + j * pairs * NR;
+      pack_bf16<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, panel);
+      std::memset(panel + kp * NR, 0, sizeof(uint32_t) * (pairs - kp) * NR);
+    }
+  });
+  const bool split_cols = np >= mb;
+  const int64_t tiles = split_cols ? np : mb;
+  const bool big = M * N * K >= (int64_t{1} << 21);
+  parallel_for(tiles, big ? 1 : tiles + 1, [&](int64_t t0, int64_t t1) {
+    const int64_t j0 = split_cols ? t0 : 0, j1 = split_cols ? t1 : np;
+    const int64_t i0 = split_cols ? 0 : t0, i1 = split_cols ? mb : t1;
+    alignas(64) float acc[32 * 32];
+    amx_begin();
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t i = i0; i < i1; ++i) {
+        amx_block(Kp / 32, pa + 2 * i * 16 * Kp, pa + (2 * i + 1) * 16 * Kp, Kp * 2, pb + j * pairs * NR, acc);
+        const Out<uint16_t> o{c + i * 32 * ldc + j * NR, ldc, alpha, beta};
+        store_bf16_block(acc, o, std::min<int64_t>(32, M - i * 32), std::min<int64_t>(NR, N - j * NR));
+      }
+    amx_end();
+  });
+}
+#endif
 
 }  // namespace
 
@@ -330,8 +521,33 @@ bool has_avx512_f32() {
 }
 
 // Callers check has_avx512_*() first and handle K == 0; bf16 travels as raw bits.
+bool has_amx_bf16() {
+#ifdef AG_HAVE_AMX
+  static const bool ok = [] {
+    if (const char* e = std::getenv("AMPGRAD_AMX"); e && e[0] == '0') return false;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    if (!((d >> 22) & 1u) || !((d >> 24) & 1u) || !has_avx512_bf16()) return false;  // AMX-BF16, AMX-TILE
+#ifdef SYS_arch_prctl
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    return false;
+#endif
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
 void gemm_bf16_avx512(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* b, int64_t brs, int64_t bcs,
                       uint16_t* c, int64_t ldc, int64_t M, int64_t N, int64_t K, float beta, float alpha) {
+#ifdef AG_HAVE_AMX
+  if (M >= 16 && N >= 16 && K >= 16 && M * N * K >= 32768 && has_amx_bf16()) {
+    gemm_bf16_amx(a, ars, acs, b, brs, bcs, c, ldc, M, N, K, beta, alpha);
+    return;
+  }
+#endif
   gemm_driver<Bf16Kernel>(a, ars, acs, b, brs, bcs, c, ldc, M, N, K, beta, alpha);
 }
 
@@ -342,6 +558,7 @@ void gemm_f32_avx512(const float* a, int64_t ars, int64_t acs, const float* b, i
 
 #else
 bool has_avx512_bf16() { return false; }
+bool has_amx_bf16() { return false; }
 bool has_avx512_f32() { return false; }
 void gemm_f32_avx512(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t, int64_t,
                      int64_t, float, float) {}

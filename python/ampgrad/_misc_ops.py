@@ -601,7 +601,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(view.shape)}")
     view.copy_(src)
-    return out
+    return _named(out, "AsStridedScatterBackward0")
 
 
 # ---------------------------------------------------------------- torch.lu / torch.lu_solve (deprecated
