@@ -28,7 +28,11 @@ def _same(a, t, exact=True, what=""):
     assert str(a.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], f"{what}: {a.dtype} vs torch {t.dtype}"
     av = np.asarray(a.detach().float().numpy(), dtype=np.float64)
     tv = t.detach().float().numpy().astype(np.float64)
-    if exact:
+    if exact and str(t.dtype) == "torch.float32":
+        # fp32 ops (exp under autocast) are correctly rounded in ampgrad; torch's SLEEF kernels are
+        # 1 ulp off for some inputs on some CPUs: within one float32 ulp
+        np.testing.assert_allclose(av, tv, rtol=2.0 ** -23, atol=0, err_msg=what)
+    elif exact:
         np.testing.assert_array_equal(av, tv, err_msg=what)
     else:
         np.testing.assert_allclose(av, tv, rtol=2e-2, atol=2e-2, err_msg=what)

@@ -37,8 +37,8 @@ def check(result, ref, k):
     assert np.all(np.abs(got - ref) <= tol), np.abs(got - ref).max()
 
 
-# (100, 300, 70) and (30, 600, 64): K split into blocks that stay in L1 (steps > 256); column-major A
-# and row-major B are read in place for their full panels (Note [Direct panels]), the ragged ones packed.
+# Column-major A and row-major B are read in place for their full panels when the other operand has at
+# most 4 panels (Note [Direct panels]: (30, 600, 64), (13, 33, 31)), the ragged ones packed.
 @pytest.mark.parametrize("m,k,n", [(13, 33, 31), (40, 17, 100), (64, 256, 96), (100, 300, 70), (33, 1, 65), (30, 600, 64)])
 @pytest.mark.parametrize("la", ["row", "col", "strided"])
 @pytest.mark.parametrize("lb", ["row", "col", "strided"])
@@ -59,7 +59,7 @@ def test_f32_addmm_alpha_beta():
     out = ampgrad.addmm(c.float(), a.float(), b.float(), beta=0.5, alpha=-2.0)
     ref = 0.5 * cn.astype(np.float64) - 2.0 * (an.astype(np.float64) @ bn.astype(np.float64))
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-4)
-    # K in two L1 blocks: beta applies once, the second block adds into C
+    # long K with a column-major A read in place and beta
     a2, an2 = operand(37, 700, "col")
     b2, bn2 = operand(700, 70, "row")
     c2, cn2 = operand(37, 70, "row")

@@ -343,7 +343,10 @@ def test_lbfgs_matches_torch(dtype, rtol, kw):
     np.testing.assert_allclose(xa, xt, rtol=rtol * 10, atol=rtol)
     assert sa["param_groups"] == st["param_groups"]
     assert sorted(sa["state"][0]) == sorted(st["state"][0])
-    assert sa["state"][0]["n_iter"] == st["state"][0]["n_iter"]
+    # float32: the stopping test (tolerance_change on float32 losses) may fire one inner iteration
+    # earlier or later when sin/exp round differently by an ulp (torch's SLEEF rounding differs by CPU)
+    slack = 1 if dtype == "float32" else 0
+    assert abs(sa["state"][0]["n_iter"] - st["state"][0]["n_iter"]) <= slack
 
 
 def test_lbfgs_errors_match_torch():

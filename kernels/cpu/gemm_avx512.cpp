@@ -309,32 +309,48 @@ void store_bf16_block(const float* acc, const Out<uint16_t>& o, int64_t rows, in
 // C[rows x cols] (rows <= MR, cols <= NR) = alpha * (A panel . B panel) + beta * C, fp32. Step k
 // reads MR floats at a + k * as and NR at b + k * bs: a packed panel (as = MR, bs = NR) or, for
 // full panels, the operand itself (column-major A, row-major B; Note [Direct panels]).
-AG_TARGET
-void micro_f32(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o, int64_t rows,
-               int64_t cols) {
-  __m512 acc[MR][2];
+// R rows and H 16-column halves of the tile are computed: a ragged edge panel (M = 32 is panels of
+// 12, 12 and 8 rows; N = 16 one half) does not pay for the full 12x32 tile.
+template <int R, int H>
+AG_TARGET void micro_f32_tile(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o,
+                              int64_t rows, int64_t cols) {
+  __m512 acc[R][H];
 #pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < H; ++h) acc[r][h] = _mm512_setzero_ps();
   for (int64_t k = 0; k < K; ++k, a += as, b += bs) {
-    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    __m512 bv[H];
+    for (int h = 0; h < H; ++h) bv[h] = _mm512_loadu_ps(b + 16 * h);
 #pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) {
+    for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r]);
-      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+      for (int h = 0; h < H; ++h) acc[r][h] = _mm512_fmadd_ps(av, bv[h], acc[r][h]);
     }
   }
   const __m512 al = _mm512_set1_ps(o.alpha), be = _mm512_set1_ps(o.beta);
   const __mmask16 m0 = lanes(cols, 0), m1 = lanes(cols, 16);
   for (int r = 0; r < rows; ++r) {
     float* row = o.c + r * o.ldc;
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < H; ++h) {
       const __mmask16 m = h ? m1 : m0;
       if (!m) continue;
       __m512 v = o.alpha == 1.f ? acc[r][h] : _mm512_mul_ps(acc[r][h], al);
       if (o.beta != 0.f) v = _mm512_fmadd_ps(be, _mm512_maskz_loadu_ps(m, row + 16 * h), v);
       _mm512_mask_storeu_ps(row + 16 * h, m, v);
     }
+  }
+}
+
+void micro_f32(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o, int64_t rows,
+               int64_t cols) {
+  if (cols > 16) {
+    if (rows > 8) micro_f32_tile<MR, 2>(K, a, as, b, bs, o, rows, cols);
+    else if (rows > 4) micro_f32_tile<8, 2>(K, a, as, b, bs, o, rows, cols);
+    else micro_f32_tile<4, 2>(K, a, as, b, bs, o, rows, cols);
+  } else {
+    if (rows > 8) micro_f32_tile<MR, 1>(K, a, as, b, bs, o, rows, cols);
+    else if (rows > 4) micro_f32_tile<8, 1>(K, a, as, b, bs, o, rows, cols);
+    else micro_f32_tile<4, 1>(K, a, as, b, bs, o, rows, cols);
   }
 }
 
@@ -413,10 +429,12 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
   // of the GPT benchmark's shapes).
   const int64_t grain = (M + N) * K >= 32768 ? 2 : std::numeric_limits<int64_t>::max();
   // Note [Direct panels]: fp32 reads a full panel straight from the operand when its MR (NR) lines
-  // are contiguous at each k (column-major A, row-major B: convolution's im2col columns, x^T in a
-  // weight gradient): packing such a panel only copied it (a 1.2 MB im2col matrix was written twice).
-  // Ragged edge panels and every other layout are packed.
-  const bool a_direct = Kr::direct && ars == 1, b_direct = Kr::direct && bcs == 1;
+  // are contiguous at each k (column-major A, row-major B) and the panel is used by at most 4 panels
+  // of the other operand: packing such a panel only copied it (convolution's forward GEMM, 32 output
+  // channels by a 1.2 MB im2col matrix, wrote the matrix twice: 1.53x torch's time, now 0.9x). A
+  // panel reused more often is packed: its 4 KB-strided rows read from L2 again and again ran the
+  // weight-gradient shapes up to 2x slower. Ragged edge panels and other layouts are packed.
+  const bool a_direct = Kr::direct && ars == 1 && np <= 4, b_direct = Kr::direct && bcs == 1 && mp <= 4;
   const int64_t mp_pack0 = a_direct ? M / MR : 0, np_pack0 = b_direct ? N / NR : 0;
   parallel_for(mp - mp_pack0, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = mp_pack0 + p0; p < mp_pack0 + p1; ++p)
@@ -427,18 +445,7 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
       Kr::template pack<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, pb + j * steps * NR);
   });
   const bool split_cols = np >= mp;
-  // fp32 splits K into blocks whose slice of a B panel (kc x 32 floats) stays in L1 while the A
-  // panels of a chunk pass over it: unblocked, a K = 288 panel (36 KB) and the streaming A panels
-  // overflowed a 48 KB L1 and the kernel ran at ~65% of the FMA peak. Each block after the first
-  // adds into C (beta = 1); bf16 keeps K whole (C is bf16: partial sums would be rounded).
-  int64_t kc = steps;
-  if constexpr (std::is_same_v<typename Kr::T, float>) {
-    if (steps > 256) {
-      const int64_t nkb = (steps + 191) / 192;
-      kc = (steps + nkb - 1) / nkb;
-    }
-  }
-  const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(kc * MR * int64_t(sizeof(P)), 1));
+  const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(steps * MR * int64_t(sizeof(P)), 1));
   const bool big = M * N * K >= (int64_t{1} << 20);
   const int64_t tiles = split_cols ? np : mp;
   parallel_for(tiles, big ? 2 : tiles + 1, [&](int64_t t0, int64_t t1) {
@@ -446,19 +453,16 @@ void gemm_driver(const typename Kr::T* a, int64_t ars, int64_t acs, const typena
     const int64_t i0 = split_cols ? 0 : t0, i1 = split_cols ? mp : t1;
     // equal chunks of A panels (43 panels as 42 + 1 would pass every B panel over one A panel)
     const int64_t nck = (i1 - i0 + chunk - 1) / chunk, ck = std::max<int64_t>(1, (i1 - i0 + nck - 1) / std::max<int64_t>(nck, 1));
-    for (int64_t k0 = 0; k0 < steps; k0 += kc) {
-      const int64_t kn = std::min(kc, steps - k0);
-      for (int64_t ic = i0; ic < i1; ic += ck)
-        for (int64_t j = j0; j < j1; ++j)
-          for (int64_t i = ic; i < std::min(i1, ic + ck); ++i) {
-            const Out<typename Kr::T> o{c + i * MR * ldc + j * NR, ldc, alpha, k0 ? 1.f : beta};
-            const bool ad = i < mp_pack0, bd = j < np_pack0;
-            const P* ap = ad ? reinterpret_cast<const P*>(a + i * MR + k0 * acs) : pa + i * steps * MR + k0 * MR;
-            const P* bp = bd ? reinterpret_cast<const P*>(b + j * NR + k0 * brs) : pb + j * steps * NR + k0 * NR;
-            Kr::micro(kn, ap, ad ? acs : MR, bp, bd ? brs : NR, o, std::min<int64_t>(MR, M - i * MR),
-                      std::min<int64_t>(NR, N - j * NR));
-          }
-    }
+    for (int64_t ic = i0; ic < i1; ic += ck)
+      for (int64_t j = j0; j < j1; ++j)
+        for (int64_t i = ic; i < std::min(i1, ic + ck); ++i) {
+          const Out<typename Kr::T> o{c + i * MR * ldc + j * NR, ldc, alpha, beta};
+          const bool ad = i < mp_pack0, bd = j < np_pack0;
+          const P* ap = ad ? reinterpret_cast<const P*>(a + i * MR) : pa + i * steps * MR;
+          const P* bp = bd ? reinterpret_cast<const P*>(b + j * NR) : pb + j * steps * NR;
+          Kr::micro(steps, ap, ad ? acs : MR, bp, bd ? brs : NR, o, std::min<int64_t>(MR, M - i * MR),
+                    std::min<int64_t>(NR, N - j * NR));
+        }
   });
 }
 
@@ -474,8 +478,12 @@ void gemm_bf16_amx(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* 
   uint16_t* pa = scratch<uint16_t>(0, static_cast<size_t>(mb * 32 * Kp), hold_a);
   uint32_t* pb = scratch<uint32_t>(1, static_cast<size_t>(np * pairs * NR), hold_b);
   const int64_t grain = (M + N) * K >= 32768 ? 2 : std::numeric_limits<int64_t>::max();
-  parallel_for(2 * mb, grain, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
+  // A row-major with K a multiple of 32: the tiles read full 32-row blocks in place (row stride
+  // ars * 2 bytes); only a ragged last block is packed.
+  const bool a_direct = acs == 1 && K % 32 == 0;
+  const int64_t mb_direct = a_direct ? M / 32 : 0;
+  parallel_for(2 * (mb - mb_direct), grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = 2 * mb_direct + p0; p < 2 * mb_direct + p1; ++p) {
       const int64_t lines = std::min<int64_t>(std::max<int64_t>(M - p * 16, 0), 16);
       pack_rows_bf16(lines ? a + p * 16 * ars : a, ars, acs, lines, K, Kp, pa + p * 16 * Kp);
     }
@@ -497,7 +505,10 @@ void gemm_bf16_amx(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* 
     amx_begin();
     for (int64_t j = j0; j < j1; ++j)
       for (int64_t i = i0; i < i1; ++i) {
-        amx_block(Kp / 32, pa + 2 * i * 16 * Kp, pa + (2 * i + 1) * 16 * Kp, Kp * 2, pb + j * pairs * NR, acc);
+        if (i < mb_direct)
+          amx_block(Kp / 32, a + i * 32 * ars, a + (i * 32 + 16) * ars, ars * 2, pb + j * pairs * NR, acc);
+        else
+          amx_block(Kp / 32, pa + 2 * i * 16 * Kp, pa + (2 * i + 1) * 16 * Kp, Kp * 2, pb + j * pairs * NR, acc);
         const Out<uint16_t> o{c + i * 32 * ldc + j * NR, ldc, alpha, beta};
         store_bf16_block(acc, o, std::min<int64_t>(32, M - i * 32), std::min<int64_t>(NR, N - j * NR));
       }
