@@ -41,8 +41,6 @@ XFAIL = {
     "nn.functional.conv_transpose1d": {"int64": "integer convolution is not implemented"},
     "nn.functional.conv_transpose2d": {"int64": "integer convolution is not implemented"},
     "nn.functional.conv_transpose3d": {"int64": "integer convolution is not implemented"},
-    "scatter": {"bfloat16": "sample 2 (T[10,5], 0, T[5,5] index, T[5,5] src, reduce='multiply'): ampgrad raises "
-                            "NotImplementedError for reduce='multiply' (float32/float64 reach it past the 8-sample cap)"},
     "nn.functional.grid_sample": {
         "bfloat16": "sample 0 (T[2,3,5,5], grid T[2,5,5,2], bilinear, zeros, align_corners=False): 2 of 150 values "
                     "differ by 1-2 bf16 ulps (0.0098 vs 0.0078): torch computes the bilinear weights in bf16 with "
