@@ -221,3 +221,15 @@ def test_capability_is_capped_at_the_machine():
     # asking for more than the machine has gives the machine's best (never a module that would fault)
     out = _run_panel("AVX512")
     assert out["cap"] == max(_runnable(), key=_ORDER.index)
+
+
+def test_import_leaves_the_openmp_wait_policy_to_libgomp():
+    # Note [OpenMP wake-ups]: a PASSIVE default made every parallel region pay a futex wake-up (2 threads
+    # ran small GEMMs 2x slower than 1); ampgrad sets neither variable, and keeps the user's.
+    code = "import os, ampgrad; print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'))"
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["None", "None"]
+    env["OMP_WAIT_POLICY"] = "PASSIVE"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["PASSIVE", "None"]

@@ -2,9 +2,15 @@
 mirrors torch's, so that `import ampgrad as torch` runs scripts written for those APIs."""
 import os as _os
 
-# Idle OpenMP workers sleep instead of spinning: on a shared machine spinning workers starve the
-# thread doing the work (set OMP_WAIT_POLICY yourself to override; read when _C loads).
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Note [OpenMP wake-ups]: the engine's parallel regions run on libgomp with its own defaults (workers
+# spin a while after a region, then sleep; fewer spins when the process has more OpenMP threads than
+# CPUs). ampgrad used to set OMP_WAIT_POLICY=PASSIVE here: workers then slept at once and every region
+# paid a futex wake-up. On the 2-vCPU machine, with 2 threads, a [32,256] @ [256,1024] product took
+# 218 us against 101 us on one thread and 64 us with libgomp's default; a 256K-float add 81 us (43 us
+# on one thread, 15 us now); a GPT training step 132 ms against 113 ms now. torch, imported later in
+# the same process, read the same variable and was slowed alike (its step: 131 -> 103 ms). Set
+# OMP_WAIT_POLICY / GOMP_SPINCOUNT yourself where several processes share the cores
+# (ampgrad.distributed.run gives each rank one thread).
 
 from ._load_C import load as _load_engine  # noqa: E402
 _load_engine(__name__, _os.path.dirname(__file__))  # _C built for this CPU (Note [CPU dispatch])
