@@ -47,3 +47,45 @@ def test_low_precision_conv_error_no_worse_than_torch(name, fn, xs, ws, kw, dtyp
         ea, et = _err(a, r), _err(t, r)
         bound = max(et, float(np.abs(r).max()) * eps) * 1.05 + 1e-12
         assert ea <= bound, f"{name} {dtype} {what}: ampgrad error {ea:.3g} > torch's {et:.3g} (bound {bound:.3g})"
+
+
+# Note [Implicit GEMM convolution]: fp32 convolutions with unit stride along the last dim (at least 8
+# outputs there) run without an im2col matrix, forward and, for stride 1, the input gradient (also the
+# stride-1 transposed convolution); the rest keep im2col. Values and both gradients against float64
+# torch over dims, groups, dilation, padding (including padding > dilation * (k - 1), which keeps
+# im2col for the input gradient), ragged last-dim widths and stride.
+IMPLICIT = [(dims, groups, dil, pad, k, width, bias, stride)
+            for dims in (1, 2, 3) for groups, dil, pad, k, width, bias, stride in
+            [(1, 1, 1, 3, 40, True, 1), (2, 2, 2, 3, 9, False, 1), (1, 1, 0, 1, 13, True, 1), (2, 1, 3, 3, 17, True, 1),
+             (1, 2, 1, 3, 33, False, 2), (1, 1, 0, 3, 8, True, 1), (2, 1, 1, 3, 12, True, 2)]]
+
+
+@pytest.mark.parametrize("dims,groups,dil,pad,k,width,bias,stride", IMPLICIT)
+def test_fp32_conv_implicit_gemm_against_float64(dims, groups, dil, pad, k, width, bias, stride):
+    rng = np.random.default_rng(dims * 100 + width)
+    C, O = 4, 6
+    sp = (width,) if dims == 1 else ((5, width) if dims == 2 else (3, 4, width))
+    x = rng.standard_normal((2, C) + sp)
+    w = rng.standard_normal((O, C // groups) + (k,) * dims)
+    b = rng.standard_normal(O) if bias else None
+    st = (1,) * (dims - 1) + (stride,)
+    kw = dict(stride=st, padding=pad, dilation=dil, groups=groups)
+
+    def run(L, dt):
+        X = L.tensor(x.astype(dt), requires_grad=True)
+        W = L.tensor(w.astype(dt), requires_grad=True)
+        B = None if b is None else L.tensor(b.astype(dt), requires_grad=True)
+        y = getattr(L.nn.functional, f"conv{dims}d")(X, W, B, **kw)
+        gy = np.cos(np.arange(int(np.prod(tuple(y.shape))))).reshape(tuple(y.shape)).astype(dt)
+        y.backward(L.tensor(gy))
+        return [t.detach().double().numpy() for t in (y, X.grad, W.grad)]
+
+    got, ref = run(ampgrad, np.float32), run(torch, np.float64)
+    for g_, r_, what in zip(got, ref, ("y", "grad x", "grad w")):
+        assert g_.shape == r_.shape
+        np.testing.assert_allclose(g_, r_, rtol=1e-5, atol=2e-5 * np.abs(r_).max(), err_msg=what)
+    if pad <= dil * (k - 1):  # the transposed convolution of the same geometry
+        wt = rng.standard_normal((C, O // groups) + (k,) * dims)
+        outs = [getattr(L.nn.functional, f"conv_transpose{dims}d")(L.tensor(x.astype(dt)), L.tensor(wt.astype(dt)), None, **kw)
+                .double().numpy() for L, dt in ((ampgrad, np.float32), (torch, np.float64))]
+        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=2e-5 * np.abs(outs[1]).max())

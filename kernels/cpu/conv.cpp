@@ -79,6 +79,88 @@ void conv_forward(const ConvArgs& g, const T* x, const T* w, const T* bias, T* y
   });
 }
 
+// Note [Implicit GEMM convolution] (fp32 forward, AVX-512, unit stride along the last dim): the input
+// is zero-padded once into xp [N, C, D + 2p0, H + 2p1, W + 2p2] (plus slack for the micro-kernel's
+// over-read) and every output row (n, g, o0, o1) is one product W_g [Og, Kdim] . B [Kdim, out2] whose
+// row k = (c, t0, t1, t2) starts at the padded input element the tap reads: B(k, o2) = xp[row base +
+// koff[k] + o2]. No im2col matrix is written (it cost as much as the GEMM for a 3x3 conv of 32
+// channels). Rows are split between threads; each accumulates the whole K in registers, as im2col's
+// GEMM did, and adds to a bias-filled output.
+bool conv_forward_implicit(const ConvArgs& g, const float* x, const float* w, const float* bias, float* y) {
+  const Geo G(g);
+  if (!has_avx512_f32() || g.stride[2] != 1 || G.pointwise() || g.out[2] < 8) return false;
+  const int64_t Dp = g.in[0] + 2 * g.pad[0], Hp = g.in[1] + 2 * g.pad[1], Wp = g.in[2] + 2 * g.pad[2];
+  const int64_t plane = Dp * Hp * Wp, slack = 64;
+  std::vector<float> xp(static_cast<size_t>(g.N * g.C * plane + slack), 0.f);
+  parallel_for(g.N * g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane, 1)), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      float* dst = xp.data() + p * plane;
+      const float* src = x + p * G.Lin;
+      for (int64_t i0 = 0; i0 < g.in[0]; ++i0)
+        for (int64_t i1 = 0; i1 < g.in[1]; ++i1)
+          std::memcpy(dst + ((i0 + g.pad[0]) * Hp + i1 + g.pad[1]) * Wp + g.pad[2], src + (i0 * g.in[1] + i1) * g.in[2],
+                      sizeof(float) * g.in[2]);
+    }
+  });
+  std::vector<int64_t> koff(static_cast<size_t>(G.Kdim));
+  for (int64_t c = 0, k = 0; c < G.Cg; ++c)
+    for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
+      for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
+        for (int64_t t2 = 0; t2 < g.k[2]; ++t2, ++k)
+          koff[k] = c * plane + (t0 * g.dil[0] * Hp + t1 * g.dil[1]) * Wp + t2 * g.dil[2];
+  const int64_t apg = f32_packed_a_size(G.Og, G.Kdim);
+  std::vector<float> pa(static_cast<size_t>(apg * g.G));
+  for (int64_t gi = 0; gi < g.G; ++gi) f32_pack_a(w + gi * G.Og * G.Kdim, G.Kdim, 1, G.Og, G.Kdim, pa.data() + gi * apg);
+  const int64_t rows = g.out[0] * g.out[1];
+  parallel_for(g.N * g.G * rows, 4, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t q = r % rows, ng = r / rows, n = ng / g.G, gi = ng % g.G;
+      const int64_t o0 = q / g.out[1], o1 = q % g.out[1];
+      float* yr = y + (n * g.O + gi * G.Og) * G.L + q * g.out[2];
+      float beta = 0.f;
+      if (bias) {
+        for (int64_t o = 0; o < G.Og; ++o) std::fill(yr + o * G.L, yr + o * G.L + g.out[2], bias[gi * G.Og + o]);
+        beta = 1.f;
+      }
+      const float* base = xp.data() + (n * g.C + gi * G.Cg) * plane + (o0 * g.stride[0] * Hp + o1 * g.stride[1]) * Wp;
+      gemm_f32_koff(pa.data() + gi * apg, G.Og, G.Kdim, base, koff.data(), yr, G.L, g.out[2], beta);
+    }
+  });
+  return true;
+}
+
+template <typename T>
+bool conv_forward_implicit(const ConvArgs&, const T*, const T*, const T*, T*) { return false; }  // fp32 only
+
+// The input gradient of a stride-1 convolution (or a stride-1 transposed convolution) is the forward
+// convolution of gy, padded by d (k - 1) - p, with the kernel flipped and its two channel dims swapped
+// per group: gx[c] = sum over o, t of W[o, c, t] gy[o, i + p - t d]. It runs on the implicit GEMM.
+template <typename T>
+bool conv_backward_data_implicit(const ConvArgs&, const T*, const T*, const T*, T*) { return false; }
+bool conv_backward_data_implicit(const ConvArgs& g, const float* gy, const float* w, const float* bias, float* gx) {
+  ConvArgs f = g;
+  for (int d = 0; d < 3; ++d) {
+    if (g.stride[d] != 1 || g.pad[d] > g.dil[d] * (g.k[d] - 1)) return false;
+    f.in[d] = g.out[d];
+    f.out[d] = g.in[d];
+    f.pad[d] = g.dil[d] * (g.k[d] - 1) - g.pad[d];
+  }
+  f.C = g.O;
+  f.O = g.C;
+  if (!has_avx512_f32() || f.out[2] < 8) return false;
+  const Geo G(g);
+  const int64_t taps = g.k[0] * g.k[1] * g.k[2];
+  std::vector<float> wf(static_cast<size_t>(g.O * G.Kdim));  // [C, Og, taps] per group, taps reversed
+  for (int64_t gi = 0; gi < g.G; ++gi)
+    for (int64_t o = 0; o < G.Og; ++o)
+      for (int64_t c = 0; c < G.Cg; ++c) {
+        const float* src = w + ((gi * G.Og + o) * G.Cg + c) * taps;
+        float* dst = wf.data() + ((gi * G.Cg + c) * G.Og + o) * taps;
+        for (int64_t t = 0; t < taps; ++t) dst[t] = src[taps - 1 - t];
+      }
+  return conv_forward_implicit(f, gy, wf.data(), bias, gx);
+}
+
 // x-shaped out = col2im(w^T @ gy) (+ bias [C]): the input gradient, or a transposed convolution.
 template <typename T>
 void conv_backward_data(const ConvArgs& g, const T* gy, const T* w, const T* bias, T* gx) {
@@ -169,8 +251,14 @@ void k_conv(ConvMode mode, const Tensor& a, const Tensor& b, const Tensor* bias,
     using T = scalar_t;
     const T* pb = bias ? bias->data<T>() : nullptr;
     switch (mode) {
-      case ConvMode::kForward: conv_forward<T>(g, a.data<T>(), b.data<T>(), pb, out.data<T>()); break;
-      case ConvMode::kBackwardData: conv_backward_data<T>(g, a.data<T>(), b.data<T>(), pb, out.data<T>()); break;
+      case ConvMode::kForward:
+        if (!conv_forward_implicit(g, a.data<T>(), b.data<T>(), pb, out.data<T>()))
+          conv_forward<T>(g, a.data<T>(), b.data<T>(), pb, out.data<T>());
+        break;
+      case ConvMode::kBackwardData:
+        if (!conv_backward_data_implicit(g, a.data<T>(), b.data<T>(), pb, out.data<T>()))
+          conv_backward_data<T>(g, a.data<T>(), b.data<T>(), pb, out.data<T>());
+        break;
       case ConvMode::kBackwardWeight: conv_backward_weight<T>(g, a.data<T>(), b.data<T>(), out.data<T>()); break;
     }
   });

@@ -311,16 +311,17 @@ void store_bf16_block(const float* acc, const Out<uint16_t>& o, int64_t rows, in
 // full panels, the operand itself (column-major A, row-major B; Note [Direct panels]).
 // R rows and H 16-column halves of the tile are computed: a ragged edge panel (M = 32 is panels of
 // 12, 12 and 8 rows; N = 16 one half) does not pay for the full 12x32 tile.
-template <int R, int H>
+template <int R, int H, bool OFF = false>
 AG_TARGET void micro_f32_tile(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o,
-                              int64_t rows, int64_t cols) {
+                              int64_t rows, int64_t cols, const int64_t* koff = nullptr) {
   __m512 acc[R][H];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r)
     for (int h = 0; h < H; ++h) acc[r][h] = _mm512_setzero_ps();
   for (int64_t k = 0; k < K; ++k, a += as, b += bs) {
     __m512 bv[H];
-    for (int h = 0; h < H; ++h) bv[h] = _mm512_loadu_ps(b + 16 * h);
+    const float* bk = OFF ? b + koff[k] : b;
+    for (int h = 0; h < H; ++h) bv[h] = _mm512_loadu_ps(bk + 16 * h);
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r]);
@@ -517,7 +518,44 @@ void gemm_bf16_amx(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* 
 }
 #endif
 
+// Note [Implicit GEMM convolution]: C (M x N, row stride ldc) = A . B + beta * C with A
+// packed once by f32_pack_a and B(k, n) = b[koff[k] + n] read in place (a zero-padded input image:
+// no im2col matrix). Loads run up to 31 floats past the last column of a ragged panel; the caller's
+// buffer has that slack, and the extra lanes are never stored.
+AG_TARGET void gemm_f32_koff_serial(const float* pa, int64_t M, int64_t K, const float* b, const int64_t* koff, float* c,
+                                    int64_t ldc, int64_t N, float beta) {
+  const int64_t mp = (M + MR - 1) / MR;
+  for (int64_t j = 0; j < N; j += NR) {
+    const int64_t cols = std::min<int64_t>(NR, N - j);
+    for (int64_t i = 0; i < mp; ++i) {
+      const int64_t rows = std::min<int64_t>(MR, M - i * MR);
+      const Out<float> o{c + i * MR * ldc + j, ldc, 1.f, beta};
+      const float* ap = pa + i * K * MR;
+      if (cols > 16) {
+        if (rows > 8) micro_f32_tile<MR, 2, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+        else if (rows > 4) micro_f32_tile<8, 2, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+        else micro_f32_tile<4, 2, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+      } else {
+        if (rows > 8) micro_f32_tile<MR, 1, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+        else if (rows > 4) micro_f32_tile<8, 1, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+        else micro_f32_tile<4, 1, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+int64_t f32_packed_a_size(int64_t M, int64_t K) { return (M + MR - 1) / MR * MR * K; }
+
+void f32_pack_a(const float* a, int64_t ars, int64_t acs, int64_t M, int64_t K, float* out) {
+  for (int64_t p = 0; p * MR < M; ++p) pack_f32<MR>(a + p * MR * ars, ars, acs, std::min<int64_t>(MR, M - p * MR), K, out + p * K * MR);
+}
+
+void gemm_f32_koff(const float* pa, int64_t M, int64_t K, const float* b, const int64_t* koff, float* c, int64_t ldc,
+                   int64_t N, float beta) {
+  gemm_f32_koff_serial(pa, M, K, b, koff, c, ldc, N, beta);
+}
 
 bool has_avx512_bf16() {
   static const bool ok = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
@@ -568,6 +606,9 @@ void gemm_f32_avx512(const float* a, int64_t ars, int64_t acs, const float* b, i
 }
 
 #else
+int64_t f32_packed_a_size(int64_t, int64_t) { return 0; }
+void f32_pack_a(const float*, int64_t, int64_t, int64_t, int64_t, float*) {}
+void gemm_f32_koff(const float*, int64_t, int64_t, const float*, const int64_t*, float*, int64_t, int64_t, float) {}
 bool has_avx512_bf16() { return false; }
 bool has_amx_bf16() { return false; }
 bool has_avx512_f32() { return false; }

@@ -55,8 +55,10 @@ void im2col(const Geo& G, const T* x, A* cols, int64_t q0, int64_t q1) {
           const int64_t off2 = t2 * g.dil[2] - g.pad[2];
           int64_t lo, hi;
           valid_range(O2, g.stride[2], off2, g.in[2], lo, hi);
-          for (int64_t q = q0; q < q1; ++q, dst += O2) {
-            const int64_t o0 = q / g.out[1], o1 = q % g.out[1];
+          // (o0, o1) of output row q, stepped rather than divided (a 64-bit division per 32-float row
+          // cost as much as the copy)
+          int64_t o0 = q0 / g.out[1], o1 = q0 % g.out[1];
+          for (int64_t q = q0; q < q1; ++q, dst += O2, o1 = o1 + 1 == g.out[1] ? (++o0, 0) : o1 + 1) {
             const int64_t i0 = o0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
             {
               const int64_t i1 = o1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
@@ -90,8 +92,8 @@ void col2im(const Geo& G, const A* cols, A* x, int64_t q0, int64_t q1) {
           const int64_t off2 = t2 * g.dil[2] - g.pad[2];
           int64_t lo, hi;
           valid_range(O2, g.stride[2], off2, g.in[2], lo, hi);
-          for (int64_t q = q0; q < q1; ++q, src += O2) {
-            const int64_t o0 = q / g.out[1], o1 = q % g.out[1];
+          int64_t o0 = q0 / g.out[1], o1 = q0 % g.out[1];
+          for (int64_t q = q0; q < q1; ++q, src += O2, o1 = o1 + 1 == g.out[1] ? (++o0, 0) : o1 + 1) {
             const int64_t i0 = o0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
             {
               const int64_t i1 = o1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
