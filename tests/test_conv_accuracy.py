@@ -60,10 +60,15 @@ IMPLICIT = [(dims, groups, dil, pad, k, width, bias, stride)
              (1, 2, 1, 3, 33, False, 2), (1, 1, 0, 3, 8, True, 1), (2, 1, 1, 3, 12, True, 2)]]
 
 
-@pytest.mark.parametrize("dims,groups,dil,pad,k,width,bias,stride", IMPLICIT)
-def test_fp32_conv_implicit_gemm_against_float64(dims, groups, dil, pad, k, width, bias, stride):
+# output rows at most 16 wide take 24-row tiles (two A panels) when 21+ output channels remain
+WIDE = [(2, 1, 1, 1, 3, 20, True, 2, 4, 32), (2, 1, 1, 1, 3, 14, False, 1, 8, 21), (1, 2, 1, 1, 3, 30, True, 2, 6, 50),
+        (3, 1, 1, 1, 3, 12, True, 1, 3, 24)]
+
+
+@pytest.mark.parametrize("dims,groups,dil,pad,k,width,bias,stride,C,O",
+                         [c + (4, 6) for c in IMPLICIT] + WIDE)
+def test_fp32_conv_implicit_gemm_against_float64(dims, groups, dil, pad, k, width, bias, stride, C, O):
     rng = np.random.default_rng(dims * 100 + width)
-    C, O = 4, 6
     sp = (width,) if dims == 1 else ((5, width) if dims == 2 else (3, 4, width))
     x = rng.standard_normal((2, C) + sp)
     w = rng.standard_normal((O, C // groups) + (k,) * dims)

@@ -79,18 +79,18 @@ void conv_forward(const ConvArgs& g, const T* x, const T* w, const T* bias, T* y
   });
 }
 
-// Note [Implicit GEMM convolution] (fp32 forward, AVX-512, unit stride along the last dim): the input
+// Note [Implicit GEMM convolution] (fp32 forward, AVX-512, stride 1 or 2 along the last dim): the input
 // is zero-padded once into xp [N, C, D + 2p0, H + 2p1, W + 2p2] (plus slack for the micro-kernel's
 // over-read) and every output row (n, g, o0, o1) is one product W_g [Og, Kdim] . B [Kdim, out2] whose
 // row k = (c, t0, t1, t2) starts at the padded input element the tap reads: B(k, o2) = xp[row base +
-// koff[k] + o2]. No im2col matrix is written (it cost as much as the GEMM for a 3x3 conv of 32
+// koff[k] + o2 * stride2]. No im2col matrix is written (it cost as much as the GEMM for a 3x3 conv of 32
 // channels). Rows are split between threads; each accumulates the whole K in registers, as im2col's
 // GEMM did, and adds to a bias-filled output.
 bool conv_forward_implicit(const ConvArgs& g, const float* x, const float* w, const float* bias, float* y) {
   const Geo G(g);
-  if (!has_avx512_f32() || g.stride[2] != 1 || G.pointwise() || g.out[2] < 8) return false;
+  if (!has_avx512_f32() || g.stride[2] > 2 || G.pointwise() || g.out[2] < 8) return false;
   const int64_t Dp = g.in[0] + 2 * g.pad[0], Hp = g.in[1] + 2 * g.pad[1], Wp = g.in[2] + 2 * g.pad[2];
-  const int64_t plane = Dp * Hp * Wp, slack = 64;
+  const int64_t plane = Dp * Hp * Wp, slack = 128;
   std::vector<float> xp(static_cast<size_t>(g.N * g.C * plane + slack), 0.f);
   parallel_for(g.N * g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane, 1)), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -123,7 +123,7 @@ bool conv_forward_implicit(const ConvArgs& g, const float* x, const float* w, co
         beta = 1.f;
       }
       const float* base = xp.data() + (n * g.C + gi * G.Cg) * plane + (o0 * g.stride[0] * Hp + o1 * g.stride[1]) * Wp;
-      gemm_f32_koff(pa.data() + gi * apg, G.Og, G.Kdim, base, koff.data(), yr, G.L, g.out[2], beta);
+      gemm_f32_koff(pa.data() + gi * apg, G.Og, G.Kdim, base, koff.data(), g.stride[2], yr, G.L, g.out[2], beta);
     }
   });
   return true;

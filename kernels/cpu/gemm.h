@@ -14,10 +14,10 @@ void gemm_f64(const double* a, int64_t ars, int64_t acs, const double* b, int64_
 // Convolution's implicit GEMM on the AVX-512 fp32 micro-kernel (Note [Implicit GEMM convolution] in
 // kernels/cpu/gemm_avx512.cpp), only where has_avx512_f32(): A (M x K) packed once into
 // f32_packed_a_size(M, K) floats; then C (M x N, row stride ldc) = A . B + beta * C, serially, with
-// B(k, n) = b[koff[k] + n] (up to 31 floats past b[koff[k] + N - 1] are read).
+// B(k, n) = b[koff[k] + n * bstride], bstride 1 or 2 (up to 64 floats past the last one are read).
 bool has_avx512_f32();
 int64_t f32_packed_a_size(int64_t M, int64_t K);
 void f32_pack_a(const float* a, int64_t ars, int64_t acs, int64_t M, int64_t K, float* out);
-void gemm_f32_koff(const float* pa, int64_t M, int64_t K, const float* b, const int64_t* koff, float* c, int64_t ldc,
-                   int64_t N, float beta);
+void gemm_f32_koff(const float* pa, int64_t M, int64_t K, const float* b, const int64_t* koff, int64_t bstride, float* c,
+                   int64_t ldc, int64_t N, float beta);
 }  // namespace ampgrad::cpu

@@ -311,20 +311,27 @@ void store_bf16_block(const float* acc, const Out<uint16_t>& o, int64_t rows, in
 // full panels, the operand itself (column-major A, row-major B; Note [Direct panels]).
 // R rows and H 16-column halves of the tile are computed: a ragged edge panel (M = 32 is panels of
 // 12, 12 and 8 rows; N = 16 one half) does not pay for the full 12x32 tile.
-template <int R, int H, bool OFF = false>
+// With OFF, B's row k starts at b + koff[k] and its columns are S floats apart (S = 2: the even lanes
+// of two loads, a stride-2 convolution's taps).
+// R up to 24 takes rows 12..R-1 from a second A panel at a2 (same step): a 24x16 tile, for products
+// only 16 columns wide (a stride-2 convolution's 16-wide output rows).
+template <int R, int H, bool OFF = false, int S = 1>
 AG_TARGET void micro_f32_tile(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o,
-                              int64_t rows, int64_t cols, const int64_t* koff = nullptr) {
+                              int64_t rows, int64_t cols, const int64_t* koff = nullptr, const float* a2 = nullptr) {
   __m512 acc[R][H];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r)
     for (int h = 0; h < H; ++h) acc[r][h] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < K; ++k, a += as, b += bs) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (int64_t k = 0; k < K; ++k, a += as, a2 += (R > MR ? as : 0), b += bs) {
     __m512 bv[H];
     const float* bk = OFF ? b + koff[k] : b;
-    for (int h = 0; h < H; ++h) bv[h] = _mm512_loadu_ps(bk + 16 * h);
-#pragma GCC unroll 12
+    for (int h = 0; h < H; ++h)
+      bv[h] = S == 1 ? _mm512_loadu_ps(bk + 16 * h)
+                     : _mm512_permutex2var_ps(_mm512_loadu_ps(bk + 32 * h), even, _mm512_loadu_ps(bk + 32 * h + 16));
+#pragma GCC unroll 24
     for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_set1_ps(a[r]);
+      const __m512 av = _mm512_set1_ps(r < MR ? a[r] : a2[r - MR]);
       for (int h = 0; h < H; ++h) acc[r][h] = _mm512_fmadd_ps(av, bv[h], acc[r][h]);
     }
   }
@@ -519,26 +526,33 @@ void gemm_bf16_amx(const uint16_t* a, int64_t ars, int64_t acs, const uint16_t* 
 #endif
 
 // Note [Implicit GEMM convolution]: C (M x N, row stride ldc) = A . B + beta * C with A
-// packed once by f32_pack_a and B(k, n) = b[koff[k] + n] read in place (a zero-padded input image:
-// no im2col matrix). Loads run up to 31 floats past the last column of a ragged panel; the caller's
-// buffer has that slack, and the extra lanes are never stored.
+// packed once by f32_pack_a and B(k, n) = b[koff[k] + n * bstride] read in place (a zero-padded input
+// image: no im2col matrix), bstride 1 or 2. Loads run up to 32 * bstride - 1 floats past the last
+// column of a ragged panel; the caller's buffer has that slack, and the extra lanes are never stored.
+template <int S>
 AG_TARGET void gemm_f32_koff_serial(const float* pa, int64_t M, int64_t K, const float* b, const int64_t* koff, float* c,
                                     int64_t ldc, int64_t N, float beta) {
   const int64_t mp = (M + MR - 1) / MR;
   for (int64_t j = 0; j < N; j += NR) {
     const int64_t cols = std::min<int64_t>(NR, N - j);
+    const float* bj = b + j * S;
     for (int64_t i = 0; i < mp; ++i) {
       const int64_t rows = std::min<int64_t>(MR, M - i * MR);
       const Out<float> o{c + i * MR * ldc + j, ldc, 1.f, beta};
       const float* ap = pa + i * K * MR;
+      if (cols <= 16 && i + 1 < mp && M - i * MR > 2 * MR - 4) {  // two panels, the second with > 8 rows
+        micro_f32_tile<2 * MR, 1, true, S>(K, ap, MR, bj, 0, o, std::min<int64_t>(2 * MR, M - i * MR), cols, koff, ap + K * MR);
+        ++i;
+        continue;
+      }
       if (cols > 16) {
-        if (rows > 8) micro_f32_tile<MR, 2, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
-        else if (rows > 4) micro_f32_tile<8, 2, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
-        else micro_f32_tile<4, 2, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+        if (rows > 8) micro_f32_tile<MR, 2, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
+        else if (rows > 4) micro_f32_tile<8, 2, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
+        else micro_f32_tile<4, 2, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
       } else {
-        if (rows > 8) micro_f32_tile<MR, 1, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
-        else if (rows > 4) micro_f32_tile<8, 1, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
-        else micro_f32_tile<4, 1, true>(K, ap, MR, b + j, 0, o, rows, cols, koff);
+        if (rows > 8) micro_f32_tile<MR, 1, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
+        else if (rows > 4) micro_f32_tile<8, 1, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
+        else micro_f32_tile<4, 1, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
       }
     }
   }
@@ -552,9 +566,10 @@ void f32_pack_a(const float* a, int64_t ars, int64_t acs, int64_t M, int64_t K, 
   for (int64_t p = 0; p * MR < M; ++p) pack_f32<MR>(a + p * MR * ars, ars, acs, std::min<int64_t>(MR, M - p * MR), K, out + p * K * MR);
 }
 
-void gemm_f32_koff(const float* pa, int64_t M, int64_t K, const float* b, const int64_t* koff, float* c, int64_t ldc,
-                   int64_t N, float beta) {
-  gemm_f32_koff_serial(pa, M, K, b, koff, c, ldc, N, beta);
+void gemm_f32_koff(const float* pa, int64_t M, int64_t K, const float* b, const int64_t* koff, int64_t bstride, float* c,
+                   int64_t ldc, int64_t N, float beta) {
+  if (bstride == 2) gemm_f32_koff_serial<2>(pa, M, K, b, koff, c, ldc, N, beta);
+  else gemm_f32_koff_serial<1>(pa, M, K, b, koff, c, ldc, N, beta);
 }
 
 bool has_avx512_bf16() {
@@ -608,7 +623,7 @@ void gemm_f32_avx512(const float* a, int64_t ars, int64_t acs, const float* b, i
 #else
 int64_t f32_packed_a_size(int64_t, int64_t) { return 0; }
 void f32_pack_a(const float*, int64_t, int64_t, int64_t, int64_t, float*) {}
-void gemm_f32_koff(const float*, int64_t, int64_t, const float*, const int64_t*, float*, int64_t, int64_t, float) {}
+void gemm_f32_koff(const float*, int64_t, int64_t, const float*, const int64_t*, int64_t, float*, int64_t, int64_t, float) {}
 bool has_avx512_bf16() { return false; }
 bool has_amx_bf16() { return false; }
 bool has_avx512_f32() { return false; }
