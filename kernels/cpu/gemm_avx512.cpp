@@ -246,11 +246,6 @@ void pack_rows_bf16(const uint16_t* p, int64_t ls, int64_t ks, int64_t lines, in
     for (int64_t k = 0; k < Kp; ++k) out[l * Kp + k] = l < lines && k < K ? p[l * ls + k * ks] : uint16_t(0);
 }
 
-struct alignas(64) TileConfig {
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
 
 // tmp [32 x 32] fp32 = (A tiles at a0, a1: 16 rows each, row stride lda bytes) . (B panel b: Kp/2 pair rows of 32 dwords).
 AG_TARGET_AMX
@@ -277,11 +272,19 @@ void amx_block(int64_t chunks, const uint16_t* a0, const uint16_t* a1, int64_t l
   asm volatile("" ::: "memory");
 }
 
+// The 64-byte tile configuration (palette 1; tiles 0-7 of 16 rows x 64 bytes), written as bytes:
+// ldtilecfg's intrinsic reads it through its own struct type, and a struct of ours filled field by
+// field was, by type-based alias analysis, dead stores to GCC (the x86-64-v4 module loaded a config of
+// zeros and faulted on the first tile instruction). The memory clobber keeps the stores before it.
 AG_TARGET_AMX void amx_begin() {
-  TileConfig cfg{};
-  cfg.palette = 1;
-  for (int t = 0; t < 8; ++t) { cfg.colsb[t] = 64; cfg.rows[t] = 16; }
-  _tile_loadconfig(&cfg);
+  alignas(64) unsigned char cfg[64] = {};
+  cfg[0] = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg[16 + 2 * t] = 64;  // colsb[t], little-endian uint16
+    cfg[48 + t] = 16;      // rows[t]
+  }
+  asm volatile("" : : "r"(cfg) : "memory");
+  _tile_loadconfig(cfg);
 }
 AG_TARGET_AMX void amx_end() { _tile_release(); }
 
