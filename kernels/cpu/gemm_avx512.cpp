@@ -164,6 +164,18 @@ AG_TARGET inline __m256i round_bf16(__m512 v) {
 
 template <typename T> struct Out { T* c; int64_t ldc; float alpha, beta; };
 
+// The lanes m of a bf16 row at dst = alpha * acc + beta * dst, summed in fp32 and rounded once: the
+// epilogue of both bf16 kernels (vdpbf16ps tiles, AMX blocks).
+AG_TARGET inline void store_bf16_lanes(__m512 acc, const Out<uint16_t>& o, uint16_t* dst, __mmask16 m) {
+  if (!m) return;
+  __m512 v = _mm512_mul_ps(acc, _mm512_set1_ps(o.alpha));
+  if (o.beta != 0.f) {
+    const __m256i old = _mm256_maskz_loadu_epi16(m, dst);
+    v = _mm512_fmadd_ps(_mm512_set1_ps(o.beta), _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(old), 16)), v);
+  }
+  _mm256_mask_storeu_epi16(dst, m, round_bf16(v));
+}
+
 // C[rows x cols] (rows <= MR, cols <= NR) = alpha * (A panel . B panel) + beta * C.
 AG_TARGET_BF16
 void micro_bf16(int64_t kp, const uint32_t* a, const uint32_t* b, const Out<uint16_t>& o, int64_t rows, int64_t cols) {
@@ -179,21 +191,9 @@ void micro_bf16(int64_t kp, const uint32_t* a, const uint32_t* b, const Out<uint
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
     }
   }
-  const __m512 al = _mm512_set1_ps(o.alpha), be = _mm512_set1_ps(o.beta);
   const __mmask16 m0 = lanes(cols, 0), m1 = lanes(cols, 16);
-  for (int r = 0; r < rows; ++r) {
-    uint16_t* row = o.c + r * o.ldc;
-    for (int h = 0; h < 2; ++h) {
-      const __mmask16 m = h ? m1 : m0;
-      if (!m) continue;
-      __m512 v = _mm512_mul_ps(acc[r][h], al);
-      if (o.beta != 0.f) {
-        const __m256i old = _mm256_maskz_loadu_epi16(m, row + 16 * h);
-        v = _mm512_fmadd_ps(be, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(old), 16)), v);
-      }
-      _mm256_mask_storeu_epi16(row + 16 * h, m, round_bf16(v));
-    }
-  }
+  for (int r = 0; r < rows; ++r)
+    for (int h = 0; h < 2; ++h) store_bf16_lanes(acc[r][h], o, o.c + r * o.ldc + 16 * h, h ? m1 : m0);
 }
 
 
@@ -291,21 +291,9 @@ AG_TARGET_AMX void amx_end() { _tile_release(); }
 // C[rows x cols] (rows, cols <= 32) = alpha * acc + beta * C, rounded to bf16 once.
 AG_TARGET
 void store_bf16_block(const float* acc, const Out<uint16_t>& o, int64_t rows, int64_t cols) {
-  const __m512 al = _mm512_set1_ps(o.alpha), be = _mm512_set1_ps(o.beta);
   const __mmask16 m0 = lanes(cols, 0), m1 = lanes(cols, 16);
-  for (int64_t r = 0; r < rows; ++r) {
-    uint16_t* row = o.c + r * o.ldc;
-    for (int h = 0; h < 2; ++h) {
-      const __mmask16 m = h ? m1 : m0;
-      if (!m) continue;
-      __m512 v = _mm512_mul_ps(_mm512_load_ps(acc + r * 32 + 16 * h), al);
-      if (o.beta != 0.f) {
-        const __m256i old = _mm256_maskz_loadu_epi16(m, row + 16 * h);
-        v = _mm512_fmadd_ps(be, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(old), 16)), v);
-      }
-      _mm256_mask_storeu_epi16(row + 16 * h, m, round_bf16(v));
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int h = 0; h < 2; ++h) store_bf16_lanes(_mm512_load_ps(acc + r * 32 + 16 * h), o, o.c + r * o.ldc + 16 * h, h ? m1 : m0);
 }
 #endif
 
@@ -352,17 +340,24 @@ AG_TARGET void micro_f32_tile(int64_t K, const float* a, int64_t as, const float
   }
 }
 
+// The tile shape for a ragged edge (R rows of 4/8/12, H halves of 16 columns).
+template <bool OFF = false, int S = 1>
+void micro_f32_any(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o, int64_t rows,
+                   int64_t cols, const int64_t* koff = nullptr) {
+  if (cols > 16) {
+    if (rows > 8) micro_f32_tile<MR, 2, OFF, S>(K, a, as, b, bs, o, rows, cols, koff);
+    else if (rows > 4) micro_f32_tile<8, 2, OFF, S>(K, a, as, b, bs, o, rows, cols, koff);
+    else micro_f32_tile<4, 2, OFF, S>(K, a, as, b, bs, o, rows, cols, koff);
+  } else {
+    if (rows > 8) micro_f32_tile<MR, 1, OFF, S>(K, a, as, b, bs, o, rows, cols, koff);
+    else if (rows > 4) micro_f32_tile<8, 1, OFF, S>(K, a, as, b, bs, o, rows, cols, koff);
+    else micro_f32_tile<4, 1, OFF, S>(K, a, as, b, bs, o, rows, cols, koff);
+  }
+}
+
 void micro_f32(int64_t K, const float* a, int64_t as, const float* b, int64_t bs, const Out<float>& o, int64_t rows,
                int64_t cols) {
-  if (cols > 16) {
-    if (rows > 8) micro_f32_tile<MR, 2>(K, a, as, b, bs, o, rows, cols);
-    else if (rows > 4) micro_f32_tile<8, 2>(K, a, as, b, bs, o, rows, cols);
-    else micro_f32_tile<4, 2>(K, a, as, b, bs, o, rows, cols);
-  } else {
-    if (rows > 8) micro_f32_tile<MR, 1>(K, a, as, b, bs, o, rows, cols);
-    else if (rows > 4) micro_f32_tile<8, 1>(K, a, as, b, bs, o, rows, cols);
-    else micro_f32_tile<4, 1>(K, a, as, b, bs, o, rows, cols);
-  }
+  micro_f32_any(K, a, as, b, bs, o, rows, cols);
 }
 
 struct Bf16Kernel {  // bf16 bits in and out, k pairs packed as dwords
@@ -548,15 +543,7 @@ AG_TARGET void gemm_f32_koff_serial(const float* pa, int64_t M, int64_t K, const
         ++i;
         continue;
       }
-      if (cols > 16) {
-        if (rows > 8) micro_f32_tile<MR, 2, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
-        else if (rows > 4) micro_f32_tile<8, 2, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
-        else micro_f32_tile<4, 2, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
-      } else {
-        if (rows > 8) micro_f32_tile<MR, 1, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
-        else if (rows > 4) micro_f32_tile<8, 1, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
-        else micro_f32_tile<4, 1, true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
-      }
+      micro_f32_any<true, S>(K, ap, MR, bj, 0, o, rows, cols, koff);
     }
   }
 }
