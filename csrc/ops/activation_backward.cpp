@@ -148,6 +148,9 @@ Tensor hardswish_backward(const Tensor& g, const Tensor& x) {
   return out;
 }
 
+// Only run without grad mode (ErfBackward0 composes differentiable ops under create_graph).
+Tensor erf_backward(const Tensor& g, const Tensor& x) { return run_act_backward(Op::erf_backward, g, x); }
+
 // Only run without grad mode (MishBackward0 composes differentiable ops under create_graph).
 Tensor mish_backward(const Tensor& g, const Tensor& x) { return run_act_backward(Op::mish_backward, g, x); }
 

@@ -52,6 +52,7 @@ Tensor hardsigmoid_backward(const Tensor& g, const Tensor& x);
 Tensor hardswish_backward(const Tensor& g, const Tensor& x);
 Tensor mish_backward(const Tensor& g, const Tensor& x);
 Tensor log_sigmoid_backward(const Tensor& g, const Tensor& x);
+Tensor erf_backward(const Tensor& g, const Tensor& x);
 
 #define AG_UNARY_GRAD(name, to_float, bw_name, save, formula)                                              \
   Tensor name(const Tensor& a) { return unary_impl(Op::name, a, to_float, bw_name, save, AG_BW { Tensor x = c.get(0); (void)x; return {formula}; }); } \
@@ -103,7 +104,7 @@ AG_UNARY_GRAD(relu, false, "ReluBackward0", OUT, relu_backward(g[0], x))
 // torch's: one kernel, or differentiable ops when the backward itself is recorded (create_graph).
 AG_UNARY_GRAD(silu, false, "SiluBackward0", IN, autograd::GradMode::is_enabled()
               ? g[0] * sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0) : silu_backward(g[0], x))
-AG_UNARY_GRAD(erf, true, "ErfBackward0", IN, g[0] * exp(-x * x) * kTwoOverSqrtPi)
+AG_UNARY_GRAD(erf, true, "ErfBackward0", IN, autograd::GradMode::is_enabled() ? g[0] * exp(-x * x) * kTwoOverSqrtPi : erf_backward(g[0], x))
 AG_UNARY_GRAD(erfinv, true, "ErfinvBackward0", OUT, g[0] * exp(x * x) * kSqrtPiOver2)
 AG_UNARY_NOGRAD(floor, "FloorBackward0")
 AG_UNARY_NOGRAD(ceil, "CeilBackward0")

@@ -399,6 +399,10 @@ struct GeluTanhBackward {
     return a * (T(0.5) * (T(1) + t) + T(0.5) * b * (T(1) - t * t) * (k * (T(1) + T(3) * k1 * b * b)));
   }
 };
+// erf'(x) g = 2 / sqrt(pi) e^(-x^2) g
+struct ErfBackward {
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const { return a * (T(1.12837916709551257390) * exp(-b * b)); }
+};
 struct SiluBackward {
   template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
     const T sg = T(1) / (T(1) + exp(-b));

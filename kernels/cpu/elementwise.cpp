@@ -31,7 +31,7 @@ template <typename F> struct VecUnary { static constexpr bool ok = false; };
     static constexpr bool ok = true;                                                \
     static vec::vf run([[maybe_unused]] const math::FN& f, vec::vf x) { return EXPR; } \
   };
-AG_VEC_UNARY(Exp, vec::exp_cr(x))
+AG_VEC_UNARY(Exp, vec::exp_acc(x))
 AG_VEC_UNARY(Expm1, vec::expm1(x))
 AG_VEC_UNARY(Log, vec::log(x))
 AG_VEC_UNARY(Sin, vec::sin(x))
@@ -63,6 +63,7 @@ AG_VEC_BINARY(TanhBackward, vec::tanh_backward(a, b))
 AG_VEC_BINARY(GeluBackward, vec::gelu_backward(a, b))
 AG_VEC_BINARY(GeluTanhBackward, vec::gelu_tanh_backward(a, b))
 AG_VEC_BINARY(SiluBackward, vec::silu_backward(a, b))
+AG_VEC_BINARY(ErfBackward, vec::erf_backward(a, b))
 AG_VEC_BINARY(SoftplusBackward, vec::softplus_backward(a, b, static_cast<float>(f.beta), static_cast<float>(f.threshold)))
 AG_VEC_BINARY(EluBackward, vec::elu_backward(a, b, static_cast<float>(f.alpha), static_cast<float>(f.scale), static_cast<float>(f.input_scale)))
 AG_VEC_BINARY(LeakyReluBackward, vec::leaky_relu_backward(a, b, static_cast<float>(f.slope)))
