@@ -19,7 +19,7 @@ struct AutogradMeta final : AutogradMetaInterface {
   bool is_view = false;
   Tensor base;                        // views: the tensor that owns the memory
   uint32_t attr_version = 0;          // views: the version grad_fn was made for (Note [View history])
-  enum class Creation : uint8_t { Default, NoGrad, Inference };
+  enum class Creation : uint8_t { Default, NoGrad, Inference, MultiOutput };  // MultiOutput: Note [Multi-output views]
   Creation creation = Creation::Default;  // views: the mode the view was made in (Note [View history])
   std::vector<std::pair<int, TensorHook>> leaf_hooks;  // hooks of a leaf (run before accumulation)
   int next_hook_id = 0;

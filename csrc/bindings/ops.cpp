@@ -332,12 +332,7 @@ void init_ops(py::module_& m) {
     if (PyLong_Check(s.ptr())) return as_tuple(split(a, s.cast<int64_t>(), d));
     return as_tuple(split_with_sizes(a, int_list(s, "split_size_or_sections"), d));
   }, py::arg("split_size_or_sections"), py::arg("dim") = 0);
-  def_both(m, cls, "unbind", [as_tuple](const Tensor& a, int64_t d) {
-    int64_t dd = wrap_dim(d, a.dim());
-    std::vector<Tensor> out;
-    for (int64_t i = 0; i < a.sizes()[dd]; ++i) out.push_back(select(a, dd, i));
-    return as_tuple(out);
-  }, py::arg("dim") = 0);
+  def_both(m, cls, "unbind", [as_tuple](const Tensor& a, int64_t d) { return as_tuple(unbind(a, d)); }, py::arg("dim") = 0);
   def_both(m, cls, "chunk", [as_tuple](const Tensor& a, int64_t chunks, int64_t d) {
     AG_CHECK(a.dim() > 0, "chunk expects at least a 1-dimensional tensor");
     AG_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);

@@ -27,6 +27,6 @@ Tensor elementwise(Op op, const Shape& shape, ScalarType out_dtype, std::initial
                    const double* s = nullptr);
 bool is_cpu_scalar(const Tensor& t);
 // Autograd bookkeeping for a view: shares version counter and records base.
-void mark_view(Tensor& view, const Tensor& base);
+void mark_view(Tensor& view, const Tensor& base, bool multi_output = false);
 
 }  // namespace ampgrad

@@ -163,6 +163,7 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::op
 Tensor diagonal(const Tensor& a, int64_t offset, int64_t d0, int64_t d1);
 std::vector<Tensor> split(const Tensor& a, int64_t size, int64_t dim);
 std::vector<Tensor> split_with_sizes(const Tensor& a, IntList sizes, int64_t dim);
+std::vector<Tensor> unbind(const Tensor& a, int64_t dim);
 Tensor alias(const Tensor& a);
 Tensor view_dtype(const Tensor& a, ScalarType dt);  // Tensor.view(dtype)
 

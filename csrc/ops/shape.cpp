@@ -6,31 +6,41 @@
 
 namespace ampgrad {
 
-void mark_view(Tensor& view, const Tensor& base) {
+void mark_view(Tensor& view, const Tensor& base, bool multi_output) {
   using C = AutogradMeta::Creation;
   auto& m = view.ensure_autograd_meta();
   m.is_view = true;
   m.base = base.is_view() ? base.base() : base;
   m.attr_version = view.version();
   C mode = autograd::InferenceMode::is_enabled() ? C::Inference : !autograd::GradMode::is_enabled() ? C::NoGrad : C::Default;
+  if (mode == C::Default && multi_output) mode = C::MultiOutput;
   C prev = base.is_view() ? base.autograd_meta()->creation : C::Default;  // torch's propagate_creation_meta
   m.creation = mode == C::Default || prev == C::Inference ? prev : mode;
 }
 
 namespace autograd {
+// torch's handle_view_on_rebase: the message names the view's node when it has one.
 void check_view_rebase(const Tensor& view, bool indirect) {
   using C = AutogradMeta::Creation;
   const AutogradMeta* m = view.autograd_meta();
   if (!m || !m->is_view || m->creation == C::Default) return;
-  std::string msg = m->grad_fn ? detail::str_cat("Output ", m->output_nr, " of ", short_node_name(m->grad_fn->name()),
-                                                 " is a view of a view which was created in")
-                               : std::string("A view was created in");
   const char* what = indirect ? "its base or another view of its base has been modified" : "is being modified";
-  bool inf = m->creation == C::Inference;
-  AG_THROW(RuntimeError, msg, inf ? " inference mode and " : " no_grad mode and ", what,
-           inf ? " inplace in normal mode." : " inplace with grad mode enabled.",
-           " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-           "both the view and the inplace either both inside the ", inf ? "inference_mode" : "no_grad",
+  const bool inf = m->creation == C::Inference;
+  std::string msg;
+  if (m->creation != C::MultiOutput || !m->grad_fn) {
+    msg = m->grad_fn ? detail::str_cat("Output ", m->output_nr, " of ", short_node_name(m->grad_fn->name()),
+                                       " is a view of a view which was created in")
+                     : std::string("A view was created in");
+    msg = detail::str_cat(msg, inf ? " inference mode and " : " no_grad mode and ", what,
+                          inf ? " inplace in normal mode." : " inplace with grad mode enabled.");
+  } else {
+    msg = detail::str_cat("Output ", m->output_nr, " of ", short_node_name(m->grad_fn->name()), " is a view and ", what, " inplace.");
+  }
+  if (m->creation == C::MultiOutput)
+    AG_THROW(RuntimeError, msg, " This view is the output of a function that returns multiple views. Such functions do not allow "
+             "the output views to be modified inplace. You should replace the inplace operation by an out-of-place one.");
+  AG_THROW(RuntimeError, msg, " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+           "moving both the view and the inplace either both inside the ", inf ? "inference_mode" : "no_grad",
            " block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
 }
 
@@ -408,27 +418,88 @@ Tensor diagonal(const Tensor& a, int64_t offset, int64_t d0, int64_t d1) {
   }, "DiagonalBackward0");
 }
 
+// Note [Multi-output views]: split, split_with_sizes, chunk and unbind return views that share one
+// backward node (SplitBackward0, SplitWithSizesBackward0, UnbindBackward0, as torch's): its backward
+// writes each piece's gradient once (cat, or stack for unbind; zeros for a piece without one) where
+// a SliceBackward0 per piece built an input-sized zero-filled gradient each, which the engine then
+// summed (a GPT's qkv split spent more in those fills and adds than in the attention). As in torch,
+// the pieces are Creation::MultiOutput views: modifying one in place with grad mode on raises.
+std::vector<Tensor> multi_view(const Tensor& a, int64_t d, const std::vector<std::pair<int64_t, int64_t>>& pieces,
+                               bool drop_dim, const char* name) {
+  std::vector<Tensor> out;
+  out.reserve(pieces.size());
+  for (auto [start, len] : pieces) {
+    Transform tf = [=](const Geom& g) {
+      Geom r = g;
+      r.offset += start * g.strides[d];
+      if (drop_dim) {
+        r.sizes.erase(r.sizes.begin() + d);
+        r.strides.erase(r.strides.begin() + d);
+      } else {
+        r.sizes[d] = len;
+      }
+      return r;
+    };
+    Geom real = tf({a.sizes(), a.strides(), a.storage_offset()});
+    Tensor v = make_view(a, real.sizes, real.strides, real.offset);
+    mark_view(v, a, /*multi_output=*/true);
+    fw_rule(v, {&a}, [&](const variable_list& t) {
+      Tensor ta = autograd::fw::with_layout(t[0], a);
+      Geom tg = tf({ta.sizes(), ta.strides(), ta.storage_offset()});
+      return make_view(ta, tg.sizes, tg.strides, tg.offset);
+    });
+    out.push_back(std::move(v));
+  }
+  if (a.requires_grad() && autograd::GradMode::is_enabled()) {
+    std::vector<Shape> shapes;
+    for (const Tensor& v : out) shapes.push_back(v.sizes());
+    const ScalarType dt = a.dtype();
+    const Device dev = a.device();
+    if (auto node = autograd::make_node(name, {&a}, AG_BW {
+          bool any = false;
+          for (const Tensor& t : g) any = any || t.defined();
+          if (!any) return {Tensor()};
+          std::vector<Tensor> parts;
+          for (size_t i = 0; i < shapes.size(); ++i)
+            parts.push_back(g[i].defined() ? g[i] : full(shapes[i], Scalar(0.0), dt, dev));
+          return {drop_dim ? stack(parts, d) : cat(parts, d)};
+        }))
+      autograd::set_history(node, out);
+  }
+  return out;
+}
+
 std::vector<Tensor> split(const Tensor& a, int64_t size, int64_t dim) {
   AG_CHECK(a.dim() > 0, "split expects at least a 1-dimensional tensor");
   AG_CHECK(size >= 0, "split expects split_size be non-negative, but got split_size=", size);
   int64_t d = wrap_dim(dim, a.dim());
   int64_t n = a.sizes()[d];
-  std::vector<Tensor> out;
   if (size == 0) { AG_CHECK(n == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ", n); return {alias(a)}; }
-  for (int64_t s = 0; s < n || (n == 0 && out.empty()); s += size) out.push_back(narrow(a, d, s, std::min(size, n - s)));
-  return out;
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  for (int64_t s = 0; s < n || (n == 0 && pieces.empty()); s += size) pieces.push_back({s, std::min(size, n - s)});
+  return multi_view(a, d, pieces, false, "SplitBackward0");
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& a, IntList sizes, int64_t dim) {
   AG_CHECK(a.dim() > 0, "split expects at least a 1-dimensional tensor");
   int64_t d = wrap_dim(dim, a.dim());
+  for (int64_t len : sizes)
+    AG_CHECK(len >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=", shape_str(sizes));
   int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
   AG_CHECK(total == a.sizes()[d], "split_with_sizes expects split_sizes to sum exactly to ", a.sizes()[d],
            " (input tensor's size at dimension ", d, "), but got split_sizes=", shape_str(sizes));
-  std::vector<Tensor> out;
+  std::vector<std::pair<int64_t, int64_t>> pieces;
   int64_t s = 0;
-  for (int64_t len : sizes) { out.push_back(narrow(a, d, s, len)); s += len; }
-  return out;
+  for (int64_t len : sizes) { pieces.push_back({s, len}); s += len; }
+  return multi_view(a, d, pieces, false, "SplitWithSizesBackward0");
+}
+
+std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
+  AG_CHECK_INDEX(a.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  int64_t d = wrap_dim(dim, a.dim());
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  for (int64_t i = 0; i < a.sizes()[d]; ++i) pieces.push_back({i, 1});
+  return multi_view(a, d, pieces, true, "UnbindBackward0");
 }
 
 // torch's view(dtype): the same memory read as another dtype; the last dim scales by the size ratio.
