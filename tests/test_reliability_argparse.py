@@ -30,6 +30,27 @@ TYPE_ERRORS = [
     ("torch.max_pool1d(torch.ones(1, 1, 4), 'abc')", "max_pool1d(): argument 'kernel_size' (position 2) must be tuple of ints"),
 ]
 
+# single ops whose own checks raised another class than torch's (fuzz groups of issue 10), and the einsum
+# sublist format they uncovered; compared with torch: same class (or the same value), message fragment
+OP_CASES = [
+    ("torch.einsum('abc')", "must specify the equation string and at least one operand"),       # ValueError
+    ("torch.einsum(2, 2)", "einsum(): argument 'equation' (position 1) must be str, not int"),   # TypeError
+    ("torch.einsum('ij,jk', torch.ones(2, 3), 3)", "expected Tensor as element 1 in argument 1, but got int"),
+    ("torch.einsum(torch.ones(2, 3), [0, 60])", "not within the valid range [0, 52)"),
+    ("torch.einsum(torch.ones(2, 3), [0, 1], torch.ones(3, 4), [1, 2], [0, 2])", None),
+    ("torch.einsum(torch.ones(2, 3), [0, Ellipsis], [Ellipsis])", None),
+    ("torch.einsum(torch.arange(4.), [0])", None),
+    ("torch.dropout(torch.ones(2), 2.0, True)", "dropout probability has to be between 0 and 1, but got 2"),
+    ("torch.dropout(torch.ones(2), float('nan'), False)", "but got nan"),
+    ("torch.dropout(torch.ones(2), 1, False)", None),
+    ("torch.ones(1).unfold(5, 2, 5)", "Dimension out of range (expected to be in range of [-1, 0], but got 5)"),
+    ("torch.tensor(1.).unfold(-2, 1, 5)", "Dimension out of range"),
+    ("torch.tensor(1.).unfold(-1, 1, 5)", None),
+    ("torch.unfold_copy(torch.ones(3), 5, 4, 5)", "Dimension out of range"),
+    ("torch.ones(3).new_tensor(torch.ones(2), -2)", "positional argument"),
+    ("torch.ones(3).new_full((2,), 1.5, torch.int64)", "positional argument"),
+]
+
 # well-typed calls whose failure is the op's own: the class must stay torch's (not become a TypeError)
 OWN_ERRORS = [
     "torch.var_mean(torch.tensor([-1]).expand(2))",             # var_mean calls Tensor.var with its own spelling
@@ -68,6 +89,24 @@ def test_op_errors_keep_their_class(torch, expr):
     ref, got = _raise(torch, expr), _raise(ampgrad, expr)
     assert ref is not None and got is not None
     assert type(got) is type(ref), f"{expr}\n torch: {type(ref).__name__}: {ref}\n ampgrad: {type(got).__name__}: {got}"
+
+
+def _outcome(mod, expr):
+    try:
+        r = eval(expr, {"torch": mod})
+    except Exception as e:  # noqa: BLE001
+        return type(e), str(e)
+    return "value", r.tolist()
+
+
+@pytest.mark.parametrize("expr,fragment", OP_CASES)
+def test_op_checks_like_torch(torch, expr, fragment):
+    ref, got = _outcome(torch, expr), _outcome(ampgrad, expr)
+    assert got[0] is ref[0], f"{expr}\n torch: {ref}\n ampgrad: {got}"
+    if fragment is None:
+        assert ref[0] == "value" and got[1] == ref[1]   # small exact sums
+    else:
+        assert fragment in ref[1] and fragment in got[1]
 
 
 def test_matching_is_lenient_where_torch_accepts():
