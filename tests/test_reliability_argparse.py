@@ -118,6 +118,9 @@ def test_matching_is_lenient_where_torch_accepts():
     assert te("method", "repeat", ((2, 3),), {}) is None
     assert te("method", "repeat", (ampgrad.tensor(2),), {}) is None                      # a tensor for an int
     assert te("method", "repeat", (2.5,), {}) is not None
+    assert te("fn", "permute_copy", (x, (1, 0)), {}) is None
+    assert "must be tuple of ints, not int" in te("fn", "permute_copy", (x, 0), {})          # int[]: no single int
+    assert te("fn", "amax", (x, 0), {}) is None                                           # int[1]: one int is fine
     assert te("fn", "dropout", (x, True, True), {}) is None                              # bool is a float
     assert "must be bool, not int" in te("fn", "dropout", (x, 0.5, 1), {})
     assert te("fn", "no_such_op", ("abc",), {}) is None                                   # no signature: no opinion

@@ -52,6 +52,8 @@ def _norm_type(t):
     opt = t.endswith("?")
     t = t.rstrip("?")
     t = re.sub(r"\([a-z]!?\)", "", t).replace("SymInt", "int")
+    if re.fullmatch(r"int\[\d+\]", t):
+        return t + ("?" if opt else "")   # a sized int list (int[2] stride) also takes one int; int[] does not
     t = re.sub(r"\[\d+\]", "[]", t)
     if t not in ("Tensor", "Tensor[]", "Tensor?[]", "int", "int[]", "float", "float[]", "bool", "bool[]", "Scalar",
                  "Scalar[]", "str", "str[]", "ScalarType", "Dimname", "Dimname[]"):

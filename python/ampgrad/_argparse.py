@@ -73,8 +73,10 @@ def _ok(t, v):
         return isinstance(v, str)
     if t == "ScalarType":
         return isinstance(v, (_dtype, type))
-    if t == "int[]":
-        return _is_int(v) or (_seq(v) and all(_is_int(x) for x in v))
+    if t.startswith("int["):
+        # int[] takes a sequence (or a Tensor); a sized list (int[2] stride, int[1] dim) also one int
+        return (isinstance(v, Tensor) or (_seq(v) and all(_is_int(x) for x in v))
+                or (t != "int[]" and _is_int(v)))
     if t == "float[]":
         return _is_number(v) or (_seq(v) and all(_is_number(x) for x in v))
     if t == "bool[]":
@@ -90,6 +92,11 @@ def _ok(t, v):
     return True
 
 
+def _type_name(t):
+    t = t.rstrip("?")
+    return "tuple of ints" if t.startswith("int[") else _TYPE_NAMES.get(t, t)
+
+
 class _Param:
     __slots__ = ("type", "name", "default", "kwonly")
 
@@ -98,8 +105,7 @@ class _Param:
         self.type, self.name, self.default, self.kwonly = typ, name.rstrip("="), name.endswith("="), kwonly
 
     def text(self):
-        t = _TYPE_NAMES.get(self.type.rstrip("?"), self.type.rstrip("?"))
-        return f"{t} {self.name}" + (" = None" if self.default else "")
+        return f"{_type_name(self.type)} {self.name}" + (" = None" if self.default else "")
 
 
 def _compile(sig):
@@ -115,7 +121,7 @@ def _compile(sig):
 def _match(params, args, kwargs):
     """None when the overload accepts the call, else torch's message (without the op name) for the first problem."""
     pos = [p for p in params if not p.kwonly]
-    if pos and pos[0].type.rstrip("?") == "int[]" and args and _is_int(args[0]) and not isinstance(args[0], Tensor):
+    if pos and pos[0].type.startswith("int[") and args and _is_int(args[0]) and not isinstance(args[0], Tensor):
         # torch's varargs int list: x.view(2, 3), torch.zeros(2, 3), x.permute(1, 0)
         if not all(_is_int(a) for a in args):
             bad = next(a for a in args if not _is_int(a))
@@ -148,8 +154,7 @@ def _match(params, args, kwargs):
             v, at = given[p.name]
             if not _ok(p.type, v):
                 where = f" (position {at})" if at is not None else ""
-                t = _TYPE_NAMES.get(p.type.rstrip("?"), p.type.rstrip("?"))
-                return f"(): argument '{p.name}'{where} must be {t}, not {type(v).__name__}"
+                return f"(): argument '{p.name}'{where} must be {_type_name(p.type)}, not {type(v).__name__}"
     return None
 
 

@@ -18,10 +18,10 @@ SIGS = {
             'Tensor input',
         ),
         'adaptive_avg_pool1d': (
-            'Tensor input, int[] output_size',
+            'Tensor input, int[1] output_size',
         ),
         'adaptive_max_pool1d': (
-            'Tensor input, int[] output_size',
+            'Tensor input, int[1] output_size',
         ),
         'add': (
             'Tensor input, Tensor other, *, Scalar alpha=',
@@ -61,10 +61,10 @@ SIGS = {
             'Tensor input, float p, bool train',
         ),
         'amax': (
-            'Tensor input, int[] dim=, bool keepdim=',
+            'Tensor input, int[1] dim=, bool keepdim=',
         ),
         'amin': (
-            'Tensor input, int[] dim=, bool keepdim=',
+            'Tensor input, int[1] dim=, bool keepdim=',
         ),
         'aminmax': (
             'Tensor input, *, int? dim=, bool keepdim=',
@@ -138,7 +138,7 @@ SIGS = {
             'Tensor input',
         ),
         'avg_pool1d': (
-            'Tensor input, int[] kernel_size, int[] stride=, int[] padding=, bool ceil_mode=, bool count_include_pad=',
+            'Tensor input, int[1] kernel_size, int[1] stride=, int[1] padding=, bool ceil_mode=, bool count_include_pad=',
         ),
         'baddbmm': (
             'Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=, Scalar alpha=',
@@ -276,28 +276,28 @@ SIGS = {
             'Tensor input, int[] pad, Scalar value=',
         ),
         'conv1d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] dilation=, int groups=',
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, str padding=, int[] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[1] stride=, int[1] padding=, int[1] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[1] stride=, str padding=, int[1] dilation=, int groups=',
         ),
         'conv2d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] dilation=, int groups=',
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, str padding=, int[] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[2] stride=, int[2] padding=, int[2] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[2] stride=, str padding=, int[2] dilation=, int groups=',
         ),
         'conv3d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] dilation=, int groups=',
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, str padding=, int[] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[3] stride=, int[3] padding=, int[3] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[3] stride=, str padding=, int[3] dilation=, int groups=',
         ),
         'conv_tbc': (
             'Tensor input, Tensor weight, Tensor bias, int pad=',
         ),
         'conv_transpose1d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] output_padding=, int groups=, int[] dilation=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[1] stride=, int[1] padding=, int[1] output_padding=, int groups=, int[1] dilation=',
         ),
         'conv_transpose2d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] output_padding=, int groups=, int[] dilation=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[2] stride=, int[2] padding=, int[2] output_padding=, int groups=, int[2] dilation=',
         ),
         'conv_transpose3d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] output_padding=, int groups=, int[] dilation=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[3] stride=, int[3] padding=, int[3] output_padding=, int groups=, int[3] dilation=',
         ),
         'convolution': (
             'Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups',
@@ -776,7 +776,7 @@ SIGS = {
             'Scalar start, Scalar end, int steps, float base=, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=',
         ),
         'logsumexp': (
-            'Tensor input, int[] dim, bool keepdim=',
+            'Tensor input, int[1] dim, bool keepdim=',
         ),
         'lstm_cell': (
             'Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=, Tensor? b_hh=',
@@ -821,20 +821,20 @@ SIGS = {
             'Tensor input, int dim, bool keepdim=, *, Tensor max, Tensor max_values',
         ),
         'max_pool1d': (
-            'Tensor input, int[] kernel_size, int[] stride=, int[] padding=, int[] dilation=, bool ceil_mode=',
+            'Tensor input, int[1] kernel_size, int[1] stride=, int[1] padding=, int[1] dilation=, bool ceil_mode=',
         ),
         'max_pool2d': (
-            'Tensor input, int[] kernel_size, int[] stride=, int[] padding=, int[] dilation=, bool ceil_mode=',
+            'Tensor input, int[2] kernel_size, int[2] stride=, int[2] padding=, int[2] dilation=, bool ceil_mode=',
         ),
         'max_pool3d': (
-            'Tensor input, int[] kernel_size, int[] stride=, int[] padding=, int[] dilation=, bool ceil_mode=',
+            'Tensor input, int[3] kernel_size, int[3] stride=, int[3] padding=, int[3] dilation=, bool ceil_mode=',
         ),
         'maximum': (
             'Tensor input, Tensor other',
         ),
         'mean': (
             'Tensor input, *, ScalarType? dtype=',
-            'Tensor input, int[]? dim, bool keepdim=, *, ScalarType? dtype=',
+            'Tensor input, int[1]? dim, bool keepdim=, *, ScalarType? dtype=',
         ),
         'median': (
             'Tensor input',
@@ -890,7 +890,7 @@ SIGS = {
             'Tensor input, float? nan=, float? posinf=, float? neginf=',
         ),
         'nanmean': (
-            'Tensor input, int[]? dim=, bool keepdim=, *, ScalarType? dtype=',
+            'Tensor input, int[1]? dim=, bool keepdim=, *, ScalarType? dtype=',
         ),
         'nanmedian': (
             'Tensor input',
@@ -902,7 +902,7 @@ SIGS = {
             'Tensor input, float q, int? dim=, bool keepdim=, *, str interpolation=',
         ),
         'nansum': (
-            'Tensor input, int[]? dim=, bool keepdim=, *, ScalarType? dtype=',
+            'Tensor input, int[1]? dim=, bool keepdim=, *, ScalarType? dtype=',
         ),
         'narrow': (
             'Tensor input, int dim, int start, int length',
@@ -1117,7 +1117,7 @@ SIGS = {
             'Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=, Tensor? b_hh=',
         ),
         'roll': (
-            'Tensor input, int[] shifts, int[] dims=',
+            'Tensor input, int[1] shifts, int[1] dims=',
         ),
         'rot90': (
             'Tensor input, int k=, int[] dims=',
@@ -1238,14 +1238,14 @@ SIGS = {
         ),
         'std': (
             'Tensor input, bool unbiased=',
-            'Tensor input, int[]? dim, bool unbiased=, bool keepdim=',
-            'Tensor input, int[]? dim=, *, Scalar? correction=, bool keepdim=',
+            'Tensor input, int[1]? dim, bool unbiased=, bool keepdim=',
+            'Tensor input, int[1]? dim=, *, Scalar? correction=, bool keepdim=',
         ),
         'std_mean': (
             'Tensor input, bool unbiased=',
-            'Tensor input, int[]? dim, bool unbiased=, bool keepdim=',
-            'Tensor input, int[]? dim=, *, Scalar? correction=, bool keepdim=',
-            'Tensor input, int[]? dim=, *, Scalar? correction=, bool keepdim=, Tensor out0, Tensor out1',
+            'Tensor input, int[1]? dim, bool unbiased=, bool keepdim=',
+            'Tensor input, int[1]? dim=, *, Scalar? correction=, bool keepdim=',
+            'Tensor input, int[1]? dim=, *, Scalar? correction=, bool keepdim=, Tensor out0, Tensor out1',
         ),
         'sub': (
             'Tensor input, Tensor other, *, Scalar alpha=',
@@ -1256,7 +1256,7 @@ SIGS = {
             'Tensor input, Scalar other, Scalar alpha=',
         ),
         'sum': (
-            'Tensor input, int[]? dim, bool keepdim=, *, ScalarType? dtype=',
+            'Tensor input, int[1]? dim, bool keepdim=, *, ScalarType? dtype=',
             'Tensor input, *, ScalarType? dtype=',
         ),
         'svd': (
@@ -1381,14 +1381,14 @@ SIGS = {
         ),
         'var': (
             'Tensor input, bool unbiased=',
-            'Tensor input, int[]? dim, bool unbiased=, bool keepdim=',
-            'Tensor input, int[]? dim=, *, Scalar? correction=, bool keepdim=',
+            'Tensor input, int[1]? dim, bool unbiased=, bool keepdim=',
+            'Tensor input, int[1]? dim=, *, Scalar? correction=, bool keepdim=',
         ),
         'var_mean': (
             'Tensor input, bool unbiased=',
-            'Tensor input, int[]? dim, bool unbiased=, bool keepdim=',
-            'Tensor input, int[]? dim=, *, Scalar? correction=, bool keepdim=',
-            'Tensor input, int[]? dim=, *, Scalar? correction=, bool keepdim=, Tensor out0, Tensor out1',
+            'Tensor input, int[1]? dim, bool unbiased=, bool keepdim=',
+            'Tensor input, int[1]? dim=, *, Scalar? correction=, bool keepdim=',
+            'Tensor input, int[1]? dim=, *, Scalar? correction=, bool keepdim=, Tensor out0, Tensor out1',
         ),
         'vdot': (
             'Tensor input, Tensor other',
@@ -1494,10 +1494,10 @@ SIGS = {
             'Tensor other, float rtol=, float atol=, bool equal_nan=',
         ),
         'amax': (
-            'int[] dim=, bool keepdim=',
+            'int[1] dim=, bool keepdim=',
         ),
         'amin': (
-            'int[] dim=, bool keepdim=',
+            'int[1] dim=, bool keepdim=',
         ),
         'aminmax': (
             '*, int? dim=, bool keepdim=',
@@ -2204,7 +2204,7 @@ SIGS = {
             'float? eps=',
         ),
         'logsumexp': (
-            'int[] dim, bool keepdim=',
+            'int[1] dim, bool keepdim=',
         ),
         'lt': (
             'Tensor other',
@@ -2251,7 +2251,7 @@ SIGS = {
         ),
         'mean': (
             '*, ScalarType? dtype=',
-            'int[]? dim, bool keepdim=, *, ScalarType? dtype=',
+            'int[1]? dim, bool keepdim=, *, ScalarType? dtype=',
         ),
         'median': (
             '',
@@ -2321,7 +2321,7 @@ SIGS = {
             'float? nan=, float? posinf=, float? neginf=',
         ),
         'nanmean': (
-            'int[]? dim=, bool keepdim=, *, ScalarType? dtype=',
+            'int[1]? dim=, bool keepdim=, *, ScalarType? dtype=',
         ),
         'nanmedian': (
             '',
@@ -2333,7 +2333,7 @@ SIGS = {
             'float q, int? dim=, bool keepdim=, *, str interpolation=',
         ),
         'nansum': (
-            'int[]? dim=, bool keepdim=, *, ScalarType? dtype=',
+            'int[1]? dim=, bool keepdim=, *, ScalarType? dtype=',
         ),
         'narrow': (
             'int dim, int start, int length',
@@ -2496,7 +2496,7 @@ SIGS = {
             '',
         ),
         'roll': (
-            'int[] shifts, int[] dims=',
+            'int[1] shifts, int[1] dims=',
         ),
         'rot90': (
             'int k=, int[] dims=',
@@ -2621,8 +2621,8 @@ SIGS = {
         ),
         'std': (
             'bool unbiased=',
-            'int[]? dim, bool unbiased=, bool keepdim=',
-            'int[]? dim=, *, Scalar? correction=, bool keepdim=',
+            'int[1]? dim, bool unbiased=, bool keepdim=',
+            'int[1]? dim=, *, Scalar? correction=, bool keepdim=',
         ),
         'storage_offset': (
             '',
@@ -2648,7 +2648,7 @@ SIGS = {
             'Scalar other, Scalar alpha=',
         ),
         'sum': (
-            'int[]? dim, bool keepdim=, *, ScalarType? dtype=',
+            'int[1]? dim, bool keepdim=, *, ScalarType? dtype=',
             '*, ScalarType? dtype=',
         ),
         'sum_to_size': (
@@ -2762,8 +2762,8 @@ SIGS = {
         ),
         'var': (
             'bool unbiased=',
-            'int[]? dim, bool unbiased=, bool keepdim=',
-            'int[]? dim=, *, Scalar? correction=, bool keepdim=',
+            'int[1]? dim, bool unbiased=, bool keepdim=',
+            'int[1]? dim=, *, Scalar? correction=, bool keepdim=',
         ),
         'view': (
             'int[] size',
@@ -2792,16 +2792,16 @@ SIGS = {
     },
     'F': {
         'adaptive_avg_pool1d': (
-            'Tensor input, int[] output_size',
+            'Tensor input, int[1] output_size',
         ),
         'avg_pool1d': (
-            'Tensor input, int[] kernel_size, int[] stride=, int[] padding=, bool ceil_mode=, bool count_include_pad=',
+            'Tensor input, int[1] kernel_size, int[1] stride=, int[1] padding=, bool ceil_mode=, bool count_include_pad=',
         ),
         'avg_pool2d': (
-            'Tensor input, int[] kernel_size, int[] stride=, int[] padding=, bool ceil_mode=, bool count_include_pad=, int? divisor_override=',
+            'Tensor input, int[2] kernel_size, int[2] stride=, int[2] padding=, bool ceil_mode=, bool count_include_pad=, int? divisor_override=',
         ),
         'avg_pool3d': (
-            'Tensor input, int[] kernel_size, int[] stride=, int[] padding=, bool ceil_mode=, bool count_include_pad=, int? divisor_override=',
+            'Tensor input, int[3] kernel_size, int[3] stride=, int[3] padding=, bool ceil_mode=, bool count_include_pad=, int? divisor_override=',
         ),
         'bilinear': (
             'Tensor input1, Tensor input2, Tensor weight, Tensor? bias=',
@@ -2813,25 +2813,25 @@ SIGS = {
             'Tensor input, int groups',
         ),
         'conv1d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] dilation=, int groups=',
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, str padding=, int[] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[1] stride=, int[1] padding=, int[1] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[1] stride=, str padding=, int[1] dilation=, int groups=',
         ),
         'conv2d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] dilation=, int groups=',
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, str padding=, int[] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[2] stride=, int[2] padding=, int[2] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[2] stride=, str padding=, int[2] dilation=, int groups=',
         ),
         'conv3d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] dilation=, int groups=',
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, str padding=, int[] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[3] stride=, int[3] padding=, int[3] dilation=, int groups=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[3] stride=, str padding=, int[3] dilation=, int groups=',
         ),
         'conv_transpose1d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] output_padding=, int groups=, int[] dilation=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[1] stride=, int[1] padding=, int[1] output_padding=, int groups=, int[1] dilation=',
         ),
         'conv_transpose2d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] output_padding=, int groups=, int[] dilation=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[2] stride=, int[2] padding=, int[2] output_padding=, int groups=, int[2] dilation=',
         ),
         'conv_transpose3d': (
-            'Tensor input, Tensor weight, Tensor? bias=, int[] stride=, int[] padding=, int[] output_padding=, int groups=, int[] dilation=',
+            'Tensor input, Tensor weight, Tensor? bias=, int[3] stride=, int[3] padding=, int[3] output_padding=, int groups=, int[3] dilation=',
         ),
         'cosine_similarity': (
             'Tensor x1, Tensor x2, int dim=, float eps=',
