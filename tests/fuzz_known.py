@@ -275,48 +275,48 @@ exc_type RuntimeError -> TypeError: F.elu_ F.group_norm F.l1_loss F.multilabel_m
 exc_type RuntimeError -> TypeError: Tensor.expand_as Tensor.fill_ Tensor.index_copy_ Tensor.masked_fill_ Tensor.new_empty Tensor.new_zeros
 exc_type RuntimeError -> TypeError: Tensor.repeat Tensor.reshape Tensor.scatter Tensor.scatter_ Tensor.scatter_add_ Tensor.sub Tensor.subtract_
 exc_type RuntimeError -> TypeError: Tensor.tile Tensor.unflatten torch.broadcast_shapes torch.subtract torch.tensordot
-exc_type RuntimeError -> ValueError: F.bilinear F.hardtanh_ F.normalize Tensor.__setitem__ Tensor.norm torch.dropout torch.norm torch.range
+exc_type RuntimeError -> ValueError: F.bilinear F.hardtanh_ F.normalize Tensor.__setitem__ Tensor.norm torch.norm torch.range
 exc_type RuntimeError -> ValueError: torch.vstack
 exc_type RuntimeError -> ZeroDivisionError: F.scaled_dot_product_attention torch.group_norm torch.range
 exc_type TypeError -> AssertionError: Tensor.type torch.as_tensor torch.tensor
-exc_type TypeError -> AttributeError: F.bilinear F.celu F.conv1d F.conv2d F.cosine_embedding_loss F.elu F.embedding F.hardsigmoid F.hardswish
-exc_type TypeError -> AttributeError: F.hardtanh_ F.logsigmoid F.multi_margin_loss F.multilabel_margin_loss F.nll_loss F.one_hot F.pad
-exc_type TypeError -> AttributeError: F.pairwise_distance F.poisson_nll_loss F.relu F.relu6 F.relu_ F.rms_norm F.scaled_dot_product_attention F.silu
-exc_type TypeError -> AttributeError: F.soft_margin_loss F.triplet_margin_loss Tensor.cross Tensor.equal Tensor.type_as torch.allclose torch.bernoulli
-exc_type TypeError -> AttributeError: torch.broadcast_tensors torch.broadcast_to torch.clamp_max torch.clamp_min torch.clone torch.conv_transpose2d
-exc_type TypeError -> AttributeError: torch.cross torch.dstack torch.embedding torch.empty_like torch.equal torch.flatten torch.index_put
-exc_type TypeError -> AttributeError: torch.is_floating_point torch.is_nonzero torch.isclose torch.layer_norm torch.moveaxis torch.movedim
-exc_type TypeError -> AttributeError: torch.nansum torch.nonzero torch.numel torch.ones_like torch.pairwise_distance torch.prelu torch.prod
-exc_type TypeError -> AttributeError: torch.rand_like torch.randint_like torch.randn_like torch.row_stack torch.std_mean torch.tile torch.var_mean
-exc_type TypeError -> AttributeError: torch.vstack torch.zeros_like
+exc_type TypeError -> AttributeError: F.celu F.cosine_embedding_loss F.elu F.embedding F.hardsigmoid F.hardswish
+exc_type TypeError -> AttributeError: F.logsigmoid F.multi_margin_loss F.multilabel_margin_loss F.nll_loss F.pad
+exc_type TypeError -> AttributeError: F.poisson_nll_loss F.relu F.relu6 F.rms_norm F.scaled_dot_product_attention F.silu
+exc_type TypeError -> AttributeError: F.soft_margin_loss F.triplet_margin_loss torch.allclose torch.bernoulli
+exc_type TypeError -> AttributeError: torch.broadcast_tensors
+exc_type TypeError -> AttributeError: torch.empty_like
+exc_type TypeError -> AttributeError: torch.isclose torch.layer_norm
+exc_type TypeError -> AttributeError: torch.ones_like
+exc_type TypeError -> AttributeError: torch.rand_like torch.randn_like
+exc_type TypeError -> AttributeError: torch.zeros_like
 exc_type TypeError -> IndexError: F.embedding F.normalize F.scaled_dot_product_attention Tensor.all Tensor.index_put Tensor.index_put_ Tensor.min
 exc_type TypeError -> IndexError: Tensor.sum torch.index_put torch.std torch.swapdims
 exc_type TypeError -> KeyError: Tensor.type torch.asarray
-exc_type TypeError -> NotImplementedError: F.embedding F.pad F.softmax Tensor.norm torch.einsum torch.multinomial torch.normal torch.pow torch.rand
-exc_type TypeError -> NotImplementedError: torch.randn torch.softmax
+exc_type TypeError -> NotImplementedError: F.embedding F.pad F.softmax Tensor.norm torch.multinomial torch.normal torch.pow torch.rand
+exc_type TypeError -> NotImplementedError: torch.softmax
 exc_type TypeError -> OverflowError: F.leaky_relu torch.range
-exc_type TypeError -> RuntimeError: F.conv1d F.conv2d F.conv3d F.conv_transpose1d F.conv_transpose2d F.conv_transpose3d F.cosine_embedding_loss
+exc_type TypeError -> RuntimeError: F.conv_transpose3d F.cosine_embedding_loss
 exc_type TypeError -> RuntimeError: F.cosine_similarity F.embedding F.group_norm F.layer_norm F.multi_margin_loss F.nll_loss F.poisson_nll_loss
 exc_type TypeError -> RuntimeError: F.rms_norm F.scaled_dot_product_attention Tensor.addcmul_ Tensor.all Tensor.as_strided Tensor.chunk Tensor.clip_
-exc_type TypeError -> RuntimeError: Tensor.cross Tensor.dist Tensor.expand Tensor.index_put Tensor.index_put_ Tensor.isclose Tensor.logical_and_
-exc_type TypeError -> RuntimeError: Tensor.logical_xor_ Tensor.moveaxis Tensor.movedim Tensor.narrow Tensor.new_full Tensor.new_tensor Tensor.norm
+exc_type TypeError -> RuntimeError: Tensor.expand Tensor.index_put Tensor.index_put_ Tensor.isclose Tensor.logical_and_
+exc_type TypeError -> RuntimeError: Tensor.logical_xor_ Tensor.moveaxis Tensor.narrow Tensor.norm
 exc_type TypeError -> RuntimeError: Tensor.permute Tensor.repeat Tensor.stride Tensor.unflatten Tensor.view torch.as_strided torch.as_tensor
-exc_type TypeError -> RuntimeError: torch.asarray torch.bitwise_or torch.conv2d torch.conv_transpose1d torch.conv_transpose2d torch.cross torch.div
-exc_type TypeError -> RuntimeError: torch.flip torch.full torch.get_autocast_dtype torch.group_norm torch.index_put torch.layer_norm torch.linspace
-exc_type TypeError -> RuntimeError: torch.logspace torch.moveaxis torch.movedim torch.narrow torch.norm torch.normal torch.pairwise_distance
-exc_type TypeError -> RuntimeError: torch.permute torch.pow torch.randn torch.remainder torch.renorm torch.reshape torch.scatter torch.scatter_add
-exc_type TypeError -> RuntimeError: torch.std_mean torch.subtract torch.tensordot torch.unflatten torch.var_mean
-exc_type TypeError -> ValueError: F.layer_norm F.normalize F.pad F.poisson_nll_loss F.rms_norm F.softplus F.triplet_margin_loss Tensor.all
-exc_type TypeError -> ValueError: Tensor.amax Tensor.any Tensor.count_nonzero Tensor.logsumexp Tensor.max Tensor.min Tensor.norm Tensor.var
-exc_type TypeError -> ValueError: torch.amax torch.amin torch.cosine_similarity torch.count_nonzero torch.eye torch.isclose torch.layer_norm
-exc_type TypeError -> ValueError: torch.linspace torch.logspace torch.max torch.mean torch.min torch.norm torch.randint_like torch.range torch.std
-exc_type TypeError -> ValueError: torch.std_mean torch.tensor torch.var torch.var_mean
+exc_type TypeError -> RuntimeError: torch.asarray torch.bitwise_or torch.cross torch.div
+exc_type TypeError -> RuntimeError: torch.flip torch.full torch.get_autocast_dtype torch.index_put torch.layer_norm torch.linspace
+exc_type TypeError -> RuntimeError: torch.logspace torch.narrow torch.norm torch.normal torch.pairwise_distance
+exc_type TypeError -> RuntimeError: torch.permute torch.pow torch.randn torch.remainder torch.reshape torch.scatter torch.scatter_add
+exc_type TypeError -> RuntimeError: torch.subtract torch.tensordot torch.unflatten torch.var_mean
+exc_type TypeError -> ValueError: F.layer_norm F.normalize F.pad F.poisson_nll_loss F.rms_norm F.triplet_margin_loss Tensor.all
+exc_type TypeError -> ValueError: Tensor.amax Tensor.any Tensor.count_nonzero Tensor.logsumexp Tensor.norm
+exc_type TypeError -> ValueError: torch.amax torch.amin torch.cosine_similarity torch.count_nonzero torch.isclose
+exc_type TypeError -> ValueError: torch.linspace torch.mean torch.norm torch.range torch.std
+exc_type TypeError -> ValueError: torch.tensor torch.var torch.var_mean
 exc_type ValueError -> AttributeError: F.cosine_embedding_loss torch.cdist
 exc_type ValueError -> IndexError: torch.moveaxis torch.movedim
 exc_type ValueError -> KeyError: Tensor.type
 exc_type ValueError -> RuntimeError: F.conv2d F.conv_transpose2d F.cosine_embedding_loss F.cross_entropy F.hinge_embedding_loss F.multi_margin_loss
 exc_type ValueError -> RuntimeError: F.nll_loss F.rms_norm F.soft_margin_loss F.triplet_margin_loss Tensor.all Tensor.logsumexp Tensor.split
-exc_type ValueError -> RuntimeError: torch.amax torch.amin torch.broadcast_shapes torch.cdist torch.conv2d torch.einsum torch.mean
+exc_type ValueError -> RuntimeError: torch.amax torch.amin torch.broadcast_shapes torch.cdist torch.conv2d torch.mean
 exc_type ValueError -> TypeError: F.binary_cross_entropy F.binary_cross_entropy_with_logits F.cosine_embedding_loss F.cross_entropy F.grid_sample
 exc_type ValueError -> TypeError: F.hinge_embedding_loss F.kl_div F.multi_margin_loss F.multilabel_margin_loss F.nll_loss F.poisson_nll_loss
 exc_type ValueError -> TypeError: F.soft_margin_loss F.softmax F.triplet_margin_loss Tensor.chunk Tensor.diagonal Tensor.triu Tensor.triu_

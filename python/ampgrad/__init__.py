@@ -144,4 +144,11 @@ from ._dlpack import from_dlpack  # noqa: E402  (DLPack and NumPy's array protoc
 from . import testing  # noqa: E402  (assert_close, make_tensor)
 from . import onnx  # noqa: E402  (no exporter: torch.onnx's names, export raises)
 
+# torch's TypeError for wrong-typed arguments of the ops composed in Python (issue 10; _argparse.py): last, so
+# that every public function, Tensor method and nn.functional function defined above is covered
+from . import _argparse  # noqa: E402
+_argparse.install(globals(), "fn")
+_argparse.install(Tensor, "method")
+_argparse.install(nn.functional.__dict__, "F")
+
 __version__ = "0.1.0"

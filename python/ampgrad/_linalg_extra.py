@@ -352,13 +352,33 @@ def _take_diagonals(op, s):
 
 def einsum(*args):
     if len(args) < 2:
-        raise RuntimeError("einsum(): must specify the equation string and at least one operand, or at least one "
-                           "operand and its subscripts list")
-    equation, operands = args[0], list(args[1:])
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    if isinstance(args[0], Tensor):
+        # the sublist format, as torch.functional.einsum spells it: einsum(op1, [0, 1], op2, [1, 2], [0, 2])
+        def sub(n):
+            if n is Ellipsis:
+                return "..."
+            if 0 <= n < 26:
+                return chr(ord("A") + n)
+            if 26 <= n < 52:
+                return chr(ord("a") + n - 26)
+            raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+        equation = ",".join("".join(sub(s) for s in sl) for sl in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(sub(s) for s in args[-1])
+            operands = list(args[:-1:2])
+        else:
+            operands = list(args[::2])
+    else:
+        equation, operands = args[0], list(args[1:])
     if not isinstance(equation, str):
-        raise NotImplementedError("einsum(): the sublist format is not supported by ampgrad")
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = list(operands[0])
+    bad = next((i for i, o in enumerate(operands) if not isinstance(o, Tensor)), None)
+    if bad is not None:
+        raise TypeError(f"expected Tensor as element {bad} in argument 1, but got {type(operands[bad]).__name__}")
     subs, out = _parse_einsum(equation, operands)
     ops = []
     sizes = {}

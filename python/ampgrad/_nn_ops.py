@@ -10,6 +10,9 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu", 
 
 
 def dropout(input, p, train):
+    # torch.dropout (aten's check, RuntimeError; F.dropout's own check raises ValueError)
+    if isinstance(p, (int, float)) and not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {float(p):g}")
     return F.dropout(input, p, train)
 
 

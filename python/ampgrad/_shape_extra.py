@@ -501,6 +501,9 @@ def put(input, index, source, accumulate=False):
 
 def _unfold(self, dimension, size, step):
     """Tensor.unfold: a view of the size-long windows along dimension, step apart (a new last dim)."""
+    nd = builtins.max(self.dim(), 1)
+    if not -nd <= dimension < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dimension})")
     if self.dim() == 0:
         if size > 1:
             raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")

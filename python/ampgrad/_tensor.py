@@ -563,7 +563,7 @@ def __reduce_ex__(self, proto):
 
 # ---- new_* factories
 @_method("new_tensor")
-def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
@@ -575,7 +575,7 @@ for _name in ("zeros", "ones", "empty"):
 
 
 @_method("new_full")
-def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 

@@ -1,0 +1,243 @@
+"""torch's argument-type errors for ampgrad's Python-level ops (issue 10: exception types).
+
+torch binds most of its ops in C++ behind an argument parser (torch/csrc/utils/python_arg_parser.cpp) that
+matches the call against the op's signatures before anything runs: a wrong-typed argument (a string for a
+Tensor, a float for an int, a bool for an int list) is a TypeError naming the argument. Many of ampgrad's ops
+are Python compositions that would instead trip over the bad value somewhere inside (AttributeError "'str'
+object has no attribute 'dim'", ValueError, RuntimeError, IndexError).
+
+`parsed(fn, kind, name)` wraps such an op: the call runs as before, and only when it raises something other
+than TypeError are its arguments matched against torch's signatures of the op (_signatures.py, generated from
+torch's schemas by tools/gen_signatures.py); when no signature accepts them, the call raises torch's TypeError
+instead (same message format). A successful call pays one try block, nothing else. The matching is lenient
+where torch's parser is subtle (any Tensor passes for an int / float / bool, any int for an int list): a
+doubtful case keeps the op's own exception rather than inventing a TypeError that torch would not raise.
+`install(namespace, kind)` wraps the Python functions of a namespace that have signatures."""
+import functools
+import threading
+import numbers
+
+from ._C import Tensor, dtype as _dtype
+from ._signatures import SIGS
+
+# keyword arguments torch's Python bindings add to (or accept beyond) the schema: never a reason to reject
+_EXTRA_KWARGS = frozenset(("out", "requires_grad", "device", "layout", "pin_memory", "memory_format", "generator",
+                           "names", "non_blocking", "copy"))
+
+_TYPE_NAMES = {"Tensor": "Tensor", "int": "int", "float": "float", "bool": "bool", "Scalar": "Number",
+               "int[]": "tuple of ints", "float[]": "tuple of floats", "bool[]": "tuple of bools",
+               "Tensor[]": "tuple of Tensors", "Tensor?[]": "tuple of Tensors", "Scalar[]": "tuple of Scalars",
+               "str": "str", "str[]": "tuple of strs", "ScalarType": "torch.dtype", "Dimname": "name",
+               "Dimname[]": "tuple of names", "Any": "object"}
+
+
+def _is_bool(v):
+    return isinstance(v, bool) or type(v).__name__ == "bool_"   # Python and NumPy bools
+
+
+def _is_int(v):
+    if isinstance(v, Tensor):
+        return True
+    if _is_bool(v):
+        return False
+    return isinstance(v, numbers.Integral) or (not isinstance(v, (float, str)) and hasattr(type(v), "__index__"))
+
+
+def _is_number(v):
+    return isinstance(v, (numbers.Number, Tensor)) or _is_bool(v)
+
+
+def _seq(v):
+    return isinstance(v, (list, tuple))
+
+
+def _ok(t, v):
+    """Whether torch's parser could accept value v for a parameter of type t (lenient: see the module note)."""
+    if t.endswith("?") and not t.endswith("?[]"):
+        if v is None:
+            return True
+        t = t[:-1]
+    if t == "Any":
+        return True
+    if t == "Tensor":
+        return isinstance(v, Tensor)
+    if t == "int":
+        return _is_int(v)
+    if t == "float":
+        return isinstance(v, (numbers.Real, Tensor)) or _is_bool(v)
+    if t == "bool":
+        return _is_bool(v) or isinstance(v, Tensor)
+    if t == "Scalar":
+        return _is_number(v)
+    if t in ("str", "Dimname"):
+        return isinstance(v, str)
+    if t == "ScalarType":
+        return isinstance(v, (_dtype, type))
+    if t.startswith("int["):
+        # int[] takes a sequence (or a Tensor); a sized list (int[2] stride, int[1] dim) also one int
+        return (isinstance(v, Tensor) or (_seq(v) and all(_is_int(x) for x in v))
+                or (t != "int[]" and _is_int(v)))
+    if t == "float[]":
+        return _is_number(v) or (_seq(v) and all(_is_number(x) for x in v))
+    if t == "bool[]":
+        return _seq(v) and all(_is_bool(x) for x in v)
+    if t == "Scalar[]":
+        return _seq(v) and all(_is_number(x) for x in v)
+    if t == "Tensor[]":
+        return _seq(v) and all(isinstance(x, Tensor) for x in v)
+    if t == "Tensor?[]":
+        return _seq(v) and all(x is None or isinstance(x, Tensor) for x in v)
+    if t in ("str[]", "Dimname[]"):
+        return _seq(v) and all(isinstance(x, str) for x in v)
+    return True
+
+
+def _type_name(t):
+    t = t.rstrip("?")
+    return "tuple of ints" if t.startswith("int[") else _TYPE_NAMES.get(t, t)
+
+
+class _Param:
+    __slots__ = ("type", "name", "default", "kwonly")
+
+    def __init__(self, decl, kwonly):
+        typ, name = decl.split(" ")
+        self.type, self.name, self.default, self.kwonly = typ, name.rstrip("="), name.endswith("="), kwonly
+
+    def text(self):
+        return f"{_type_name(self.type)} {self.name}" + (" = None" if self.default else "")
+
+
+def _compile(sig):
+    params, kwonly = [], False
+    for decl in sig.split(", ") if sig else ():
+        if decl == "*":
+            kwonly = True
+        else:
+            params.append(_Param(decl, kwonly))
+    return params
+
+
+def _match(params, args, kwargs):
+    """None when the overload accepts the call, else torch's message (without the op name) for the first problem."""
+    pos = [p for p in params if not p.kwonly]
+    if pos and pos[0].type.startswith("int[") and args and _is_int(args[0]) and not isinstance(args[0], Tensor):
+        # torch's varargs int list: x.view(2, 3), torch.zeros(2, 3), x.permute(1, 0)
+        if not all(_is_int(a) for a in args):
+            bad = next(a for a in args if not _is_int(a))
+            return (f"(): argument '{pos[0].name}' (position 1) must be tuple of ints, but found element of type "
+                    f"{type(bad).__name__} at pos {args.index(bad)}")
+        args = (tuple(args),)
+    if len(args) > len(pos):
+        n = len(pos)
+        lo = sum(1 for p in pos if not p.default)
+        takes = f"{n}" if lo == n else f"from {lo} to {n}"
+        return f"() takes {takes} positional argument{'s' if n != 1 else ''} but {len(args)} were given"
+    given = {}
+    for i, (p, v) in enumerate(zip(pos, args)):
+        given[p.name] = (v, i + 1)
+    names = {p.name for p in params}
+    for k, v in kwargs.items():
+        if k in given:
+            return f"() got multiple values for argument '{k}'"
+        if k not in names:
+            if k in _EXTRA_KWARGS:
+                continue
+            return f"() got an unexpected keyword argument '{k}'"
+        given[k] = (v, None)
+    missing = [p.name for p in params if not p.default and p.name not in given]
+    if missing:
+        return (f"() missing {len(missing)} required positional argument{'s' if len(missing) > 1 else ''}: "
+                + ", ".join(f'"{m}"' for m in missing))
+    for p in params:
+        if p.name in given:
+            v, at = given[p.name]
+            if not _ok(p.type, v):
+                where = f" (position {at})" if at is not None else ""
+                return f"(): argument '{p.name}'{where} must be {_type_name(p.type)}, not {type(v).__name__}"
+    return None
+
+
+_COMPILED = {}
+_state = threading.local()   # .depth: how many parsed ops are running on this thread
+
+
+def overloads(kind, name):
+    key = (kind, name)
+    if key not in _COMPILED:
+        _COMPILED[key] = [_compile(s) for s in SIGS.get(kind, {}).get(name, ())]
+    return _COMPILED[key]
+
+
+def _got(args, kwargs):
+    parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def type_error(kind, name, args, kwargs):
+    """torch's TypeError message for a call that no signature of the op accepts, or None when one does (or the op
+    has no signatures). For methods, args exclude self."""
+    ovs = overloads(kind, name)
+    if not ovs:
+        return None
+    problems = []
+    for params in ovs:
+        msg = _match(params, args, kwargs)
+        if msg is None:
+            return None
+        problems.append(msg)
+    if len(ovs) == 1:
+        return name + problems[0]
+    lines = [f"{name}() received an invalid combination of arguments - got ({_got(args, kwargs)}), but expected one of:"]
+    for params in ovs:
+        pos = [p.text() for p in params if not p.kwonly]
+        kw = [p.text() for p in params if p.kwonly]
+        lines.append(" * (" + ", ".join(pos + (["*"] + kw if kw else [])) + ")")
+    return "\n".join(lines)
+
+
+def parsed(fn, kind, name):
+    """fn, raising torch's TypeError when it fails on arguments that none of torch's signatures of kind/name accept."""
+    if not overloads(kind, name) or getattr(fn, "__ampgrad_parsed__", False):
+        return fn
+    method = kind == "method"
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        st = _state
+        st.depth = getattr(st, "depth", 0) + 1
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            raise
+        except Exception:
+            # only the user's call is torch's to parse: an op calling another (var_mean calling Tensor.var with
+            # ampgrad's own argument spelling) keeps the inner op's exception for the outer one to judge
+            msg = type_error(kind, name, args[1:] if method else args, kwargs) if st.depth == 1 else None
+            if msg is None:
+                raise
+        finally:
+            st.depth -= 1
+        raise TypeError(msg)
+
+    wrapper.__ampgrad_parsed__ = True
+    return wrapper
+
+
+def _python_function(f):
+    return type(f).__name__ == "function"
+
+
+def install(namespace, kind):
+    """Wraps the Python functions of `namespace` (a module's globals, or a class for kind 'method') that torch's
+    parser covers."""
+    if kind == "method":
+        for name in SIGS["method"]:
+            f = namespace.__dict__.get(name)
+            if f is not None and _python_function(f):
+                setattr(namespace, name, parsed(f, kind, name))
+        return
+    for name in SIGS[kind]:
+        f = namespace.get(name)
+        if f is not None and _python_function(f):
+            namespace[name] = parsed(f, kind, name)
