@@ -14,8 +14,8 @@ where torch's parser is subtle (any Tensor passes for an int / float / bool, any
 doubtful case keeps the op's own exception rather than inventing a TypeError that torch would not raise.
 `install(namespace, kind)` wraps the Python functions of a namespace that have signatures."""
 import functools
-import threading
 import numbers
+import sys
 
 from ._C import Tensor, dtype as _dtype
 from ._signatures import SIGS
@@ -159,7 +159,14 @@ def _match(params, args, kwargs):
 
 
 _COMPILED = {}
-_state = threading.local()   # .depth: how many parsed ops are running on this thread
+def _inside_parsed_op(frame):
+    """Whether a parsed op's wrapper (frame's code: all wrappers share it) runs further up this thread's stack."""
+    code, f = frame.f_code, frame.f_back
+    while f is not None:
+        if f.f_code is code:
+            return True
+        f = f.f_back
+    return False
 
 
 def overloads(kind, name):
@@ -204,20 +211,17 @@ def parsed(fn, kind, name):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        st = _state
-        st.depth = getattr(st, "depth", 0) + 1
         try:
             return fn(*args, **kwargs)
         except TypeError:
             raise
         except Exception:
             # only the user's call is torch's to parse: an op calling another (var_mean calling Tensor.var with
-            # ampgrad's own argument spelling) keeps the inner op's exception for the outer one to judge
-            msg = type_error(kind, name, args[1:] if method else args, kwargs) if st.depth == 1 else None
+            # ampgrad's own argument spelling) keeps the inner op's exception for the outer one to judge. The
+            # stack is searched only on this failure path, so a successful call costs one try block.
+            msg = None if _inside_parsed_op(sys._getframe()) else type_error(kind, name, args[1:] if method else args, kwargs)
             if msg is None:
                 raise
-        finally:
-            st.depth -= 1
         raise TypeError(msg)
 
     wrapper.__ampgrad_parsed__ = True
