@@ -237,7 +237,10 @@ def test_unscale_and_clip_matches_torch(max_norm, norm_type, bad):
     else:
         np.testing.assert_allclose(na.item(), nt.item(), rtol=1e-5)
         for p, q in zip(a, t):
-            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-8)
+            # atol relative to the gradient's scale: an entry that cancels to ~1e-4 of its terms differs by the
+            # last bits of the float32 terms (tanh, matmul summation order) between libraries and CPU modules
+            g = q.grad.numpy()
+            np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-5, atol=1e-6 * np.abs(g).max())
     w_before = [p.detach().clone() for p in a]
     sa.step(oa)
     st.step(ot)

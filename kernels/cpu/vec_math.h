@@ -477,9 +477,16 @@ inline vf lookup32(const float* t, vi j) {
     return __builtin_shuffle(a, b, j);
   } else if constexpr (kW == 8) {
 #if defined(__AVX2__)
+    // four in-register permutes and three blends (vgatherdps gave wrong lanes and faults under qemu's
+    // Haswell emulation, the CI's older-CPU check, though not on hardware)
     __m256i i;
     std::memcpy(&i, &j, sizeof i);
-    const __m256 r = _mm256_i32gather_ps(t, i, 4);
+    const __m256 b3 = _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)), b4 = _mm256_castsi256_ps(_mm256_slli_epi32(i, 27));
+    const __m256 lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(t), i),
+                                       _mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 8), i), b3);
+    const __m256 hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 16), i),
+                                       _mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 24), i), b3);
+    const __m256 r = _mm256_blendv_ps(lo, hi, b4);
     vf y;
     std::memcpy(&y, &r, sizeof y);
     return y;
