@@ -309,3 +309,35 @@ def test_as_strided_negative_storage_offset_raises():
     with pytest.raises(RuntimeError, match="invalid storage offset"):
         x[4:].as_strided([2], [1], -1)
     assert ampgrad.as_strided(x, [2], [2], 3).tolist() == [3.0, 5.0]
+
+
+# Stop 19 (fuzz seed 20261124): a crash, silent wrong values and exception classes, each compared with torch.
+@pytest.mark.parametrize("expr", [
+    # lu_unpack read pivots out of bounds (segfault); torch uses the first min(m, n) pivots and checks their range
+    "torch.lu_unpack(torch.zeros((1, 0), dtype=torch.uint8), torch.tensor([[5]], dtype=torch.int32))",
+    "torch.lu_unpack(torch.zeros((2, 2)), torch.tensor([3, 1], dtype=torch.int32))",
+    "torch.lu_unpack(torch.zeros((2, 2)), torch.tensor([0, 1], dtype=torch.int32))",
+    "torch.lu_unpack(*torch.linalg.lu_factor(torch.tensor([[1., 2.], [3., 4.]])))",
+    "torch.lu_unpack(*torch.linalg.lu_factor(torch.tensor([[1., 2., 0.], [3., 4., 5.]])))",
+    # lu_solve read pivots out of bounds (garbage values)
+    "torch.linalg.lu_solve(torch.linalg.lu_factor(torch.tensor([[1., 2.], [3., 4.]]))[0], torch.tensor([7, 1], dtype=torch.int32), torch.ones(2, 1))",
+    "torch.linalg.lu_solve(torch.linalg.lu_factor(torch.tensor([[1., 2.], [3., 4.]]))[0], torch.tensor([0, 2], dtype=torch.int32), torch.ones(2, 1))",
+    # silent wrong shapes / dtypes / types
+    "torch.nanmean(torch.tensor([1.0, float('nan')], dtype=torch.float64), None, True)",
+    "torch.nanmean(torch.ones(2, 3), None, True, dtype=torch.float16)",
+    "torch.trapz(torch.zeros((2, 2, 0, 0), dtype=torch.int16), dx=0.5)",
+    "torch.trapezoid(torch.zeros((2, 3, 0)), torch.zeros(0))",
+    "torch.adaptive_max_pool1d(torch.arange(12.).reshape(1, 3, 4), 2)",
+    # pybind11's failed casts: torch's parser raises TypeError for a wrong type, ValueError for an int beyond int64
+    "torch.narrow(torch.ones(2), 0, 2**70, 1)", "torch.ones(2).sum(2**70)", "torch.narrow(torch.ones(2), 0, 1.5, 1)",
+    "torch.ones(2).size('abc')", "torch.zeros(2**70)", "torch.ones(2).view(2**70)", "torch.ones(2).expand(2**70)",
+    "torch.zeros((2, 2**64))",
+    # a Python composition tripping over a non-Tensor argument: torch's parser says TypeError
+    "torch.chain_matmul('abc')", "torch.nn.functional.multilabel_margin_loss(torch.ones(2, 3), target=1.5)",
+    "torch.nn.functional.triplet_margin_loss([1], torch.ones(2), torch.ones(2))", "torch.atleast_2d('abc')",
+    "torch.broadcast_tensors('abc')", "torch.nn.functional.relu6('abc')",
+    # ... unless torch's own Python body reads the attribute first (AttributeError there too)
+    "torch.nn.functional.mse_loss(torch.ones(2), 'abc')", "torch.nn.functional.mse_loss('abc', torch.ones(2))",
+])
+def test_matches_torch_stop19(torch, expr):
+    test_matches_torch(torch, expr)

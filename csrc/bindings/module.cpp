@@ -97,8 +97,19 @@ Tensor tensor_or_scalar(py::handle h) {
   AG_THROW(TypeError, "expected Tensor or number as argument, but got ", std::string(py::str(py::type::of(h).attr("__name__"))));
 }
 
+// An element of an int list: a Python int beyond int64 is torch's parser's TypeError ("failed to unpack"), not
+// pybind11's cast_error.
+static int64_t list_element(py::handle item, const char* what, size_t pos) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+  if (overflow)
+    AG_THROW(TypeError, what, " failed to unpack the object at pos ", pos + 1, " with error \"Overflow when unpacking long\"");
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
 IntList int_list(py::handle h, const char* what) {
-  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return {h.cast<int64_t>()};
+  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return {h.cast<int64_t>()};   // one int: cast_error's ValueError
   if (is_tensor(h)) {
     Tensor t = h.cast<Tensor>();
     AG_CHECK_TYPE(!is_floating(t.dtype()) && t.numel() == 1, what, " must be a sequence of ints");
@@ -108,8 +119,8 @@ IntList int_list(py::handle h, const char* what) {
     AG_THROW(TypeError, what, " must be tuple of ints, not ", std::string(py::str(py::type::of(h).attr("__name__"))));
   IntList out;
   for (auto item : py::reinterpret_borrow<py::sequence>(h)) {
-    if (PyLong_Check(item.ptr()) && !PyBool_Check(item.ptr())) out.push_back(item.cast<int64_t>());
-    else if (PyObject_HasAttrString(item.ptr(), "__index__") && !PyFloat_Check(item.ptr())) out.push_back(item.attr("__index__")().cast<int64_t>());
+    if (PyLong_Check(item.ptr()) && !PyBool_Check(item.ptr())) out.push_back(list_element(item, what, out.size()));
+    else if (PyObject_HasAttrString(item.ptr(), "__index__") && !PyFloat_Check(item.ptr())) out.push_back(list_element(item.attr("__index__")(), what, out.size()));
     else AG_THROW(TypeError, what, " must be tuple of ints, but found element of type ", std::string(py::str(py::type::of(item).attr("__name__"))));
   }
   return out;
@@ -146,6 +157,13 @@ PYBIND11_MODULE(_C, m) {
     } catch (const IndexError& e) { PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const TypeError& e) { PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const NotImplementedError& e) { PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const py::cast_error& e) {
+      // A binding's explicit cast of an argument failed: torch's argument parser says TypeError for a value of
+      // the wrong type, and ValueError "Overflow when unpacking long long" for a Python int beyond int64 (the
+      // only way an int fails to become an integer).
+      const std::string m = e.what();
+      if (m.find("of type <class 'int'>") != std::string::npos) PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+      else PyErr_SetString(PyExc_TypeError, m.c_str());
     }
   });
 

@@ -262,10 +262,15 @@ std::pair<Tensor, Tensor> unpack_lu(const Tensor& LU) {
 }
 
 // P with A = P L U from LAPACK's row interchanges, shaped [..., m, m].
-Tensor perm_matrix(const Tensor& piv, int64_t m, const Tensor& like) {
+// The m x m permutation matrices of 1-based LAPACK pivots (the first `swaps` of each row of piv, all when < 0).
+// Pivots come from users too (torch.lu_unpack): as torch's unpack_pivots kernel, each must lie in [1, m].
+Tensor perm_matrix(const Tensor& piv, int64_t m, const Tensor& like, int64_t swaps = -1) {
   Tensor pc = contiguous(piv);
+  AG_CHECK(pc.dim() >= 1, "torch.lu_unpack: LU_pivots must have at least 1 dimension");
   const Shape bs = batch_of(pc, 1);
-  const int64_t B = shape_numel(bs), k = pc.sizes().back();
+  const int64_t B = shape_numel(bs), kp = pc.sizes().back();
+  const int64_t k = swaps < 0 ? kp : swaps;
+  AG_CHECK(kp >= k, "torch.lu_unpack: Expected LU_pivots.size(-1) to be at least min(m, n) = ", k, ", got ", kp);
   Tensor P = full({B, m, m}, Scalar(0.0), like.dtype(), like.device());
   Tensor P64 = full({B, m, m}, Scalar(0.0), ScalarType::Float64, like.device());
   double* pd = P64.data<double>();
@@ -273,7 +278,12 @@ Tensor perm_matrix(const Tensor& piv, int64_t m, const Tensor& like) {
   std::vector<int64_t> perm(m);
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < m; ++i) perm[i] = i;
-    for (int64_t i = 0; i < k; ++i) std::swap(perm[i], perm[pv[b * k + i] - 1]);
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t to = static_cast<int64_t>(pv[b * kp + i]) - 1;
+      AG_CHECK(to >= 0 && to < m, "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive."
+                                  "Did you use the LU factorization from torch.linalg.lu_factor?");
+      std::swap(perm[i], perm[to]);
+    }
     for (int64_t r = 0; r < m; ++r) pd[b * m * m + perm[r] * m + r] = 1.0;
   }
   return reshape(to_dtype(P64, like.dtype()), with(bs, {m, m}));
@@ -692,7 +702,16 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU0, const Tensor& pi
   AG_CHECK(piv.dtype() == ScalarType::Int32, "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
                                              "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor");
   const int64_t m = rows(LU), n = cols(LU), k = std::min(m, n);
-  Tensor P = unpack_pivots ? perm_matrix(piv, m, LU) : empty({0}, LU.dtype(), LU.device());
+  Tensor P = empty({0}, LU.dtype(), LU.device());
+  if (unpack_pivots) {
+    // min(m, n) == 0: no pivot is read (torch returns identities shaped by LU whatever the pivots' shape)
+    const Shape lb = batch_of(LU, 2);
+    Tensor pv = k == 0 ? empty(with(lb, {0}), ScalarType::Int32, LU.device()) : piv;
+    AG_CHECK(pv.dim() >= 1, "torch.lu_unpack: LU_pivots must have at least 1 dimension");
+    AG_CHECK(lb == batch_of(pv, 1), "torch.lu_unpack: Expected LU_pivots of shape ", shape_str(with(lb, {k})),
+             " for LU of shape ", shape_str(LU.sizes()), ", got ", shape_str(pv.sizes()));
+    P = perm_matrix(pv, m, LU, k);
+  }
   Tensor L, U;
   if (unpack_data) {
     autograd::AutoGradMode off(false);
@@ -765,6 +784,10 @@ Tensor linalg_lu_solve(const Tensor& LU0, const Tensor& piv, const Tensor& B0, b
     auto [L2, B2] = broadcast_batch(detach(LU), detach(Bt));
     Shape bs = batch_of(L2);
     Tensor p2 = contiguous(expand(piv, with(bs, {n})));
+    const int32_t* pv = p2.data<int32_t>();
+    for (int64_t i = 0, N = p2.numel(); i < N; ++i)
+      AG_CHECK(pv[i] >= 1 && pv[i] <= n, "Pivots given to lu_solve must all be ", pv[i] < 1 ? "greater or equal to 1" : "smaller or equal to LU.size(-2)",
+               ". Did you properly pass the result of lu_factor?");
     if (left) X = raw_lu_solve(contiguous(L2), p2, contiguous(B2), adjoint);
     else X = contiguous(mH(raw_lu_solve(contiguous(L2), p2, contiguous(mH(B2)), !adjoint)));
   }

@@ -203,9 +203,48 @@ def type_error(kind, name, args, kwargs):
     return "\n".join(lines)
 
 
-def parsed(fn, kind, name):
-    """fn, raising torch's TypeError when it fails on arguments that none of torch's signatures of kind/name accept."""
-    if not overloads(kind, name) or getattr(fn, "__ampgrad_parsed__", False):
+# torch.nn.functional / torch.functional functions whose torch body reads a Tensor attribute of an argument in Python
+# (target.size(), input.dim(), input.softmax(...)) before torch's parser sees it: a non-Tensor there is torch's
+# AttributeError too, so _attr_type_error leaves theirs alone.
+_TORCH_READS_ATTRS = frozenset((
+    "F.binary_cross_entropy", "F.binary_cross_entropy_with_logits", "F.group_norm", "F.huber_loss", "F.l1_loss",
+    "F.margin_ranking_loss", "F.mse_loss", "F.normalize", "F.sigmoid", "F.smooth_l1_loss", "F.softmax", "F.softmin",
+    "F.tanh", "F.tanhshrink", "F.log_softmax", "F.gumbel_softmax", "F.kl_div", "F.softsign", "F.multi_head_attention_forward",
+    "fn.split", "fn.tensordot", "method.split"))
+
+# torch's Python-level functions of torch.functional (ampgrad.<name>): torch's parser checks their arguments in the
+# C++ op each one calls, so their wrong-typed arguments are TypeErrors like those of the C++-bound ops.
+TORCH_FUNCTIONAL = frozenset((
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "block_diag",
+    "cdist", "chain_matmul", "einsum", "istft", "lu", "norm", "meshgrid", "pca_lowrank", "split", "stft", "svd_lowrank",
+    "tensordot", "unique", "unique_consecutive", "unravel_index"))
+
+_NO_ATTR = "' object has no attribute '"
+
+
+def _attr_type_error(kind, name, args, kwargs, exc):
+    """torch's TypeError for a composition that tripped over a non-Tensor argument ("'str' object has no attribute
+    'dim'"), or None when the culprit is not one of the call's own arguments or torch's body raises the
+    AttributeError itself."""
+    msg = str(exc)
+    if not msg.startswith("'") or _NO_ATTR not in msg or f"{kind}.{name}" in _TORCH_READS_ATTRS:
+        return None
+    tp = msg[1:msg.index(_NO_ATTR)]
+    if tp == "Tensor":
+        return None
+    for i, a in enumerate(args):
+        if type(a).__name__ == tp:
+            return f"{name}(): argument (position {i + 1}) must be Tensor, not {tp}"
+    for k, v in kwargs.items():
+        if type(v).__name__ == tp:
+            return f"{name}(): argument '{k}' must be Tensor, not {tp}"
+    return None
+
+
+def parsed(fn, kind, name, always=False):
+    """fn, raising torch's TypeError when it fails on arguments that none of torch's signatures of kind/name accept,
+    or on a non-Tensor argument that its body took for a Tensor (always: wrap fn even without signatures)."""
+    if not (always or overloads(kind, name)) or getattr(fn, "__ampgrad_parsed__", False):
         return fn
     method = kind == "method"
 
@@ -215,11 +254,16 @@ def parsed(fn, kind, name):
             return fn(*args, **kwargs)
         except TypeError:
             raise
-        except Exception:
+        except Exception as e:
             # only the user's call is torch's to parse: an op calling another (var_mean calling Tensor.var with
             # ampgrad's own argument spelling) keeps the inner op's exception for the outer one to judge. The
             # stack is searched only on this failure path, so a successful call costs one try block.
-            msg = None if _inside_parsed_op(sys._getframe()) else type_error(kind, name, args[1:] if method else args, kwargs)
+            if _inside_parsed_op(sys._getframe()):
+                raise
+            rest = args[1:] if method else args
+            msg = type_error(kind, name, rest, kwargs)
+            if msg is None and isinstance(e, AttributeError):
+                msg = _attr_type_error(kind, name, rest, kwargs, e)
             if msg is None:
                 raise
         raise TypeError(msg)
@@ -241,7 +285,11 @@ def install(namespace, kind):
             if f is not None and _python_function(f):
                 setattr(namespace, name, parsed(f, kind, name))
         return
-    for name in SIGS[kind]:
+    # nn.functional: torch's Python functions all end in a parsed C++ op; ampgrad.<name>: the signed ops and
+    # torch.functional's
+    names = ([n for n in namespace if not n.startswith("_")] if kind == "F"
+             else list(SIGS[kind]) + [n for n in TORCH_FUNCTIONAL if n not in SIGS[kind]])
+    for name in names:
         f = namespace.get(name)
-        if f is not None and _python_function(f):
-            namespace[name] = parsed(f, kind, name)
+        if f is not None and _python_function(f) and getattr(f, "__module__", "").startswith("ampgrad"):
+            namespace[name] = parsed(f, kind, name, always=kind == "F" or name in TORCH_FUNCTIONAL)

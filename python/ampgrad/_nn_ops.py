@@ -138,13 +138,19 @@ def constant_pad_nd(input, pad, value=0):
     return F.pad(input, list(pad), "constant", value)
 
 
+def adaptive_max_pool1d(input, output_size):
+    # torch.adaptive_max_pool1d is aten's op: it returns (values, indices), unlike F.adaptive_max_pool1d
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
 def install_missing(namespace):
     """Set these spellings in the ampgrad namespace where no other definition (an engine op) exists."""
     for name in ("kl_div", "margin_ranking_loss", "binary_cross_entropy_with_logits", "hinge_embedding_loss",
                  "cosine_embedding_loss", "poisson_nll_loss", "triplet_margin_loss", "selu", "celu",
-                 "alpha_dropout", "feature_dropout", "batch_norm", "vdot", "convolution", "conv_tbc", "constant_pad_nd"):
+                 "alpha_dropout", "feature_dropout", "batch_norm", "vdot", "convolution", "conv_tbc", "constant_pad_nd",
+                 "adaptive_max_pool1d"):
         namespace.setdefault(name, globals()[name])
     for name in ("conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
-                 "adaptive_avg_pool1d", "adaptive_max_pool1d"):
+                 "adaptive_avg_pool1d"):
         if hasattr(F, name):
             namespace.setdefault(name, getattr(F, name))

@@ -276,6 +276,8 @@ def argwhere(input):
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if not input.is_floating_point():
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {input.dtype}")
+    if dim is None and keepdim:
+        dim = list(builtins.range(input.dim()))   # every dim, kept as size 1 (torch: nanmean(x, None, True))
     count = (~_C.isnan(input)).sum(dim, keepdim=keepdim) if dim is not None else (~_C.isnan(input)).sum()
     total = _fn.nansum(input, dim, keepdim=keepdim, dtype=dtype) if dim is not None else _fn.nansum(input, dtype=dtype)
     return total / count
@@ -340,8 +342,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     d = dim % builtins.max(y.dim(), 1)
     n = y.shape[d]
-    if n == 0:
-        return y.sum(d) * 0
+    if n == 0:   # torch: zeros of y's dtype without dim (dx and x unused)
+        return _fn.zeros([s for i, s in enumerate(y.shape) if i != d], dtype=y.dtype)
     left, right = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
     if x is not None:
         if isinstance(x, Tensor):

@@ -66,7 +66,7 @@ def _dims(dim):
     if dim is None:
         return None
     if isinstance(dim, numbers.Integral):
-        return [int(dim)]
+        return int(dim)   # one int: the engine's int64 cast (ValueError beyond int64, as torch's int[1] dim)
     if isinstance(dim, (str, bytes)) or not builtins.all(isinstance(d, numbers.Integral) for d in dim):
         raise TypeError(f"dim must be an int or a tuple of ints, but got {builtins.type(dim).__name__}")
     return [int(d) for d in dim]
