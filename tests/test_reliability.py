@@ -336,6 +336,17 @@ def test_as_strided_negative_storage_offset_raises():
     "torch.chain_matmul('abc')", "torch.nn.functional.multilabel_margin_loss(torch.ones(2, 3), target=1.5)",
     "torch.nn.functional.triplet_margin_loss([1], torch.ones(2), torch.ones(2))", "torch.atleast_2d('abc')",
     "torch.broadcast_tensors('abc')", "torch.nn.functional.relu6('abc')",
+    # int() / float() of a str argument inside a composition: torch's parser rejects the str (TypeError)
+    "torch.nn.functional.unfold(torch.ones(1, 1, 4, 4), 'abc')", "torch.nn.functional.elu(torch.ones(1), 'abc')",
+    "torch.nn.functional.rms_norm(torch.ones(1), ['a'])", "torch.nn.functional.max_pool1d_with_indices(torch.ones(1, 1, 4), 'a')",
+    # torch's check order: aten's IndexError on the result's shape, grid_sample's mode check, aten dropout's p check
+    "torch.addbmm(torch.ones(2, 2), torch.ones(2, 2, 2), torch.ones(2, 2))", "torch.addbmm(torch.ones(2, 2), torch.ones(2, 2), torch.ones(2, 2, 2))",
+    "torch.baddbmm(torch.ones(2, 2, 2), torch.ones(2), torch.ones(2, 2, 2))", "torch.baddbmm(torch.ones(2, 2, 2), torch.ones(2, 2, 2, 2), torch.ones(2, 2, 2))",
+    "torch.ones(2, 2, 2).baddbmm(torch.ones(2, 2, 2), torch.ones(2, 2))",
+    "torch.group_norm(torch.tensor([False]), 0)", "torch.group_norm(torch.ones(()), 1)", "torch.group_norm(torch.ones(2, 4), 2)",
+    "torch.nn.functional.grid_sample('abc', 'abc', 'abc', 'abc')", "torch.nn.functional.grid_sample('abc', 'abc')",
+    "torch.alpha_dropout(torch.ones(3), -1.0, True)", "torch.feature_dropout(torch.ones(3), -1.0, True)",
+    "torch.alpha_dropout(torch.ones(3), 1.5, False)",
     # ... unless torch's own Python body reads the attribute first (AttributeError there too)
     "torch.nn.functional.mse_loss(torch.ones(2), 'abc')", "torch.nn.functional.mse_loss('abc', torch.ones(2))",
 ])

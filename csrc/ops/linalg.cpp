@@ -286,6 +286,9 @@ void check_same_dtypes3(const Tensor& s, const Tensor& a, const Tensor& b, const
 
 // baddbmm's and addbmm's shared checks: two 3-d batches of compatible products, one device.
 void check_batched_operands(const Tensor& s, const Tensor& a, const Tensor& b, const char* what) {
+  // torch reads batch1.size(1) and batch2.size(2) (the result's shape) before its 3-d checks: IndexError first
+  (void)wrap_dim(1, a.dim());
+  (void)wrap_dim(2, b.dim());
   AG_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   AG_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
   AG_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0], " and ",

@@ -241,6 +241,23 @@ def _attr_type_error(kind, name, args, kwargs, exc):
     return None
 
 
+def _str_number_type_error(name, args, kwargs, exc):
+    """torch's TypeError for a composition that took int() / float() of a str argument ("invalid literal for int()
+    with base 10: 'abc'"), where torch's parser rejects the str by type; None for any other ValueError."""
+    msg = str(exc)
+    if not (msg.startswith("invalid literal for int()") or msg.startswith("could not convert string to float")):
+        return None
+    def has_str(v):
+        return isinstance(v, str) or _seq(v) and any(isinstance(x, str) for x in v)
+    for i, a in enumerate(args):
+        if has_str(a):
+            return f"{name}(): argument (position {i + 1}) must be a number or a tuple of numbers, not str"
+    for k, v in kwargs.items():
+        if has_str(v):
+            return f"{name}(): argument '{k}' must be a number or a tuple of numbers, not str"
+    return None
+
+
 def parsed(fn, kind, name, always=False):
     """fn, raising torch's TypeError when it fails on arguments that none of torch's signatures of kind/name accept,
     or on a non-Tensor argument that its body took for a Tensor (always: wrap fn even without signatures)."""
@@ -264,6 +281,8 @@ def parsed(fn, kind, name, always=False):
             msg = type_error(kind, name, rest, kwargs)
             if msg is None and isinstance(e, AttributeError):
                 msg = _attr_type_error(kind, name, rest, kwargs, e)
+            if msg is None and isinstance(e, ValueError):
+                msg = _str_number_type_error(name, rest, kwargs, e)
             if msg is None:
                 raise
         raise TypeError(msg)
@@ -291,5 +310,8 @@ def install(namespace, kind):
              else list(SIGS[kind]) + [n for n in TORCH_FUNCTIONAL if n not in SIGS[kind]])
     for name in names:
         f = namespace.get(name)
-        if f is not None and _python_function(f) and getattr(f, "__module__", "").startswith("ampgrad"):
+        if isinstance(f, functools.partial) and kind == "F" and _python_function(f.func):
+            # F.max_pool1d_with_indices = partial(max_pool1d, return_indices=True): wrap under its own name
+            namespace[name] = functools.partial(parsed(f.func, kind, name, always=True), *f.args, **f.keywords)
+        elif f is not None and _python_function(f) and getattr(f, "__module__", "").startswith("ampgrad"):
             namespace[name] = parsed(f, kind, name, always=kind == "F" or name in TORCH_FUNCTIONAL)

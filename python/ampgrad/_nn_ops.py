@@ -21,6 +21,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    # aten's group_norm reads input.size(0) and input.size(1) before its checks: IndexError below 2 dims
+    if isinstance(input, _C.Tensor) and input.dim() < 2:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions" if input.dim() == 0 else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
@@ -81,12 +85,20 @@ def celu(input, alpha=1.0):
     return F.celu(input, alpha)
 
 
+def _aten_dropout_p(p):
+    # aten's dropout ops check p first, with RuntimeError (F.*'s Python check is a ValueError)
+    if isinstance(p, (int, float)) and not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
 def alpha_dropout(input, p, train):
+    _aten_dropout_p(p)
     return F.alpha_dropout(input, p, train)
 
 
 def feature_dropout(input, p, train):
     """One Bernoulli draw per (sample, channel), shared over the remaining dims."""
+    _aten_dropout_p(p)
     if input.dim() < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not train or p == 0:

@@ -628,15 +628,16 @@ def _grid_coord(g, size, padding_mode, align_corners):
 
 @engine_op("grid_sample")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    for pos, (name, t) in enumerate((("input", input), ("grid", grid)), 1):
-        if not isinstance(t, _C.Tensor):
-            raise TypeError(f"grid_sampler(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
+    # torch's order: mode and padding_mode (ValueError), then torch.grid_sampler's parser (TypeError)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
+    for pos, (name, t) in enumerate((("input", input), ("grid", grid)), 1):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"grid_sampler(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
     if align_corners is None:
         align_corners = False
     if input.dim() == 5:
