@@ -206,11 +206,20 @@ def type_error(kind, name, args, kwargs):
 # torch.nn.functional / torch.functional functions whose torch body reads a Tensor attribute of an argument in Python
 # (target.size(), input.dim(), input.softmax(...)) before torch's parser sees it: a non-Tensor there is torch's
 # AttributeError too, so _attr_type_error leaves theirs alone.
-_TORCH_READS_ATTRS = frozenset((
-    "F.binary_cross_entropy", "F.binary_cross_entropy_with_logits", "F.group_norm", "F.huber_loss", "F.l1_loss",
-    "F.margin_ranking_loss", "F.mse_loss", "F.normalize", "F.sigmoid", "F.smooth_l1_loss", "F.softmax", "F.softmin",
-    "F.tanh", "F.tanhshrink", "F.log_softmax", "F.gumbel_softmax", "F.kl_div", "F.softsign", "F.multi_head_attention_forward",
-    "fn.split", "fn.tensordot", "method.split"))
+_TORCH_READS_ATTRS = frozenset(["F." + n for n in (
+    # found by calling torch 2.13's functions with non-Tensor arguments (any that raised AttributeError)
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "affine_grid", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices", "glu", "group_norm", "huber_loss", "instance_norm", "interpolate", "l1_loss",
+    "linear_cross_entropy", "local_response_norm", "log_softmax", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+    "margin_ranking_loss", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "mse_loss",
+    "normalize", "sigmoid", "smooth_l1_loss", "softmax", "softmin", "softsign", "tanh", "tanhshrink",
+    "triplet_margin_with_distance_loss", "upsample", "upsample_bilinear", "upsample_nearest", "gumbel_softmax",
+    "multi_head_attention_forward")]
+    + ["fn." + n for n in ("norm", "pca_lowrank", "split", "stft", "svd_lowrank", "tensordot", "unravel_index")]
+    + ["method.split"])
 
 # torch's Python-level functions of torch.functional (ampgrad.<name>): torch's parser checks their arguments in the
 # C++ op each one calls, so their wrong-typed arguments are TypeErrors like those of the C++-bound ops.
@@ -261,8 +270,11 @@ def _str_number_type_error(name, args, kwargs, exc):
 def parsed(fn, kind, name, always=False):
     """fn, raising torch's TypeError when it fails on arguments that none of torch's signatures of kind/name accept,
     or on a non-Tensor argument that its body took for a Tensor (always: wrap fn even without signatures)."""
-    if not (always or overloads(kind, name)) or getattr(fn, "__ampgrad_parsed__", False):
+    if not (always or overloads(kind, name)):
         return fn
+    done = getattr(fn, "__ampgrad_parsed__", None)
+    if done and (overloads(*done) or not overloads(kind, name)):
+        return fn   # wrapped already (F.max_pool1d is also torch.max_pool1d: rewrapped only for torch's signatures)
     method = kind == "method"
 
     @functools.wraps(fn)
@@ -287,7 +299,7 @@ def parsed(fn, kind, name, always=False):
                 raise
         raise TypeError(msg)
 
-    wrapper.__ampgrad_parsed__ = True
+    wrapper.__ampgrad_parsed__ = (kind, name)
     return wrapper
 
 
@@ -310,7 +322,8 @@ def install(namespace, kind):
              else list(SIGS[kind]) + [n for n in TORCH_FUNCTIONAL if n not in SIGS[kind]])
     for name in names:
         f = namespace.get(name)
-        if isinstance(f, functools.partial) and kind == "F" and _python_function(f.func):
+        if (isinstance(f, functools.partial) and kind == "F" and _python_function(f.func)
+                and not getattr(f.func, "__ampgrad_parsed__", False)):
             # F.max_pool1d_with_indices = partial(max_pool1d, return_indices=True): wrap under its own name
             namespace[name] = functools.partial(parsed(f.func, kind, name, always=True), *f.args, **f.keywords)
         elif f is not None and _python_function(f) and getattr(f, "__module__", "").startswith("ampgrad"):

@@ -1358,3 +1358,9 @@ from ._ctc_fracpool import ctc_loss as _ctc_loss_enum  # noqa: E402
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     return _ctc_loss_enum(log_probs, targets, input_lengths, target_lengths, blank, _Reduction.get_enum(reduction),
                           zero_infinity)
+
+
+# torch's TypeError for wrong-typed arguments (ampgrad/_argparse.py), installed here, as this module finishes, so
+# that every later reference (a module's default `activation=F.relu`, a pickled model) is the wrapped function
+from .. import _argparse  # noqa: E402
+_argparse.install(globals(), "F")
