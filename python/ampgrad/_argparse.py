@@ -12,7 +12,11 @@ torch's schemas by tools/gen_signatures.py); when no signature accepts them, the
 instead (same message format). A successful call pays one try block, nothing else. The matching is lenient
 where torch's parser is subtle (any Tensor passes for an int / float / bool, any int for an int list): a
 doubtful case keeps the op's own exception rather than inventing a TypeError that torch would not raise.
-`install(namespace, kind)` wraps the Python functions of a namespace that have signatures."""
+`install(namespace, kind)` wraps the Python functions of a namespace that have signatures, every nn.functional
+function and torch.functional's names. For those without a matching signature two more rules apply on failure: a
+body that tripped over a non-Tensor argument ("'str' object has no attribute 'dim'") or took int() / float() of a
+str argument raises torch's TypeError, except where torch's own Python body raises the AttributeError
+(_TORCH_READS_ATTRS)."""
 import functools
 import numbers
 import sys
