@@ -347,6 +347,16 @@ def test_as_strided_negative_storage_offset_raises():
     "torch.nn.functional.grid_sample('abc', 'abc', 'abc', 'abc')", "torch.nn.functional.grid_sample('abc', 'abc')",
     "torch.alpha_dropout(torch.ones(3), -1.0, True)", "torch.feature_dropout(torch.ones(3), -1.0, True)",
     "torch.alpha_dropout(torch.ones(3), 1.5, False)",
+    # losses that resolve `reduction` before anything else: an invalid one is the first error (ValueError)
+    "torch.nn.functional.nll_loss('abc', 'abc', 'abc', ignore_index='abc', reduction='abc')",
+    "torch.nn.functional.triplet_margin_loss(torch.ones(2), torch.ones(2), torch.ones(3, 1), reduction='bad')",
+    "torch.nn.functional.cross_entropy('abc', 3, reduction=5)", "torch.nn.functional.kl_div('a', 'b', reduction='batchmean')",
+    "torch.nn.functional.kl_div(torch.ones(2), torch.ones(2), reduction='batchmean')",
+    "torch.nn.functional.nll_loss(torch.ones(2, 3), torch.zeros(2, dtype=torch.long), size_average=False, reduction='bad')",
+    # cdist's compute_mode first; max_pool*_with_indices accept (and ignore) return_indices
+    "torch.cdist('abc', 'abc', 'abc', 'abc')", "torch.cdist(torch.tensor(3.), torch.ones(2, 4), 1.0, '')",
+    "torch.nn.functional.max_pool3d_with_indices(torch.arange(8.).reshape(1, 1, 2, 2, 2), 2, None, 0, 1, False, False)",
+    "torch.nn.functional.max_pool1d_with_indices(torch.arange(4.).reshape(1, 1, 4), 2)",
     # ... unless torch's own Python body reads the attribute first (AttributeError there too)
     "torch.nn.functional.mse_loss(torch.ones(2), 'abc')", "torch.nn.functional.mse_loss('abc', torch.ones(2))",
 ])

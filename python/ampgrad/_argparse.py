@@ -271,6 +271,31 @@ def _str_number_type_error(name, args, kwargs, exc):
     return None
 
 
+# nn.functional losses whose torch body computes _Reduction.get_enum(reduction) before anything can fail on the
+# inputs (found by calling torch 2.13 with non-Tensor inputs and reduction='bad'): an invalid reduction is their
+# first error, a ValueError.
+_REDUCTION_FIRST = frozenset((
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy", "ctc_loss",
+    "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"))
+
+
+def _bad_reduction(fn, name, args, kwargs):
+    """torch's ValueError for an invalid `reduction` of a _REDUCTION_FIRST loss (None when it is valid, or the legacy
+    size_average / reduce arguments decide it)."""
+    import inspect
+    try:
+        given = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    if given.get("size_average") is not None or given.get("reduce") is not None:
+        return None
+    r = given.get("reduction", "mean")
+    if r in ("none", "mean", "sum") or (name == "kl_div" and r == "batchmean"):
+        return None
+    return f"{r} is not a valid value for reduction"
+
+
 def parsed(fn, kind, name, always=False):
     """fn, raising torch's TypeError when it fails on arguments that none of torch's signatures of kind/name accept,
     or on a non-Tensor argument that its body took for a Tensor (always: wrap fn even without signatures)."""
@@ -281,13 +306,19 @@ def parsed(fn, kind, name, always=False):
         return fn   # wrapped already (F.max_pool1d is also torch.max_pool1d: rewrapped only for torch's signatures)
     method = kind == "method"
 
+    reduction_first = kind == "F" and name in _REDUCTION_FIRST
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except TypeError:
-            raise
         except Exception as e:
+            if reduction_first and not _inside_parsed_op(sys._getframe()):
+                bad = _bad_reduction(fn, name, args, kwargs)
+                if bad is not None:
+                    raise ValueError(bad) from None
+            if isinstance(e, TypeError):
+                raise
             # only the user's call is torch's to parse: an op calling another (var_mean calling Tensor.var with
             # ampgrad's own argument spelling) keeps the inner op's exception for the outer one to judge. The
             # stack is searched only on this failure path, so a successful call costs one try block.

@@ -528,9 +528,17 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-max_pool1d_with_indices = functools.partial(max_pool1d, return_indices=True)
-max_pool2d_with_indices = functools.partial(max_pool2d, return_indices=True)
-max_pool3d_with_indices = functools.partial(max_pool3d, return_indices=True)
+# torch's *_with_indices take return_indices too (and ignore it): always (values, indices)
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
