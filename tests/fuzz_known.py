@@ -198,10 +198,7 @@ KNOWN += [K(_OPINFO_WRAPPERS, cat, reason="issue 13 OpInfo wrapper: torch's argu
 KNOWN += [K("torch.hinge_embedding_loss", "mismatch", when=nonfinite,
             reason="as F.hinge_embedding_loss (the torch.* spelling calls it): inf / nan margin or input"),
           K("torch.hinge_embedding_loss", "mismatch", when=has_dtype("int32", "int64", "int16", "int8", "uint8"),
-            reason="integer input to the torch.* spelling: torch keeps the integer dtype, ampgrad gives float32 (bug)"),
-          K("torch.kl_div", "mismatch", when=operand_requires_grad,
-            reason="torch.kl_div with a target that requires grad and broadcasts: torch returns the unreduced "
-                   "loss, ampgrad reduces (bug to look at)")]
+            reason="integer input to the torch.* spelling: torch keeps the integer dtype, ampgrad gives float32 (bug)")]
 
 # Differences in the outcome class, one line per (category, torch outcome -> ampgrad outcome) with the ops
 # ('#' starts a comment; REASONS below says what each kind of line means):

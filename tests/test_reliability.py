@@ -357,6 +357,16 @@ def test_as_strided_negative_storage_offset_raises():
     "torch.cdist('abc', 'abc', 'abc', 'abc')", "torch.cdist(torch.tensor(3.), torch.ones(2, 4), 1.0, '')",
     "torch.nn.functional.max_pool3d_with_indices(torch.arange(8.).reshape(1, 1, 2, 2, 2), 2, None, 0, 1, False, False)",
     "torch.nn.functional.max_pool1d_with_indices(torch.arange(4.).reshape(1, 1, 4), 2)",
+    # the torch.* spellings of losses reduce nothing by default (torch's binding parses `reduction=Mean` as 0)
+    "torch.kl_div(torch.tensor([0.5, -1.0]), torch.tensor([0.2, 0.7]))", "torch.kl_div(torch.tensor([0.5, -1.0]), torch.tensor([0.2, 0.7]), 1)",
+    "torch.margin_ranking_loss(torch.tensor([1., 2., 3.]), torch.tensor([2., 1., 3.]), torch.tensor([1., -1., 1.]))",
+    "torch.hinge_embedding_loss(torch.tensor([1., 2., 3.]), torch.tensor([1., -1., 1.]))",
+    "torch.binary_cross_entropy_with_logits(torch.tensor([1., -2.]), torch.tensor([0.25, 1.]))",
+    "torch.cosine_embedding_loss(torch.ones(2, 3), torch.arange(6.).reshape(2, 3), torch.tensor([1., -1.]))",
+    "torch.triplet_margin_loss(torch.ones(2, 3), torch.zeros(2, 3), torch.arange(6.).reshape(2, 3))",
+    "torch.triplet_margin_loss(torch.ones(2, 3), torch.zeros(2, 3), torch.arange(6.).reshape(2, 3), reduction=2)",
+    # block_diag() is [1, 0]; diff of order 0 is a copy of the input (prepend / append unused)
+    "torch.block_diag()", "torch.tensor([5, 4, 2], dtype=torch.uint8).diff(0, -1, torch.tensor([0, 5, 5], dtype=torch.uint8), None)",
     # ... unless torch's own Python body reads the attribute first (AttributeError there too)
     "torch.nn.functional.mse_loss(torch.ones(2), 'abc')", "torch.nn.functional.mse_loss('abc', torch.ones(2))",
 ])

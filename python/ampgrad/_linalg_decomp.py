@@ -206,7 +206,7 @@ def block_diag(*tensors):
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.dim()} dimensions")
         mats.append(t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t)
     if not mats:
-        return zeros((0, 0))
+        return zeros((1, 0))   # torch.block_diag() is [1, 0]
     dt = functools.reduce(promote_types, [m.dtype for m in mats])
     ncols = builtins.sum(m.shape[1] for m in mats)
     rows, c0 = [], 0

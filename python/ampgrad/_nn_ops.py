@@ -45,26 +45,28 @@ def _red(reduction):
     return _REDUCTION[reduction]
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+# The torch.* spellings of these losses reduce nothing by default: their schema says `int reduction=Mean`, but
+# torch's Python binding parses that default as 0 (torch.kl_div(a, b) is elementwise, as F.kl_div(..., 'none')).
+def kl_div(input, target, reduction=0, *, log_target=False):
     # torch.kl_div's 'mean' is the mean over all elements, without F.kl_div's 'batchmean' warning
     loss = F.kl_div(input, target, reduction="none", log_target=log_target)
     red = _red(reduction)
     return loss if red == "none" else loss.sum() if red == "sum" else loss.mean()
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.margin_ranking_loss(input1, input2, target, margin=margin, reduction=_red(reduction))
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_red(reduction), pos_weight=pos_weight)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return F.hinge_embedding_loss(input, target, margin=margin, reduction=_red(reduction))
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.cosine_embedding_loss(input1, input2, target, margin=margin, reduction=_red(reduction))
 
 
@@ -72,7 +74,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return F.poisson_nll_loss(input, target, log_input=log_input, full=full, eps=eps, reduction=_red(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=1):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=0):
     return F.triplet_margin_loss(anchor, positive, negative, margin=margin, p=p, eps=eps, swap=swap,
                                  reduction=_red(reduction))
 

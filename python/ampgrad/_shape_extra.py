@@ -325,6 +325,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = dim % input.dim()
+    if n == 0:
+        return input.clone()   # torch: order 0 is a copy of the input, prepend / append unused
     parts = [p for p in (prepend, input, append) if p is not None]
     if len(parts) > 1:
         parts = [p if isinstance(p, Tensor) else _fn.full_like(input.narrow(d, 0, 1), p) for p in parts]
