@@ -265,8 +265,7 @@ std::pair<Tensor, Tensor> unpack_lu(const Tensor& LU) {
 // The m x m permutation matrices of 1-based LAPACK pivots (the first `swaps` of each row of piv, all when < 0).
 // Pivots come from users too (torch.lu_unpack): as torch's unpack_pivots kernel, each must lie in [1, m].
 Tensor perm_matrix(const Tensor& piv, int64_t m, const Tensor& like, int64_t swaps = -1) {
-  Tensor pc = contiguous(piv);
-  AG_CHECK(pc.dim() >= 1, "torch.lu_unpack: LU_pivots must have at least 1 dimension");
+  Tensor pc = contiguous(piv);   // (at least 1-d: lu_unpack checks a user's pivots before)
   const Shape bs = batch_of(pc, 1);
   const int64_t B = shape_numel(bs), kp = pc.sizes().back();
   const int64_t k = swaps < 0 ? kp : swaps;

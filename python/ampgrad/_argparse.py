@@ -313,16 +313,16 @@ def parsed(fn, kind, name, always=False):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
-            if reduction_first and not _inside_parsed_op(sys._getframe()):
-                bad = _bad_reduction(fn, name, args, kwargs)
-                if bad is not None:
-                    raise ValueError(bad) from None
-            if isinstance(e, TypeError):
-                raise
             # only the user's call is torch's to parse: an op calling another (var_mean calling Tensor.var with
             # ampgrad's own argument spelling) keeps the inner op's exception for the outer one to judge. The
             # stack is searched only on this failure path, so a successful call costs one try block.
             if _inside_parsed_op(sys._getframe()):
+                raise
+            if reduction_first:
+                bad = _bad_reduction(fn, name, args, kwargs)
+                if bad is not None:
+                    raise ValueError(bad) from None
+            if isinstance(e, TypeError):
                 raise
             rest = args[1:] if method else args
             msg = type_error(kind, name, rest, kwargs)

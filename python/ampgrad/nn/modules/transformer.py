@@ -333,11 +333,9 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
-        # (F.relu as this signature's default was bound before _argparse wrapped nn.functional: compare the unwrapped)
-        fn = getattr(activation, "__wrapped__", activation)
-        if fn is getattr(F.relu, "__wrapped__", F.relu) or isinstance(activation, ReLU):
+        if activation is F.relu or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
-        elif fn is getattr(F.gelu, "__wrapped__", F.gelu) or isinstance(activation, GELU):
+        elif activation is F.gelu or isinstance(activation, GELU):
             self.activation_relu_or_gelu = 2
         else:
             self.activation_relu_or_gelu = 0
