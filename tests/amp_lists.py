@@ -22,6 +22,9 @@ CPU_LOWER = """conv1d conv2d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm li
 mkldnn_rnn_layer conv_transpose1d conv_transpose2d conv_transpose3d prelu scaled_dot_product_attention
 _native_multi_head_attention""".split()
 
+# torch 2.13's CPU autocast lowers _addmm_activation too (autocast_test_lists' AutocastCPUTestLists.torch_16).
+CPU_LOWER.append("_addmm_activation")
+
 CPU_FP32 = """avg_pool3d binary_cross_entropy grid_sampler grid_sampler_2d _grid_sampler_2d_cpu_fallback grid_sampler_3d
 polar prod quantile nanquantile stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse
 lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d adaptive_avg_pool3d reflection_pad1d

@@ -237,6 +237,20 @@ def ag_callable(op, resolved):
 
 
 # -------------------------------------------------------------------------------- conversion
+# The device ampgrad runs the samples on (test_opinfo's device axis): torch's CPU results stay the
+# oracle; ampgrad's inputs are moved there and its outputs read back.
+DEVICE = "cpu"
+
+
+def set_device(device):
+    global DEVICE
+    DEVICE = device
+
+
+def _to_device(t):
+    return t if DEVICE == "cpu" else t.to(DEVICE)
+
+
 def to_ag(obj, memo):
     if isinstance(obj, torch.Tensor):
         if id(obj) in memo:
@@ -249,12 +263,23 @@ def to_ag(obj, memo):
             raise SampleSkip("non-CPU device")
         d = ag_dtype(obj.dtype)
         t = obj.detach()
+        n_storage = t.untyped_storage().nbytes() // max(t.element_size(), 1)
+        if t.numel() and (t.storage_offset() != 0 or n_storage != t.numel()):
+            # A view into a larger buffer (as_strided reads beyond it): rebuild the whole buffer and take
+            # the same view of it, so storage_offset and the elements outside the view carry over.
+            base = to_ag(torch.as_strided(t, (n_storage,), (1,), 0).clone(), {}).detach()
+            out = ampgrad.as_strided(base, tuple(t.shape), tuple(t.stride()), t.storage_offset()).detach()
+            if obj.requires_grad:
+                out.requires_grad_(True)
+            memo[id(obj)] = out
+            return out
         if t.dtype in (torch.bfloat16, torch.float16):
             out = ampgrad.tensor(t.float().numpy().copy()).to(d)
         else:
             out = ampgrad.tensor(t.numpy().copy())
             if out.dtype != d:
                 out = out.to(d)
+        out = _to_device(out)
         if obj.requires_grad:
             out.requires_grad_(True)
         memo[id(obj)] = out
@@ -266,7 +291,7 @@ def to_ag(obj, memo):
     if isinstance(obj, torch.device):
         if obj.type != "cpu":
             raise SampleSkip("non-CPU device")
-        return ampgrad.device("cpu")
+        return ampgrad.device(DEVICE)
     if isinstance(obj, torch.memory_format):
         if obj in (torch.contiguous_format, torch.preserve_format):
             name = str(obj).split(".")[-1]
@@ -302,6 +327,8 @@ def flatten(obj, out):
 
 
 def ag_numpy(t):
+    if t.device.type != "cpu":
+        t = t.detach().cpu()
     if t.dtype in (ampgrad.bfloat16, ampgrad.float16):
         return t.detach().float().numpy()
     return t.detach().numpy()

@@ -59,6 +59,9 @@ CASES = {
     "RNNCell": lambda m, x: x.M("RNNCell", 4, 3)(x.T(2, 4), x.T(2, 3)),
     "mkldnn_rnn_layer": lambda m, x: x.M("LSTM", 4, 3, 2)(x.T(5, 2, 4)),
     "linear": lambda m, x: m.nn.functional.linear(x.T(3, 4), x.T(5, 4), x.T(5)),
+    "_addmm_activation": lambda m, x: m._addmm_activation(x.T(5), x.T(3, 4), x.T(4, 5), use_gelu=False),
+    "_native_multi_head_attention": lambda m, x: m._native_multi_head_attention(
+        x.T(2, 5, 8), x.T(2, 5, 8), x.T(2, 5, 8), 8, 2, x.T(24, 8), x.T(24), x.T(8, 8), x.T(8)),
     "mm": lambda m, x: m.mm(x.T(3, 4), x.T(4, 5)),
     "mv": lambda m, x: m.mv(x.T(3, 4), x.T(4)),
     "prelu": lambda m, x: m.nn.functional.prelu(x.T(2, 3, 4), x.T(3)),

@@ -136,6 +136,10 @@ CALLS = {
     "mv": [lambda m, t: m.mv(t(3, 4), t(4)), lambda m, t: t(3, 4).mv(t(4))],
     "dot": [lambda m, t: m.dot(t(4), t(4, seed=1)), lambda m, t: t(4).dot(t(4, seed=1))],
     "addmm": [lambda m, t: m.addmm(t(3, 2), t(3, 4), t(4, 2)), lambda m, t: t(3, 2).addmm(t(3, 4), t(4, 2))],
+    "_addmm_activation": [lambda m, t: m._addmm_activation(t(2), t(3, 4), t(4, 2)),
+                          lambda m, t: m._addmm_activation(t(2), t(3, 4), t(4, 2), use_gelu=True)],
+    "_native_multi_head_attention": [lambda m, t: m._native_multi_head_attention(
+        t(2, 3, 4), t(2, 3, 4), t(2, 3, 4), 4, 2, t(12, 4), t(12), t(4, 4), t(4))[0]],
     "addmv": [lambda m, t: m.addmv(t(3), t(3, 4), t(4)), lambda m, t: t(3).addmv(t(3, 4), t(4))],
     "addr": [lambda m, t: m.addr(t(3, 4), t(3), t(4)), lambda m, t: t(3, 4).addr(t(3), t(4))],
     "addbmm": [lambda m, t: m.addbmm(t(3, 2), t(2, 3, 4), t(2, 4, 2)), lambda m, t: t(3, 2).addbmm(t(2, 3, 4), t(2, 4, 2))],

@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import opinfo_harness as H  # noqa: E402
+import ampgrad  # noqa: E402
 import opinfo_skips  # noqa: E402
 
 _DB = H.load_op_db() if H.torch is not None else []
@@ -71,6 +72,26 @@ def test_opinfo(op, dtype, _coverage_summary):
     if status == "skip":
         pytest.skip(msg)
     assert status in ("pass", "xpass"), f"{oid} [{dtype}]: {msg}"
+
+
+_CUDA = H.torch is not None and ampgrad.cuda.is_available()
+
+
+@pytest.mark.skipif(not _CUDA, reason="the CUDA axis needs a CUDA device (and torch, the CPU oracle)")
+@pytest.mark.parametrize("op,dtype", _PARAMS if _CUDA else [(None, None)])
+def test_opinfo_cuda(op, dtype):
+    """The device axis: the same samples run on ampgrad's CUDA backend, against torch's CPU results."""
+    oid = H.op_id(op)
+    H.set_device("cuda")
+    try:
+        status, msg = H.run_opinfo_dtype(op, dtype, opinfo_skips)
+    finally:
+        H.set_device("cpu")
+    if status == "xfail":
+        pytest.xfail(msg)
+    if status == "skip":
+        pytest.skip(msg)
+    assert status in ("pass", "xpass"), f"{oid} [{dtype}] on CUDA: {msg}"
 
 
 def test_opinfo_skip_list_names_real_opinfos():

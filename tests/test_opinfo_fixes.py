@@ -237,3 +237,39 @@ def test_layer_norm_one_element_rows_are_exact():
     x, w, b = torch.randn(4, 1), torch.randn(1), torch.randn(1)
     out = ampgrad.nn.functional.layer_norm(A(x), [1], A(w), A(b))
     np.testing.assert_array_equal(out.numpy(), torch.nn.functional.layer_norm(x, [1], w, b).numpy())
+
+
+def test_bernoulli_and_pdist_node_names_match_torch():
+    """The compositions' outputs carry torch's single node (BernoulliBackward0, PdistBackward0 for every p)."""
+    assert ampgrad.bernoulli(ampgrad.full((3,), 0.5, requires_grad=True)).grad_fn.name() == \
+        torch.bernoulli(torch.full((3,), 0.5, requires_grad=True)).grad_fn.name()
+    for p in (0, 1, 2, 3.5, float("inf")):
+        x = ampgrad.randn(4, 3, requires_grad=True)
+        d = ampgrad.pdist(x, p=p)
+        assert d.grad_fn.name() == torch.pdist(torch.randn(4, 3, requires_grad=True), p=p).grad_fn.name()
+        d.sum().backward()
+        assert x.grad is not None and tuple(x.grad.shape) == (4, 3)
+
+
+@pytest.mark.parametrize("need_weights,average", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("mask_type", [None, 0, 1])
+def test_native_multi_head_attention_matches_torch(need_weights, average, mask_type):
+    g = torch.Generator().manual_seed(11)
+    q = torch.randn(2, 5, 8, generator=g)
+    ws = [torch.randn(24, 8, generator=g) * 0.3, torch.randn(24, generator=g), torch.randn(8, 8, generator=g) * 0.3,
+          torch.randn(8, generator=g)]
+    mask = None
+    if mask_type == 0:
+        mask = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1)
+    elif mask_type == 1:
+        mask = torch.tensor([[False] * 4 + [True], [False] * 5])
+    t = torch._native_multi_head_attention(q, q, q, 8, 2, *ws, mask, need_weights, average, mask_type)
+    A = lambda x: None if x is None else ampgrad.tensor(x.numpy())  # noqa: E731
+    a = ampgrad._native_multi_head_attention(A(q), A(q), A(q), 8, 2, *[A(w) for w in ws], A(mask), need_weights,
+                                             average, mask_type)
+    for x, y in zip(a, t):
+        if y is None:  # the weights when not need_weights
+            assert x is None
+            continue
+        assert tuple(x.shape) == tuple(y.shape)
+        np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-5, atol=1e-5)

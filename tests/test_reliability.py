@@ -372,3 +372,24 @@ def test_as_strided_negative_storage_offset_raises():
 ])
 def test_matches_torch_stop19(torch, expr):
     test_matches_torch(torch, expr)
+
+
+@pytest.mark.parametrize("expr", [
+    # aten's hinge_embedding_loss computes `margin - self` in the input's dtype (an integer input wraps)
+    "torch.nn.functional.hinge_embedding_loss(torch.tensor([1, 2, -3], dtype=torch.uint8), torch.tensor([1, -1, 1]), reduction='none')",
+    "torch.nn.functional.hinge_embedding_loss(torch.tensor([1, 2, -3], dtype=torch.int32), torch.tensor([1, -1, 1]), margin=1.5, reduction='sum')",
+    "torch.nn.functional.hinge_embedding_loss(torch.tensor([1, 2, -3]), torch.tensor([1, -1, 1]))",
+    "torch.nn.functional.hinge_embedding_loss(torch.tensor([True, False]), torch.tensor([1, -1]))",
+    "torch.nn.functional.hinge_embedding_loss(torch.tensor([1.5, -2.], dtype=torch.bfloat16), torch.tensor([-1, -1]), margin=0.3)",
+    # c10::overflows: a float value must lie in an integer dtype's range (NaN / inf never do)
+    "torch.zeros(2, dtype=torch.uint8).fill_(-0.5)", "torch.zeros(2, dtype=torch.int8).fill_(-0.5)",
+    "torch.zeros(2, dtype=torch.uint8).fill_(-3)", "torch.zeros(2, dtype=torch.int64).fill_(1e20)",
+    "torch.zeros(2, dtype=torch.int64).fill_(float('nan'))", "torch.zeros(2, dtype=torch.int64).fill_(float('inf'))",
+    "torch.full((2,), 1e19, dtype=torch.int64)", "torch.zeros(2, dtype=torch.bool).fill_(2.5)",
+    "torch.zeros(3, dtype=torch.uint8).masked_fill(torch.tensor([True, False, True]), -0.5)",
+    "torch.tensor([1, 2], dtype=torch.int32).mean()", "torch.tensor([1, 2], dtype=torch.uint8).mean()",
+    # the torch.* spelling of margin_ranking_loss broadcasts (F's dimension check is F's)
+    "torch.margin_ranking_loss(torch.ones(3, 2), torch.zeros(3, 2), torch.tensor([1., -1.]))",
+])
+def test_matches_torch_stop20(torch, expr):
+    test_matches_torch(torch, expr)

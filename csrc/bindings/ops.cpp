@@ -299,10 +299,10 @@ void init_ops(py::module_& m) {
   m.def("pixel_shuffle", [](const Tensor& x, int64_t r) { return pixel_shuffle(x, r); }, py::arg("input"), py::arg("upscale_factor"));
   m.def("pixel_unshuffle", [](const Tensor& x, int64_t r) { return pixel_unshuffle(x, r); }, py::arg("input"), py::arg("downscale_factor"));
   m.def("channel_shuffle", [](const Tensor& x, int64_t g) { return channel_shuffle(x, g); }, py::arg("input"), py::arg("groups"));
-  m.def("_addmm_activation", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha,
-                                 bool use_gelu) {
+  m.def("_addmm_activation", gated<Op::_addmm_activation>([](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta,
+                                                          py::handle alpha, bool use_gelu) {
     return addmm_activation(s, a, b, scalar_from_handle(beta), scalar_from_handle(alpha), use_gelu);
-  }, py::arg("input"), py::arg("mat1"), py::arg("mat2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1,
+  }), py::arg("input"), py::arg("mat1"), py::arg("mat2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1,
      py::arg("use_gelu") = false);
 
   // ---- views and shape

@@ -93,7 +93,19 @@ void check_conv(const Tensor& input, const Tensor& weight, const Tensor& bias, c
   if (bias.defined())
     AG_CHECK(bias.dtype() == input.dtype(), "Input type (", cpp_type_name(input.dtype()), ") and bias type (",
              cpp_type_name(bias.dtype()), ") should be the same");
-  AG_CHECK_NOT_IMPL(is_floating(input.dtype()), "\"slow_conv2d_cpu\" not implemented for '", scalar_type_name(input.dtype()), "'");
+  // Integer convolution takes torch's CPU slow paths: slow_conv2d / compute_columns3d (every integer
+  // dtype), slow_conv_dilated and slow_conv_transpose (int64 only).
+  bool dilated = false;
+  for (auto d : p.dilation) dilated |= d != 1;
+  const bool int64_only = p.transposed || dilated;
+  const bool ok_dtype = is_floating(input.dtype()) ||
+                        (input.device().is_cpu() && input.dtype() != ScalarType::Bool &&
+                         (!int64_only || input.dtype() == ScalarType::Int64));
+  AG_CHECK_NOT_IMPL(ok_dtype, "\"",
+                    p.transposed ? (nd == 3 ? "slow_conv_transpose3d_out_cpu" : "slow_conv_transpose2d_out_cpu")
+                    : dilated    ? "slow_conv_dilated<>"
+                                 : (nd == 3 ? "compute_columns3d" : "slow_conv2d_cpu"),
+                    "\" not implemented for '", scalar_type_name(input.dtype()), "'");
   for (auto s : p.stride) AG_CHECK(s > 0, "non-positive stride is not supported");
   for (auto s : p.padding) AG_CHECK(s >= 0, "negative padding is not supported");
   for (auto s : p.output_padding) AG_CHECK(s >= 0, "negative output_padding is not supported");

@@ -9,18 +9,25 @@ Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device) { return full({}
 
 void check_scalar_fits(Scalar s, ScalarType dtype) {
   static const char* names[] = {"bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half", "c10::BFloat16", "float", "double"};
+  // c10::overflows: an integer Scalar may wrap into uint8 from down to -255 (two's complement); a float
+  // Scalar must lie in [lowest, max] of an integer dtype (NaN and inf never fit one), while a floating
+  // dtype takes inf and NaN.
+  const bool from_float = s.kind == Scalar::Float;
   double lo = 0, hi = 0;
   switch (dtype) {
-    case ScalarType::UInt8: lo = -255; hi = 255; break;  // negatives wrap (c10::overflows)
+    case ScalarType::UInt8: lo = from_float ? 0 : -255; hi = 255; break;
     case ScalarType::Int8: lo = -128; hi = 127; break;
     case ScalarType::Int16: lo = -32768; hi = 32767; break;
     case ScalarType::Int32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case ScalarType::Int64:
+      if (!from_float) return;  // an int64 Scalar always fits
+      lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
     case ScalarType::Float16: lo = -65504; hi = 65504; break;
     case ScalarType::BFloat16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; break;
     case ScalarType::Float32: lo = -static_cast<double>(std::numeric_limits<float>::max()); hi = -lo; break;
-    default: return;  // bool, int64 (an int64 Scalar always fits), float64
+    default: return;  // bool (anything converts), float64
   }
-  double v = s.kind == Scalar::Float ? s.d : static_cast<double>(s.i);
+  double v = from_float ? s.d : static_cast<double>(s.i);
   if (is_floating(dtype) && !std::isfinite(v)) return;
   AG_CHECK(v >= lo && v <= hi, "value cannot be converted to type ", names[static_cast<int>(dtype)], " without overflow");
 }

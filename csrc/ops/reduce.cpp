@@ -116,7 +116,7 @@ Tensor sum(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarTy
 Tensor mean(const Tensor& a0, OptDims dims0, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType dt = dtype.value_or(a0.dtype());
   AG_CHECK(is_floating(dt), "mean(): could not infer output dtype. ", dtype ? "Optional" : "Input", " dtype must be either a floating point or complex dtype. Got: ",
-           std::string(dtype_name(dt)) == "int64" ? "Long" : dtype_name(dt));
+           scalar_type_name(dt));
   Tensor a = to_dtype(a0, dt);
   IntList dims = normalize_dims(a, dims0);
   int64_t R = 1;

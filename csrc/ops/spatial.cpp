@@ -217,8 +217,13 @@ Tensor upsample(const Tensor& x, const std::string& mode_in, IntList output_size
   for (int64_t d = 1; d < x.dim(); ++d) nonempty &= s[d] != 0;
   AG_CHECK(x.numel() != 0 || nonempty, "Non-empty ", nd + 2, "D data tensor expected but got a tensor with sizes [", join(s), "]");
   const ScalarType dt = x.dtype();
-  AG_CHECK_NOT_IMPL(is_floating(dt) || ((nearest || exact) && dt == ScalarType::UInt8), "\"", name, "\" not implemented for '",
-                    scalar_type_name(dt), "'");
+  // uint8: nearest (a gather), and bilinear / bicubic 2-d (torch's separable integer kernel)
+  AG_CHECK_NOT_IMPL(is_floating(dt) || (dt == ScalarType::UInt8 && (nearest || exact || nd == 2)), "\"",
+                    // (torch's names for the integer dtypes: where its dispatch first refuses them)
+                    is_floating(dt) ? name.c_str()
+                    : linear        ? (nd == 2 ? "upsample_bilinear2d_channels_last" : "compute_indices_weights_linear")
+                    : cubic         ? "compute_indices_weights_cubic" : name.c_str(),
+                    "\" not implemented for '", scalar_type_name(dt), "'");
   L.a.align_corners = align_corners;
   L.a.exact = exact || aa;  // for the linear / cubic kernels `exact` means antialias (Note [Spatial kernels])
   L.op = nearest || exact ? Op::upsample_nearest : linear ? Op::upsample_linear : Op::upsample_bicubic;

@@ -245,8 +245,85 @@ void conv_backward_weight(const ConvArgs& g, const T* x, const T* gy, T* gw) {
   for (int64_t i = 0; i < g.O * G.Kdim; ++i) gw[i] = static_cast<T>(total[i]);
 }
 
+// Integer convolution (torch's slow_conv2d / slow_conv3d / slow_conv_transpose for integer dtypes):
+// direct loops, accumulated in uint64 so that overflow wraps modulo 2^bits as torch's does (and is
+// not undefined behaviour). kForward: y from (x, w) + bias [O]; kBackwardData: x-shaped from
+// (y-shaped, w) + bias [C] (a transposed convolution's forward). No gradients: integers have none.
+template <typename T>
+void conv_int(ConvMode mode, const ConvArgs& g, const T* a, const T* w, const T* bias, T* out) {
+  using U = uint64_t;
+  const int64_t Cg = g.C / g.G, Og = g.O / g.G;
+  const int64_t Lin = g.in[0] * g.in[1] * g.in[2], L = g.out[0] * g.out[1] * g.out[2], K = g.k[0] * g.k[1] * g.k[2];
+  // Calls f(tap, input position) for each tap of output position (p0, p1, p2) that lands in the input.
+  auto taps = [&g](int64_t p0, int64_t p1, int64_t p2, auto&& f) {
+    for (int64_t t0 = 0; t0 < g.k[0]; ++t0) {
+      const int64_t q0 = p0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
+      if (q0 < 0 || q0 >= g.in[0]) continue;
+      for (int64_t t1 = 0; t1 < g.k[1]; ++t1) {
+        const int64_t q1 = p1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
+        if (q1 < 0 || q1 >= g.in[1]) continue;
+        for (int64_t t2 = 0; t2 < g.k[2]; ++t2) {
+          const int64_t q2 = p2 * g.stride[2] - g.pad[2] + t2 * g.dil[2];
+          if (q2 < 0 || q2 >= g.in[2]) continue;
+          f((t0 * g.k[1] + t1) * g.k[2] + t2, (q0 * g.in[1] + q1) * g.in[2] + q2);
+        }
+      }
+    }
+  };
+  if (mode == ConvMode::kForward) {
+    parallel_for(g.N * g.O, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t n = i / g.O, o = i % g.O, gi = o / Og;
+        int64_t p = 0;
+        for (int64_t p0 = 0; p0 < g.out[0]; ++p0)
+          for (int64_t p1 = 0; p1 < g.out[1]; ++p1)
+            for (int64_t p2 = 0; p2 < g.out[2]; ++p2, ++p) {
+              U acc = bias ? static_cast<U>(bias[o]) : U(0);
+              for (int64_t c = 0; c < Cg; ++c) {
+                const T* xc = a + (n * g.C + gi * Cg + c) * Lin;
+                const T* wc = w + (o * Cg + c) * K;
+                taps(p0, p1, p2, [&](int64_t t, int64_t q) { acc += static_cast<U>(xc[q]) * static_cast<U>(wc[t]); });
+              }
+              out[i * L + p] = static_cast<T>(acc);
+            }
+      }
+    });
+  } else {
+    AG_CHECK(mode == ConvMode::kBackwardData, "convolution: integer weight gradients are not defined");
+    parallel_for(g.N * g.C, 1, [&](int64_t i0, int64_t i1) {
+      std::vector<U> acc(Lin);
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t n = i / g.C, c = i % g.C, gi = c / Cg, cc = c % Cg;
+        std::fill(acc.begin(), acc.end(), bias ? static_cast<U>(bias[c]) : U(0));
+        for (int64_t o = gi * Og; o < (gi + 1) * Og; ++o) {
+          const T* yo = a + (n * g.O + o) * L;
+          const T* wc = w + (o * Cg + cc) * K;
+          int64_t p = 0;
+          for (int64_t p0 = 0; p0 < g.out[0]; ++p0)
+            for (int64_t p1 = 0; p1 < g.out[1]; ++p1)
+              for (int64_t p2 = 0; p2 < g.out[2]; ++p2, ++p) {
+                const U gv = static_cast<U>(yo[p]);
+                taps(p0, p1, p2, [&](int64_t t, int64_t q) { acc[q] += gv * static_cast<U>(wc[t]); });
+              }
+        }
+        for (int64_t q = 0; q < Lin; ++q) out[i * Lin + q] = static_cast<T>(acc[q]);
+      }
+    });
+  }
+}
+
 void k_conv(ConvMode mode, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out, const ConvArgs& g) {
   if (out.numel() == 0) return;
+  if (is_integral(out.dtype(), false)) {
+    switch (out.dtype()) {
+      AG_DISPATCH_INT(out.dtype(), "convolution", [&] {
+        conv_int<scalar_t>(mode, g, a.data<scalar_t>(), b.data<scalar_t>(), bias ? bias->data<scalar_t>() : nullptr,
+                           out.data<scalar_t>());
+      })
+      default: AG_THROW(NotImplementedError, "\"convolution\" not implemented for '", scalar_type_name(out.dtype()), "'");
+    }
+    return;
+  }
   AG_DISPATCH_FLOAT(out.dtype(), "convolution", [&] {
     using T = scalar_t;
     const T* pb = bias ? bias->data<T>() : nullptr;

@@ -96,8 +96,13 @@ void k_normal(Tensor& t, double mean, double std) {
     if (n >= 16 && t.is_contiguous()) {
       // torch's normal_fill: n uniforms, Box-Muller in blocks of 16, the tail block redrawn; float16 /
       // bfloat16 are float32's normals rounded once (Note [Low-precision uniforms]).
+      // float16 / bfloat16 (torch 2.13's reduced-precision normal_fill, measured bit for bit): the 16
+      // redrawn uniforms go after the n first ones in a float buffer, and the tail block's Box-Muller
+      // reads the 16 values that follow the last whole block (the n % 16 unused first draws, then the
+      // first of the new ones), writing the last 16 outputs. float / double redraw in place.
+      constexpr bool lowp = std::is_same_v<scalar_t, Half> || std::is_same_v<scalar_t, BFloat16>;
       scalar_t* d = t.data<scalar_t>();
-      std::vector<A> u(n);
+      std::vector<A> u(lowp ? n + 16 : n);
       for (int64_t i = 0; i < n; ++i) u[i] = uniform_real<A>(g, A(0), A(1));
       auto fill16 = [&](A* data) {
         for (int j = 0; j < 8; ++j) {
@@ -110,9 +115,16 @@ void k_normal(Tensor& t, double mean, double std) {
       };
       for (int64_t i = 0; i + 16 <= n; i += 16) fill16(u.data() + i);
       if (n % 16 != 0) {
-        A* tail = u.data() + n - 16;
-        for (int j = 0; j < 16; ++j) tail[j] = uniform_real<A>(g, A(0), A(1));
-        fill16(tail);
+        if constexpr (lowp) {
+          for (int j = 0; j < 16; ++j) u[n + j] = uniform_real<A>(g, A(0), A(1));
+          A* window = u.data() + n / 16 * 16;
+          fill16(window);
+          std::copy(window, window + 16, u.data() + n - 16);  // (overlapping: copy runs forward, dst < src)
+        } else {
+          A* tail = u.data() + n - 16;
+          for (int j = 0; j < 16; ++j) tail[j] = uniform_real<A>(g, A(0), A(1));
+          fill16(tail);
+        }
       }
       for (int64_t i = 0; i < n; ++i) d[i] = static_cast<scalar_t>(u[i]);
     } else {

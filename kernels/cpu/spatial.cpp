@@ -2,6 +2,7 @@
 // linear / cubic upsampling with torch's source-index math (ATen's UpSample.h), im2col / col2im
 // (the convolution's, kernels/cpu/im2col.h) and max_unpool, forward and backward, threaded over
 // planes. Low precision computes in fp32; a backward accumulates each plane in fp32 and rounds once.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -409,8 +410,143 @@ void upsample_run(Op op, bool backward, const Tensor& in, Tensor& out, const Spa
   });
 }
 
+// ---- uint8 bilinear / bicubic: torch's separable uint8 path (UpSampleKernel.cpp, Note [ Weights
+// computation for uint8_t and multiplication trick ]). Each axis's weights are computed in double,
+// scaled to int16 at the largest precision that keeps the largest weight under 2^15, and each output is
+// an integer dot product plus half an LSB, shifted down and clamped to [0, 255]. The width pass runs
+// first into a uint8 buffer, then the height pass; an axis whose size does not change is skipped.
+struct U8Axis {
+  std::vector<int64_t> xmin, xsize;
+  std::vector<int16_t> w;  // [out, n]
+  int n = 0;
+  unsigned prec = 0;
+};
+
+U8Axis u8_axis(bool lin, bool aa, int64_t in, int64_t out, bool align_corners, double scale_opt) {
+  U8Axis ax;
+  const int interp = lin ? 2 : 4;
+  const double scale = compute_scale<double>(in, out, align_corners, scale_opt);
+  auto filter = [lin, aa](double x) {
+    x = std::abs(x);
+    if (lin) return x < 1.0 ? 1.0 - x : 0.0;
+    const double c = aa ? -0.5 : -0.75;  // Keys (PIL) with antialias, OpenCV's -0.75 without
+    if (x < 1.0) return ((c + 2) * x - (c + 3)) * x * x + 1;
+    if (x < 2.0) return ((c * x - 5 * c) * x + 8 * c) * x - 4 * c;
+    return 0.0;
+  };
+  double support = interp * 0.5;
+  if (aa && scale >= 1.0) support *= scale;
+  ax.n = aa ? static_cast<int>(std::ceil(support)) * 2 + 1 : interp;
+  const int n = ax.n;
+  ax.xmin.resize(out);
+  ax.xsize.resize(out);
+  std::vector<double> wt(static_cast<size_t>(out) * n, 0.0);
+  double wt_max = 0.0;
+  for (int64_t o = 0; o < out; ++o) {
+    double* w = wt.data() + o * n;
+    if (aa) {  // _compute_indices_min_size_weights_aa
+      const double center = scale * (o + 0.5), invscale = scale >= 1.0 ? 1.0 / scale : 1.0;
+      const int64_t xmin = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
+      const int64_t xsize = std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in) - xmin;
+      double total = 0.0;
+      int64_t j = 0;
+      for (; j < xsize && j < n; ++j) {
+        w[j] = filter((j + xmin - center + 0.5) * invscale);
+        total += w[j];
+      }
+      if (total != 0.0)
+        for (j = 0; j < xsize && j < n; ++j) {
+          w[j] /= total;
+          wt_max = std::max(wt_max, w[j]);
+        }
+      ax.xmin[o] = xmin;
+      ax.xsize[o] = std::min<int64_t>(xsize, n);
+      continue;
+    }
+    // _compute_indices_min_size_weights: taps outside the input fold onto the border taps
+    const double real = source_index<double>(scale, o, align_corners, !lin);
+    const int64_t idx = std::min(static_cast<int64_t>(floorf(static_cast<float>(real))), in - 1);
+    const double lambda = std::min(std::max(real - static_cast<double>(idx), 0.0), 1.0);
+    const int64_t sup = static_cast<int64_t>(n * 0.5);
+    const int64_t umin = idx - sup + 1, umax = idx + sup + 1;
+    const int64_t xmin = std::max<int64_t>(umin, 0);
+    const int64_t xsize = std::clamp<int64_t>(std::min(umax, in) - xmin, 0, n);
+    int64_t wi = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      w[j] = 0.0;
+      const double f = filter(static_cast<double>(j + 1 - sup) - lambda);
+      if (umin + j <= 0) wi = 0;
+      else if (umin + j >= in - 1) wi = xsize - 1;
+      w[wi] += f;
+      wt_max = std::max(wt_max, w[wi]);
+      ++wi;
+    }
+    ax.xmin[o] = xmin;
+    ax.xsize[o] = xsize;
+  }
+  unsigned prec = 0;
+  for (; prec < 22; ++prec)
+    if (static_cast<int>(0.5 + wt_max * (1 << (prec + 1))) >= (1 << 15)) break;
+  ax.prec = prec;
+  ax.w.resize(wt.size());
+  for (size_t i = 0; i < wt.size(); ++i) {
+    const double v = wt[i] * (1 << prec);
+    ax.w[i] = static_cast<int16_t>(v < 0 ? static_cast<int>(-0.5 + v) : static_cast<int>(0.5 + v));
+  }
+  return ax;
+}
+
+inline uint8_t u8_dot(const uint8_t* src, int64_t step, const int16_t* w, int64_t len, unsigned prec) {
+  int acc = 1 << (prec - 1);
+  for (int64_t j = 0; j < len; ++j) acc += static_cast<int>(src[j * step]) * w[j];
+  return static_cast<uint8_t>(std::clamp(acc >> prec, 0, 255));
+}
+
+void upsample_uint8(bool lin, const Tensor& in, Tensor& out, const SpatialArgs& a) {
+  const int64_t H = a.in[1], W = a.in[2], Ho = a.out[1], Wo = a.out[2];
+  const uint8_t* x = in.data<uint8_t>();
+  uint8_t* y = out.data<uint8_t>();
+  if (H == Ho && W == Wo) {
+    std::memcpy(y, x, static_cast<size_t>(a.NC * H * W));
+    return;
+  }
+  std::vector<uint8_t> tmp;
+  const uint8_t* src = x;
+  if (W != Wo) {  // horizontal pass: [NC, H, W] -> [NC, H, Wo]
+    const U8Axis ax = u8_axis(lin, a.exact, W, Wo, a.align_corners, a.scale[2]);
+    uint8_t* dst = y;
+    if (H != Ho) {
+      tmp.resize(static_cast<size_t>(a.NC * H * Wo));
+      dst = tmp.data();
+    }
+    over_planes(a.NC, H * Wo, [&](int64_t p) {
+      for (int64_t r = 0; r < H; ++r) {
+        const uint8_t* row = x + (p * H + r) * W;
+        uint8_t* orow = dst + (p * H + r) * Wo;
+        for (int64_t o = 0; o < Wo; ++o) orow[o] = u8_dot(row + ax.xmin[o], 1, ax.w.data() + o * ax.n, ax.xsize[o], ax.prec);
+      }
+    });
+    if (H == Ho) return;
+    src = dst;
+  }
+  const U8Axis ay = u8_axis(lin, a.exact, H, Ho, a.align_corners, a.scale[1]);  // vertical pass
+  over_planes(a.NC, Ho * Wo, [&](int64_t p) {
+    const uint8_t* plane = src + p * H * Wo;
+    for (int64_t o = 0; o < Ho; ++o) {
+      uint8_t* orow = y + (p * Ho + o) * Wo;
+      const uint8_t* base = plane + ay.xmin[o] * Wo;
+      const int16_t* w = ay.w.data() + o * ay.n;
+      for (int64_t c = 0; c < Wo; ++c) orow[c] = u8_dot(base + c, Wo, w, ay.xsize[o], ay.prec);
+    }
+  });
+}
+
 void k_upsample(Op op, bool backward, const Tensor& in, Tensor& out, const SpatialArgs& a) {
   if (out.numel() == 0) return;
+  if (!backward && in.dtype() == ScalarType::UInt8 && a.nd == 2 && (op == Op::upsample_linear || op == Op::upsample_bicubic)) {
+    upsample_uint8(op == Op::upsample_linear, in, out, a);
+    return;
+  }
   const char* name = op == Op::upsample_nearest ? (a.exact ? "upsample_nearest_exact" : "upsample_nearest")
                      : op == Op::upsample_linear ? "upsample_linear" : "upsample_bicubic2d";
   if (op == Op::upsample_nearest && !backward && !is_floating(in.dtype())) {

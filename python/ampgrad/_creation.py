@@ -574,6 +574,7 @@ def bernoulli(input, p=None, *, generator=None):
     out = (u < (input if p is None else p)).to(input.dtype)
     if p is None and input.requires_grad and _C.is_grad_enabled():
         out = out + input * 0  # torch's BernoulliBackward0: the sample is differentiable with a zero gradient
+        _C._set_grad_fn_name(out, "BernoulliBackward0")
     return out
 
 

@@ -2,6 +2,7 @@
 signatures those names have in torch; the implementations live in nn.functional."""
 from . import _C
 from .nn import functional as F
+from ._op_gate import engine_op
 from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, prelu, bilinear, cosine_similarity,
                             pairwise_distance, pdist, selu, celu, selu_, celu_, relu_)
 
@@ -55,7 +56,7 @@ def kl_div(input, target, reduction=0, *, log_target=False):
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
-    return F.margin_ranking_loss(input1, input2, target, margin=margin, reduction=_red(reduction))
+    return F._margin_ranking_loss(input1, input2, target, margin, _red(reduction))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
@@ -157,14 +158,89 @@ def adaptive_max_pool1d(input, output_size):
     return F.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
+@engine_op("_native_multi_head_attention")
+def _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias,
+                                 mask=None, need_weights=True, average_attn_weights=True, mask_type=None):
+    """torch._native_multi_head_attention: batch-first (B, L, E) attention with packed in-projection; mask_type
+    1 is a key padding mask [B, S], otherwise an attention mask. Returns (output, weights), the weights
+    averaged over heads when average_attn_weights, None when not need_weights (as torch's)."""
+    if not (tuple(query.shape) == tuple(key.shape) == tuple(value.shape)):
+        raise RuntimeError("expected `query`/`key`/`value` shapes to match")
+    kpm, am = (mask, None) if mask_type == 1 else (None, mask)
+    out, w = F.multi_head_attention_forward(query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1),
+                                            embed_dim, num_head, qkv_weight, qkv_bias, None, None, False, 0.0,
+                                            proj_weight, proj_bias, training=False, key_padding_mask=kpm,
+                                            need_weights=need_weights, attn_mask=am,
+                                            average_attn_weights=average_attn_weights)
+    return out.transpose(0, 1), (w if need_weights else None)
+
+
 def install_missing(namespace):
     """Set these spellings in the ampgrad namespace where no other definition (an engine op) exists."""
     for name in ("kl_div", "margin_ranking_loss", "binary_cross_entropy_with_logits", "hinge_embedding_loss",
                  "cosine_embedding_loss", "poisson_nll_loss", "triplet_margin_loss", "selu", "celu",
                  "alpha_dropout", "feature_dropout", "batch_norm", "vdot", "convolution", "conv_tbc", "constant_pad_nd",
-                 "adaptive_max_pool1d"):
+                 "adaptive_max_pool1d", "_native_multi_head_attention"):
         namespace.setdefault(name, globals()[name])
     for name in ("conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
                  "adaptive_avg_pool1d"):
         if hasattr(F, name):
             namespace.setdefault(name, getattr(F, name))
+
+
+# ---- torch._C._nn: aten's nn ops under their native signatures, as torch's binding exposes them
+# (scripts and torch's own test lists, e.g. autocast_test_lists, call them). Their losses' `reduction`
+# defaults to 0 (none), as torch's binding parses it; padding and pooling take aten's arguments.
+def _nn_namespace():
+    import types
+    m = types.ModuleType("ampgrad._C._nn", "aten's nn ops (torch._C._nn) under their native signatures")
+
+    def loss(fn, *extra_defaults):
+        def f(input, target, reduction=0, *args):
+            return fn(input, target, reduction=_red(reduction), **dict(zip(extra_defaults, args)))
+        f.__name__ = fn.__name__
+        return f
+
+    m.l1_loss = loss(F.l1_loss)
+    m.mse_loss = loss(F.mse_loss)
+    m.soft_margin_loss = loss(F.soft_margin_loss)
+    m.multilabel_margin_loss = loss(F.multilabel_margin_loss)
+
+    def smooth_l1_loss(input, target, reduction=0, beta=1.0):
+        return F.smooth_l1_loss(input, target, reduction=_red(reduction), beta=beta)
+
+    def huber_loss(input, target, reduction=0, delta=1.0):
+        return F.huber_loss(input, target, reduction=_red(reduction), delta=delta)
+
+    def binary_cross_entropy(input, target, weight=None, reduction=0):
+        return F.binary_cross_entropy(input, target, weight, reduction=_red(reduction))
+
+    def nll_loss(input, target, weight=None, reduction=0, ignore_index=-100):
+        return F.nll_loss(input, target, weight, ignore_index=ignore_index, reduction=_red(reduction))
+
+    def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=0):
+        return F.multi_margin_loss(input, target, p, margin, weight, reduction=_red(reduction))
+
+    def avg_pool3d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                   divisor_override=None):
+        return F.avg_pool3d(input, kernel_size, stride if stride not in ((), []) else None, padding, ceil_mode,
+                            count_include_pad, divisor_override)
+
+    def pad_fn(mode, nd):
+        def f(input, padding):
+            if len(padding) != 2 * nd:
+                raise RuntimeError(f"padding size is expected to be {2 * nd}, but got: {len(padding)}")
+            return F.pad(input, list(padding), mode)
+        return f
+
+    for name, fn in (("smooth_l1_loss", smooth_l1_loss), ("huber_loss", huber_loss),
+                     ("binary_cross_entropy", binary_cross_entropy), ("nll_loss", nll_loss), ("nll_loss2d", nll_loss),
+                     ("multi_margin_loss", multi_margin_loss), ("avg_pool3d", avg_pool3d), ("linear", F.linear)):
+        setattr(m, name, fn)
+    for nd in (1, 2, 3):
+        setattr(m, f"reflection_pad{nd}d", pad_fn("reflect", nd))
+        setattr(m, f"replication_pad{nd}d", pad_fn("replicate", nd))
+    return m
+
+
+_C._nn = _nn_namespace()

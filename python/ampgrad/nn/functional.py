@@ -186,6 +186,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     fused = _C._sdpa_flash(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if fused is not None:
         return fused
+    if query.dtype in (_C.float16, _C.bfloat16) and key.dtype == query.dtype and value.dtype == query.dtype:
+        # torch's math path keeps float16 / bfloat16 attention in float32 (dropout mask included) and
+        # rounds the result once.
+        out = _sdpa_math(query.float(), key.float(), value.float(), attn_mask, dropout_p, is_causal, scale,
+                         enable_gqa)
+        return out.to(query.dtype)
+    return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """torch's _scaled_dot_product_attention_math, in the inputs' dtype."""
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
@@ -698,6 +709,13 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         none = grid.new_zeros(()).expand_as(grid)
         return tap(ix.round().detach(), iy.round().detach()) + _C.where(none.bool(), grid, none).sum()
     x0, y0 = ix.floor().detach(), iy.floor().detach()
+    if input.dtype in (_C.float16, _C.bfloat16):
+        # torch's float16 / bfloat16 kernel (the scalar fallback) rounds each corner's weight once,
+        # nw = (x_e - x) * (y_s - y), and accumulates the four products in that order.
+        x1, y1 = x0 + 1, y0 + 1
+        ex, wx, sy, ny = (x1 - ix).unsqueeze(1), (ix - x0).unsqueeze(1), (y1 - iy).unsqueeze(1), (iy - y0).unsqueeze(1)
+        return (tap(x0, y0) * (ex * sy) + tap(x1, y0) * (wx * sy) + tap(x0, y1) * (ex * ny)
+                + tap(x1, y1) * (wx * ny))
     wx1, wy1 = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1)
     wx0, wy0 = 1 - wx1, 1 - wy1
     return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 + tap(x0, y0 + 1) * wx0 * wy1
@@ -1142,17 +1160,24 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
     zeros = input.new_zeros(())
-    margin_clamp = (margin - input).clamp_min(0)
+    # aten's `margin - self` is empty_like(self).fill_(margin).sub_(self): computed in the input's dtype
+    # (an integer input wraps as torch's does; a bool input raises torch's bool-subtraction error)
+    margin_clamp = (input.new_full(tuple(input.shape), margin) - input).clamp_min(0)
     output = _C.where(target != 1, margin_clamp, zeros) + _C.where(target != -1, input, zeros)
     return _reduce(output, reduction)
 
 
-@engine_op("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
     if not (input1.dim() == input2.dim() == target.dim()):
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+@engine_op("margin_ranking_loss")
+def _margin_ranking_loss(input1, input2, target, margin, reduction):
+    """aten::margin_ranking_loss: broadcasts its operands (the dimension check is F's)."""
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
@@ -1270,6 +1295,8 @@ def pdist(input, p=2):
     if float(p) == 0 and input.requires_grad and _C.is_grad_enabled():
         # torch's PdistBackward0 for p=0: the output keeps its history, with a zero gradient
         d = _C.where(d.new_ones(d.shape, dtype=_C.bool), d, (a - b).sum(1))
+    if d.grad_fn is not None:
+        _C._set_grad_fn_name(d, "PdistBackward0")  # torch's single node for pdist
     return d
 
 
