@@ -390,6 +390,22 @@ def test_matches_torch_stop19(torch, expr):
     "torch.tensor([1, 2], dtype=torch.int32).mean()", "torch.tensor([1, 2], dtype=torch.uint8).mean()",
     # the torch.* spelling of margin_ranking_loss broadcasts (F's dimension check is F's)
     "torch.margin_ranking_loss(torch.ones(3, 2), torch.zeros(3, 2), torch.tensor([1., -1.]))",
+    # take: a long index only, torch's range message; the split family's keyword overloads
+    "torch.take(torch.ones(3), torch.zeros(2))", "torch.take(torch.ones(3), torch.zeros(2, dtype=torch.int32))",
+    "torch.take(torch.arange(3.), torch.tensor([5]))", "torch.take(torch.arange(3.), torch.tensor([-4]))",
+    "torch.take(torch.arange(6.).reshape(2, 3), torch.tensor([[-1, 0], [4, 2]]))",
+    "torch.dsplit(torch.zeros(2, 2, 4), sections=2)", "torch.hsplit(torch.arange(8.).reshape(2, 4), indices=[1, 3])",
+    "torch.vsplit(torch.arange(8.).reshape(4, 2), sections=2)", "torch.dsplit(torch.tensor([4, 2], dtype=torch.uint8), sections=3)",
+    # aten's hardtanh_ has no min <= max check; F.sigmoid / F.tanh read the attribute (AttributeError)
+    "torch.nn.functional.hardtanh_(torch.tensor([1., 5., -3.]), 2., 0.)",
+    "torch.nn.functional.hardtanh_(torch.tensor([1., 5., -3.], requires_grad=True), 2., 0.)",
+    "torch.nn.functional.sigmoid('abc')", "torch.nn.functional.tanh(3)",
+    # low-precision and integer linalg: torch's messages and types
+    "torch.slogdet(torch.eye(2, dtype=torch.float16))", "torch.logdet(torch.eye(2, dtype=torch.bfloat16))",
+    "torch.linalg.slogdet(torch.eye(2, dtype=torch.bfloat16))", "torch.det(torch.eye(2, dtype=torch.float16))",
+    "torch.linalg.solve(torch.eye(2, dtype=torch.bfloat16), torch.ones(2, dtype=torch.bfloat16))",
+    "torch.linalg.lu_factor(torch.eye(2, dtype=torch.int64))", "torch.linalg.lu_factor(torch.eye(2, dtype=torch.bool))",
+    "torch.linalg.det(torch.eye(2, dtype=torch.int64))", "torch.linalg.inv(torch.eye(2, dtype=torch.bfloat16))",
 ])
 def test_matches_torch_stop20(torch, expr):
     test_matches_torch(torch, expr)

@@ -390,7 +390,7 @@ Tensor linalg_det(const Tensor& A0, const char* name) {
 
 std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& A0, const char* name) {
   Tensor A = A0;
-  check_matrix(A, name, "lu_cpu");
+  check_matrix(A, name, nullptr);  // torch: "Low precision dtypes not supported" (RuntimeError)
   check_square(A, name);
   Tensor sign, logabs;
   {
@@ -414,7 +414,7 @@ std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& A0, const char* name) {
 // ---------------------------------------------------------------- solve
 std::pair<Tensor, Tensor> linalg_solve_ex(const Tensor& A0, const Tensor& B0, bool left, bool check_errors, const char* name) {
   Tensor A = A0, Bt = B0;
-  check_matrix(A, name, nullptr);
+  check_matrix(A, name, "lu_cpu");  // torch reaches its LU kernel: NotImplementedError
   check_square(A, name);
   AG_CHECK(Bt.dim() >= 1, name, ": The input tensor B must have at least 1 dimensions.");
   AG_CHECK(A.dtype() == Bt.dtype(), name, ": Expected A and B to have the same dtype, but found A of type ", scalar_type_name(A.dtype()),
@@ -666,6 +666,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A0, bool full_matric
 // ---------------------------------------------------------------- LU
 std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A0, bool pivot, bool check_errors, const char* name) {
   Tensor A = A0;
+  // torch's lu_factor has no dtype check of its own: an integer or bool input reaches the LU kernel
+  AG_CHECK_NOT_IMPL(A.dim() < 2 || is_floating(A.dtype()), "\"lu_cpu\" not implemented for '", scalar_type_name(A.dtype()), "'");
   check_matrix(A, name, "lu_cpu");
   AG_CHECK(pivot, name, ": LU without pivoting is not implemented on the CPU");
   Lu lu = raw_lu(A);

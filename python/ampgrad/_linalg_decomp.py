@@ -20,6 +20,9 @@ def det(input):
 
 
 def logdet(input):
+    if isinstance(input, _C.Tensor) and input.dtype in (_C.float16, _C.bfloat16):
+        raise RuntimeError("logdet: Low precision dtypes not supported. Got "
+                           + ("Half" if input.dtype == _C.float16 else "BFloat16"))
     sign, lad = _la.slogdet(input)
     return _C.where(sign < 0, math.nan, lad)
 

@@ -99,15 +99,26 @@ def _dir_split(name, input, sections, dim, min_dim):
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input, indices_or_sections):
+def _split_arg(name, indices_or_sections, sections, indices):
+    """torch's overloads: name(input, int sections) and name(input, int[] indices), positional or by keyword."""
+    given = [a for a in (indices_or_sections, sections, indices) if a is not None]
+    if len(given) != 1:
+        raise TypeError(f"{name}() received an invalid combination of arguments")
+    return given[0]
+
+
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    indices_or_sections = _split_arg("hsplit", indices_or_sections, sections, indices)
     return _dir_split("hsplit", input, indices_or_sections, 1 if input.dim() > 1 else 0, 1)
 
 
-def vsplit(input, indices_or_sections):
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    indices_or_sections = _split_arg("vsplit", indices_or_sections, sections, indices)
     return _dir_split("vsplit", input, indices_or_sections, 0, 2)
 
 
-def dsplit(input, indices_or_sections):
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    indices_or_sections = _split_arg("dsplit", indices_or_sections, sections, indices)
     return _dir_split("dsplit", input, indices_or_sections, 2, 3)
 
 
@@ -193,6 +204,13 @@ def column_stack(tensors):
 
 
 def take(input, index):
+    if isinstance(index, Tensor):
+        if index.dtype != _C.int64:
+            raise RuntimeError(f"take(): Expected a long tensor for index, but got {_C._scalar_type_name(index.dtype)}")
+        n = input.numel()
+        if index.numel() and (bool((index >= n).any()) or bool((index < -n).any())):
+            bad = int(index.reshape(-1)[((index >= n) | (index < -n)).reshape(-1).nonzero()[0, 0]])
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
     return input.reshape(-1)[index]
 
 

@@ -51,11 +51,11 @@ def silu(input, inplace=False):
 
 
 def sigmoid(input):
-    return _C.sigmoid(input)
+    return input.sigmoid()  # torch's body: a non-Tensor raises its AttributeError
 
 
 def tanh(input):
-    return _C.tanh(input)
+    return input.tanh()
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -104,7 +104,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    return hardtanh(input, min_val, max_val, True)
+    # torch's F.hardtanh_ is aten's op: no min_val <= max_val check (the clamp gives max_val everywhere)
+    out = input.clamp(min_val, max_val)
+    if not input.is_floating_point() and input.dtype != _C.bool:
+        out = out.to(input.dtype)
+    return _inplace(input, out, True)
 
 
 def hardsigmoid(input, inplace=False):
