@@ -406,6 +406,11 @@ def test_matches_torch_stop19(torch, expr):
     "torch.linalg.solve(torch.eye(2, dtype=torch.bfloat16), torch.ones(2, dtype=torch.bfloat16))",
     "torch.linalg.lu_factor(torch.eye(2, dtype=torch.int64))", "torch.linalg.lu_factor(torch.eye(2, dtype=torch.bool))",
     "torch.linalg.det(torch.eye(2, dtype=torch.int64))", "torch.linalg.inv(torch.eye(2, dtype=torch.bfloat16))",
+    # tensor_split's tensor indices: 0-d or 1-d, long only; repeat_interleave(repeats): 1-d int32/int64, its dtype
+    "torch.arange(6.).tensor_split(torch.tensor([[1], [2]]))", "torch.arange(6.).tensor_split(torch.tensor([1., 2.]))",
+    "torch.arange(6.).tensor_split(torch.tensor([1, 3], dtype=torch.int32))", "torch.arange(6.).tensor_split(torch.tensor(2))",
+    "torch.repeat_interleave(torch.tensor([1, 2], dtype=torch.int8))", "torch.repeat_interleave(torch.tensor([[1, 2]]))",
+    "torch.repeat_interleave(torch.tensor([1, -1]))", "torch.repeat_interleave(torch.tensor([2, 0, 1], dtype=torch.int32))",
 ])
 def test_matches_torch_stop20(torch, expr):
     test_matches_torch(torch, expr)

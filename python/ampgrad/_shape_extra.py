@@ -65,6 +65,12 @@ def tensor_split(input, indices_or_sections, dim=0):
     d = dim % input.dim()
     size = input.shape[d]
     if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {indices_or_sections.dim()} dims")
+        if indices_or_sections.dtype != _C.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_C._scalar_type_name(indices_or_sections.dtype)}")
         if indices_or_sections.dim() == 0:
             indices_or_sections = indices_or_sections.item()
         else:
@@ -398,8 +404,16 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     import numpy as np
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated by their counts
+        if input.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if input.dtype not in (_C.int32, _C.int64):
+            raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                      f"'{_C._scalar_type_name(input.dtype)}'")
         r = input.cpu().numpy()
-        return _C.from_numpy(np.repeat(np.arange(r.shape[0], dtype=np.int64), r))
+        if (r < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        out = _C.from_numpy(np.repeat(np.arange(r.shape[0], dtype=np.int64), r))
+        return out.to(input.dtype).to(input.device)
     if dim is None:
         input = input.reshape(-1)
         d = 0
