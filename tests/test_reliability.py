@@ -411,6 +411,16 @@ def test_matches_torch_stop19(torch, expr):
     "torch.arange(6.).tensor_split(torch.tensor([1, 3], dtype=torch.int32))", "torch.arange(6.).tensor_split(torch.tensor(2))",
     "torch.repeat_interleave(torch.tensor([1, 2], dtype=torch.int8))", "torch.repeat_interleave(torch.tensor([[1, 2]]))",
     "torch.repeat_interleave(torch.tensor([1, -1]))", "torch.repeat_interleave(torch.tensor([2, 0, 1], dtype=torch.int32))",
+    # put / select_scatter / slice_scatter: torch's checks (index dtype and range, sizes, dims, step)
+    "torch.zeros(2, 3).put(torch.tensor([1.]), torch.ones(1))", "torch.zeros(2, 3).put(torch.tensor([7]), torch.ones(1))",
+    "torch.zeros(2, 3).put(torch.tensor([-7]), torch.ones(1))", "torch.zeros(2, 3).put(torch.tensor([1, 2]), torch.ones(1))",
+    "torch.zeros(2, 3).put(torch.tensor([1]), torch.ones(1, dtype=torch.int64))",
+    "torch.zeros(2, 3).put(torch.tensor([-1, 4]), torch.tensor([5., 6.]))",
+    "torch.select_scatter(torch.zeros(2, 3), torch.ones(2), 0, 0)", "torch.select_scatter(torch.zeros(2, 3), torch.ones(3), 0, 5)",
+    "torch.select_scatter(torch.zeros(2, 3), torch.ones(3), 2, 0)", "torch.select_scatter(torch.zeros(2, 3), torch.ones(3), 0, -2)",
+    "torch.select_scatter(torch.zeros(2, 3), torch.ones(2), 1, -1)",
+    "torch.slice_scatter(torch.zeros(2, 3), torch.ones(2, 3), step=0)", "torch.slice_scatter(torch.zeros(2, 3), torch.ones(2, 3), dim=2)",
+    "torch.slice_scatter(torch.zeros(2, 3), torch.ones(2, 3), start=5)", "torch.slice_scatter(torch.zeros(4, 3), torch.ones(2, 3), 0, 1, None, 2)",
 ])
 def test_matches_torch_stop20(torch, expr):
     test_matches_torch(torch, expr)

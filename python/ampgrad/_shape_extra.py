@@ -490,15 +490,42 @@ def index_fill(input, dim, index, value):
     return _C.index_copy(input, d, idx, src.contiguous())
 
 
+def _wrap_dim(dim, nd):
+    """torch's maybe_wrap_dim: IndexError outside [-nd, nd - 1] (a 0-d tensor counts as 1-d)."""
+    n = builtins.max(nd, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _check_slice_src(src, input, d, n):
+    want = list(input.shape)
+    want[d] = n
+    if list(src.shape) != want:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {want}")
+
+
 def select_scatter(input, src, dim, index):
-    d = dim % input.dim()
-    i = index + input.shape[d] if index < 0 else index
+    d = _wrap_dim(dim, input.dim())
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    i = index + size if index < 0 else index
+    want = list(input.shape)
+    del want[d]
+    if list(src.shape) != want:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {want}")
     return _C.index_copy(input, d, _fn.tensor([i]), src.unsqueeze(d).to(input.dtype))
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    d = dim % input.dim()
+    d = _wrap_dim(dim, input.dim())
+    if step is not None and step <= 0:
+        raise RuntimeError("slice step must be positive")
     idx = _fn.arange(*slice(start, end, step).indices(input.shape[d]))
+    _check_slice_src(src, input, d, idx.numel())
     return _C.index_copy(input, d, idx, src.to(input.dtype))
 
 
@@ -529,6 +556,18 @@ def masked_scatter(input, mask, source):
 
 
 def put(input, index, source, accumulate=False):
+    if index.dtype != _C.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_C._scalar_type_name(index.dtype)}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_C._scalar_type_name(input.dtype)} and source.dtype = {_C._scalar_type_name(source.dtype)}")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = input.numel()
+    if index.numel() and (bool((index >= n).any()) or bool((index < -n).any())):
+        bad = int(index.reshape(-1)[((index >= n) | (index < -n)).reshape(-1).nonzero()[0, 0]])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
     flat = input.reshape(-1)
     idx = index.reshape(-1)
     idx = _C.where(idx < 0, idx + flat.numel(), idx)
