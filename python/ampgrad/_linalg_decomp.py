@@ -21,8 +21,7 @@ def det(input):
 
 def logdet(input):
     if isinstance(input, _C.Tensor) and input.dtype in (_C.float16, _C.bfloat16):
-        raise RuntimeError("logdet: Low precision dtypes not supported. Got "
-                           + ("Half" if input.dtype == _C.float16 else "BFloat16"))
+        raise RuntimeError(f"logdet: Low precision dtypes not supported. Got {_C._scalar_type_name(input.dtype)}")
     sign, lad = _la.slogdet(input)
     return _C.where(sign < 0, math.nan, lad)
 

@@ -195,9 +195,9 @@ def _nn_namespace():
     import types
     m = types.ModuleType("ampgrad._C._nn", "aten's nn ops (torch._C._nn) under their native signatures")
 
-    def loss(fn, *extra_defaults):
-        def f(input, target, reduction=0, *args):
-            return fn(input, target, reduction=_red(reduction), **dict(zip(extra_defaults, args)))
+    def loss(fn):  # aten's (input, target, reduction) losses
+        def f(input, target, reduction=0):
+            return fn(input, target, reduction=_red(reduction))
         f.__name__ = fn.__name__
         return f
 

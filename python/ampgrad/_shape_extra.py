@@ -213,11 +213,18 @@ def take(input, index):
     if isinstance(index, Tensor):
         if index.dtype != _C.int64:
             raise RuntimeError(f"take(): Expected a long tensor for index, but got {_C._scalar_type_name(index.dtype)}")
-        n = input.numel()
-        if index.numel() and (bool((index >= n).any()) or bool((index < -n).any())):
-            bad = int(index.reshape(-1)[((index >= n) | (index < -n)).reshape(-1).nonzero()[0, 0]])
-            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+        _check_flat_index(index, input.numel())
     return input.reshape(-1)[index]
+
+
+def _check_flat_index(index, n):
+    """take / put's range check of a flat long index into n elements (torch's IndexError, first bad index)."""
+    if not index.numel():
+        return
+    bad = ((index >= n) | (index < -n)).reshape(-1)
+    if bool(bad.any()):
+        i = int(index.reshape(-1)[bad.nonzero()[0, 0]])
+        raise IndexError(f"out of range: tried to access index {i} on a tensor of {n} elements.")
 
 
 def take_along_dim(input, indices, dim=None):
@@ -498,9 +505,8 @@ def _wrap_dim(dim, nd):
     return dim % n
 
 
-def _check_slice_src(src, input, d, n):
-    want = list(input.shape)
-    want[d] = n
+def _check_slice_src(src, want):
+    """select_scatter / slice_scatter: src must have the shape of the slice it replaces."""
     if list(src.shape) != want:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {want}")
@@ -512,11 +518,7 @@ def select_scatter(input, src, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
     i = index + size if index < 0 else index
-    want = list(input.shape)
-    del want[d]
-    if list(src.shape) != want:
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
-                           f"slice size = {want}")
+    _check_slice_src(src, list(input.shape[:d]) + list(input.shape[d + 1:]))
     return _C.index_copy(input, d, _fn.tensor([i]), src.unsqueeze(d).to(input.dtype))
 
 
@@ -525,7 +527,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     if step is not None and step <= 0:
         raise RuntimeError("slice step must be positive")
     idx = _fn.arange(*slice(start, end, step).indices(input.shape[d]))
-    _check_slice_src(src, input, d, idx.numel())
+    _check_slice_src(src, list(input.shape[:d]) + [idx.numel()] + list(input.shape[d + 1:]))
     return _C.index_copy(input, d, idx, src.to(input.dtype))
 
 
@@ -564,10 +566,7 @@ def put(input, index, source, accumulate=False):
     if source.numel() != index.numel():
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
-    n = input.numel()
-    if index.numel() and (bool((index >= n).any()) or bool((index < -n).any())):
-        bad = int(index.reshape(-1)[((index >= n) | (index < -n)).reshape(-1).nonzero()[0, 0]])
-        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    _check_flat_index(index, input.numel())
     flat = input.reshape(-1)
     idx = index.reshape(-1)
     idx = _C.where(idx < 0, idx + flat.numel(), idx)

@@ -97,18 +97,19 @@ def selu_(input):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    out = input.clamp(min_val, max_val)
-    if not input.is_floating_point() and input.dtype != _C.bool:
-        out = out.to(input.dtype)  # torch's hardtanh keeps an integer input's dtype (float bounds truncate)
-    return _inplace(input, out, inplace)
+    return _hardtanh(input, min_val, max_val, inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     # torch's F.hardtanh_ is aten's op: no min_val <= max_val check (the clamp gives max_val everywhere)
+    return _hardtanh(input, min_val, max_val, True)
+
+
+def _hardtanh(input, min_val, max_val, inplace):
     out = input.clamp(min_val, max_val)
     if not input.is_floating_point() and input.dtype != _C.bool:
-        out = out.to(input.dtype)
-    return _inplace(input, out, True)
+        out = out.to(input.dtype)  # torch's hardtanh keeps an integer input's dtype (float bounds truncate)
+    return _inplace(input, out, inplace)
 
 
 def hardsigmoid(input, inplace=False):
