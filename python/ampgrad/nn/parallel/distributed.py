@@ -10,7 +10,12 @@ non-blocking collective only inside MPI calls, so every hook also tests the buck
 
 bf16/fp16 gradients are reduced in a float32 bucket and rounded once (Note [Low-precision reductions]
 in distributed/_mpi.py). An inf/NaN gradient on one rank is inf/NaN in the sum, so GradScaler finds
-it on every rank and every rank skips the step and backs off the scale identically."""
+it on every rank and every rank skips the step and backs off the scale identically.
+
+CUDA parameters (a group with the NCCL engine): the buckets are CUDA tensors of the parameters' dtype,
+filled by stream-ordered copies and all-reduced by ncclAllReduce on the current stream (Note [NCCL
+streams] in distributed/_nccl.py), so backward's later kernels and the reduction overlap on the GPU
+without a host wait; bf16/fp16 buckets reduce in their own dtype, as torch's NCCL buckets do."""
 from contextlib import contextmanager
 
 import numpy as np
@@ -19,6 +24,7 @@ from ... import _C
 from ... import distributed as _dist
 from ...distributed import _mpi
 from ...autograd import Variable
+from ...autograd.grad_mode import no_grad
 from ..modules.module import Module
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
@@ -46,9 +52,22 @@ def _np_dtype(dt):
     return np.dtype(str(dt).split(".")[-1])
 
 
+def _device_empty(numel, dtype, device):
+    from ..._creation import empty
+    return empty(numel, dtype=dtype, device=device)
+
+
 def _broadcast_coalesced(tensors, pg, src=0):
     """Broadcasts tensors from group rank src in one MPI_Ibcast of their raw bytes."""
     if not tensors:
+        return
+    if tensors[0].device.type == "cuda":  # NCCL: one broadcast per tensor, in place
+        for t in tensors:
+            d = t.detach()
+            c = d if d.is_contiguous() else d.contiguous()
+            _dist.broadcast(c, group=pg, group_src=src)
+            if c is not d:
+                d.copy_(c)
         return
     typed = [_dist._raw(t.detach().contiguous()) for t in tensors]
     raws = [r.view(np.uint8) for r in typed]
@@ -150,8 +169,12 @@ class DistributedDataParallel(Module):
                 open_by_dtype[p.dtype] = b
             b.add(i, p)
             self._bucket_of[i] = b
+        self._cuda = self._params[0].device.type == "cuda"
+        dev = self._params[0].device
+        if self._cuda and len({p.device for p in self._params}) != 1:
+            raise ValueError("DistributedDataParallel: every parameter must be on one CUDA device")
         for b in self._buckets:
-            b.buffer = np.empty(b.numel, _np_dtype(b.dtype))
+            b.buffer = _device_empty(b.numel, b.dtype, dev) if self._cuda else np.empty(b.numel, _np_dtype(b.dtype))
 
     # ---------------------------------------------------------------- forward
     def forward(self, *inputs, **kwargs):
@@ -246,6 +269,16 @@ class DistributedDataParallel(Module):
 
     def _launch(self, b):
         buf = b.buffer
+        if self._cuda:  # stream-ordered copies, then an async ncclAllReduce on the same stream
+            with no_grad():
+                for i, p, off, n in b.params:
+                    g = p.grad
+                    if g is None:
+                        buf[off:off + n].zero_()
+                    else:
+                        buf[off:off + n].copy_(g.detach().reshape(-1))
+            b.req = _dist.all_reduce(buf, group=self.process_group, async_op=True)
+            return
         for i, p, off, n in b.params:
             g = p.grad
             if g is None:
@@ -262,6 +295,9 @@ class DistributedDataParallel(Module):
         work = _dist.Work(pg, "ALLREDUCE", self._in_flight, numel=sum(b.numel for b in self._buckets))
         work.wait()
         n = pg.size()
+        if self._cuda:
+            self._finalize_cuda(n)
+            return
         for b in self._buckets:
             buf = b.buffer
             buf /= n
@@ -276,6 +312,25 @@ class DistributedDataParallel(Module):
                     g.detach().copy_(_C.from_numpy(src).view(tuple(p.shape)))
                 else:  # no gradient yet, or an expanded / strided one: a fresh tensor
                     p.grad = _C.from_numpy(src.copy()).view(tuple(p.shape)).to(p.dtype)
+        self._expect_hooks = False
+        self._require_finalize = False
+        self._in_flight = []
+
+    def _finalize_cuda(self, n):
+        with no_grad():
+            for b in self._buckets:
+                b.req.wait()
+                buf = b.buffer
+                buf.div_(n)
+                for i, p, off, k in b.params:
+                    if self.find_unused_parameters and self._used[i] == 0:
+                        continue
+                    g = p.grad
+                    src = buf[off:off + k].view(tuple(p.shape))
+                    if g is not None and g.is_contiguous():
+                        g.detach().copy_(src)
+                    else:
+                        p.grad = src.clone()
         self._expect_hooks = False
         self._require_finalize = False
         self._in_flight = []
