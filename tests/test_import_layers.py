@@ -26,7 +26,7 @@ _PKG = "ampgrad"
 _LAYERS = [
     ["ampgrad._C", "ampgrad._cpuinfo", "ampgrad._load_C"],
     ["ampgrad._creation", "ampgrad._dtype_info", "ampgrad._tensor_str", "ampgrad._indexing", "ampgrad._op_gate",
-     "ampgrad.return_types", "ampgrad._signatures", "ampgrad._argparse"],  # leaves
+     "ampgrad.return_types", "ampgrad._signatures", "ampgrad._argparse", "ampgrad._out", "ampgrad._out_ops"],  # leaves
     ["ampgrad._tensor"],
     ["ampgrad._functions", "ampgrad._linalg_extra", "ampgrad._sorting", "ampgrad._scan_index", "ampgrad._legacy", "ampgrad._rnn", "ampgrad._special_ops", "ampgrad._shape_extra", "ampgrad._dlpack"],
     ["ampgrad.autograd"],

@@ -481,6 +481,23 @@ void init_ops(py::module_& m) {
     amp::ExcludeGuard excluded(op);
     return fn(*py::tuple(new_args), **new_kwargs);
   });
+  // Note [out= overloads]: torch's `out=` keyword for the ops bound here without one. Each such pybind11
+  // function gets one more overload, appended to its chain, that matches only when `out=` is passed
+  // (`out` is keyword-only after *args), so calls without out= resolve exactly as before at no cost. The
+  // overload calls writer(fn, out, args, kwargs) (python/ampgrad/_out.py), which runs fn without out=
+  // and writes the result into out with torch's checks (dtype cast rule, resize, autograd refusal).
+  m.def("_add_out_overload", [](py::object fn, py::object writer) {
+    if (!PyCFunction_Check(fn.ptr())) AG_THROW(TypeError, "_add_out_overload: not a pybind11 function");
+    auto* rec = py::detail::function_record_ptr_from_PyObject(PyCFunction_GET_SELF(fn.ptr()));
+    if (!rec) AG_THROW(TypeError, "_add_out_overload: not a pybind11 function");
+    py::handle self = fn;  // the overload chain's function object: alive as long as the module
+    py::cpp_function added(
+        [self, writer](py::args args, py::object out, py::kwargs kwargs) -> py::object {
+          return writer(self, out, args, kwargs);
+        },
+        py::name(rec->name), py::scope(rec->scope), py::sibling(fn), py::arg("out"));
+    if (added.ptr() != fn.ptr()) AG_THROW(RuntimeError, "_add_out_overload: '", rec->name, "' did not take an overload");
+  });
   m.def("_op_id", [](const std::string& name) {
     for (int i = 0; i < kNumOps; ++i)
       if (name == op_name(static_cast<Op>(i))) return i;

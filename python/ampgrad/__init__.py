@@ -151,4 +151,10 @@ _argparse.install(globals(), "fn")
 _argparse.install(Tensor, "method")
 _argparse.install(nn.functional.__dict__, "F")
 
+# torch's out= on every function whose torch binding takes it (Note [out= overloads]; _out.py): outermost
+import sys as _sys  # noqa: E402
+from . import _out  # noqa: E402
+_out.install({"torch": _sys.modules[__name__], "linalg": linalg, "special": special,
+              **({"fft": globals()["fft"]} if "fft" in globals() else {})})
+
 __version__ = "0.1.0"

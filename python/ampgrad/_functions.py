@@ -28,11 +28,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return _C._mean(input, _dims(dim), keepdim, dtype)
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
+def max(input, dim=None, keepdim=False):
     return _minmax(input, dim, keepdim, "max")
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
+def min(input, dim=None, keepdim=False):
     return _minmax(input, dim, keepdim, "min")
 
 
@@ -149,7 +149,7 @@ def square(input):
     return input * input
 
 
-def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return input.norm(p, dim, keepdim, dtype)
 
 

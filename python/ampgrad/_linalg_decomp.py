@@ -30,15 +30,15 @@ def slogdet(input):
     return _rt.slogdet(*_C._linalg_slogdet(_la._square(input, "linalg.slogdet")))
 
 
-def inverse(input, *, out=None):
+def inverse(input):
     return _la.inv(input)
 
 
-def cholesky(input, upper=False, *, out=None):
+def cholesky(input, upper=False):
     return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
 
 
-def cholesky_inverse(input, upper=False, *, out=None):
+def cholesky_inverse(input, upper=False):
     if isinstance(input, Tensor) and input.dim() < 2:
         raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
     _la._square(input, "cholesky_inverse")
@@ -47,7 +47,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     return _C._cholesky_inverse(input, bool(upper))
 
 
-def cholesky_solve(input, input2, upper=False, *, out=None):
+def cholesky_solve(input, input2, upper=False):
     B, L = input, input2
     for t in (B, L):
         if isinstance(t, Tensor) and t.dtype not in (_C.float32, _C.float64):
@@ -89,13 +89,13 @@ class CholeskySolve(Function):
         return gB.sum_to_size(ctx.shapes[0]), gL.sum_to_size(ctx.shapes[1]), None
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     M = A.mT if transpose else A
     x = _la.solve_triangular(M, b, upper=bool(upper) != bool(transpose), unitriangular=bool(unitriangular))
     return _rt.triangular_solve(x, A.clone())
 
 
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     for pos, (name, v) in enumerate((("unpack_data", unpack_data), ("unpack_pivots", unpack_pivots)), 3):
         if not isinstance(v, bool):
             raise TypeError(f"lu_unpack(): argument '{name}' (position {pos}) must be bool, not {type(v).__name__}")
@@ -114,7 +114,7 @@ def pinverse(input, rcond=1e-15):
     return _la.pinv(input, rtol=rcond)
 
 
-def svd(input, some=True, compute_uv=True, *, out=None):
+def svd(input, some=True, compute_uv=True):
     if not compute_uv:
         m, n = input.shape[-2], input.shape[-1]
         b = list(input.shape[:-2])
@@ -124,7 +124,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return _rt.svd(U, S, Vh.mT)
 
 
-def qr(input, some=True, *, out=None):
+def qr(input, some=True):
     return _rt.qr(*_C._linalg_qr(input, "reduced" if some else "complete"))
 
 
@@ -189,7 +189,7 @@ def corrcoef(input):
     return c.clamp(-1, 1)
 
 
-def kron(input, other, *, out=None):
+def kron(input, other):
     nd = builtins.max(input.dim(), other.dim())
     a_s = [1] * (nd - input.dim()) + list(input.shape)
     b_s = [1] * (nd - other.dim()) + list(other.shape)

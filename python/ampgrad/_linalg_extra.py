@@ -22,7 +22,7 @@ def _all_dims(x, dim):
     return [dim] if isinstance(dim, numbers.Integral) else list(dim)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
     if not x.is_floating_point():
@@ -43,7 +43,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     return x.norm(ord, dims, keepdim)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if dtype is not None:
         A = A.to(dtype)
     if A.dim() < 2:
@@ -72,7 +72,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return r if keepdim else r.squeeze([d0, d1])
 
 
-def linalg_norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+def linalg_norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
     if dim is not None and not isinstance(dim, numbers.Integral):
         dim = tuple(dim)
     if ord is None:
@@ -92,7 +92,7 @@ def linalg_norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=Non
 
 
 @engine_op("linalg_vecdot")
-def vecdot(x, y, *, dim=-1, out=None):
+def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
@@ -114,7 +114,7 @@ def dist(input, other, p=2):
 
 
 @engine_op("renorm")
-def renorm(input, p, dim, maxnorm, *, out=None):
+def renorm(input, p, dim, maxnorm):
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
@@ -138,7 +138,7 @@ def _cross_impl(a, b, dim):
 
 
 @engine_op("cross")
-def cross(input, other, dim=None, *, out=None):
+def cross(input, other, dim=None):
     if input.dim() != other.dim():
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
     if dim is None:
@@ -153,7 +153,7 @@ def cross(input, other, dim=None, *, out=None):
 
 
 @engine_op("cross")
-def linalg_cross(input, other, *, dim=-1, out=None):
+def linalg_cross(input, other, *, dim=-1):
     if input.dim() != other.dim():
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = dim % builtins.max(input.dim(), 1)
@@ -164,7 +164,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 
 
 @engine_op("tensordot")
-def tensordot(a, b, dims=2, out=None):
+def tensordot(a, b, dims=2):
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, numbers.Integral):
@@ -254,12 +254,12 @@ def _multi_dot(tensors, name):
 
 
 @engine_op("multi_dot")
-def multi_dot(tensors, *, out=None):
+def multi_dot(tensors):
     return _multi_dot(tensors, "multi_dot")
 
 
 @engine_op("chain_matmul")
-def chain_matmul(*matrices, out=None):
+def chain_matmul(*matrices):
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
                   "parameters.", stacklevel=3)  # the caller of the gated chain_matmul

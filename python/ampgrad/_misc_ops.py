@@ -334,11 +334,11 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return out.movedim(-1, 0).reshape([q1.shape[0]] + red_shape)
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 

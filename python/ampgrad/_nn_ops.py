@@ -114,7 +114,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
-def vdot(input, other, *, out=None):
+def vdot(input, other):
     """torch.vdot for real tensors: the dot product of two 1-D tensors (conjugation is a no-op)."""
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")

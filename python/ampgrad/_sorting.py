@@ -17,7 +17,7 @@ def _idx(v, what):
     return int(v)
 
 
-def sort(input, dim=-1, descending=False, *, stable=False, out=None):
+def sort(input, dim=-1, descending=False, *, stable=False):
     v, i = _C._sort(input, _idx(dim, "dim"), bool(descending), bool(stable))
     return _rt.sort(v, i)
 
@@ -26,28 +26,28 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     return _C._argsort(input, _idx(dim, "dim"), bool(descending), bool(stable))
 
 
-def msort(input, *, out=None):
+def msort(input):
     return _C._sort(input, 0, False, False)[0]
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True):
     v, i = _C._topk(input, _idx(k, "k"), _idx(dim, "dim"), bool(largest), bool(sorted))
     return _rt.topk(v, i)
 
 
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+def kthvalue(input, k, dim=-1, keepdim=False):
     v, i = _C._kthvalue(input, _idx(k, "k"), _idx(dim, "dim"), bool(keepdim))
     return _rt.kthvalue(v, i)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+def median(input, dim=None, keepdim=False):
     if dim is None:
         return _C._median_all(input, False)
     v, i = _C._median_dim(input, _idx(dim, "dim"), bool(keepdim), False)
     return _rt.median(v, i)
 
 
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
+def nanmedian(input, dim=None, keepdim=False):
     if dim is None:
         return _C._median_all(input, True)
     v, i = _C._median_dim(input, _idx(dim, "dim"), bool(keepdim), True)

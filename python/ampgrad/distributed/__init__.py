@@ -21,6 +21,8 @@ import warnings as _warnings
 import numpy as _np
 
 from .. import _C
+from .. import cuda as _cuda
+from .._creation import empty as _empty
 from . import _mpi
 from . import _nccl
 
@@ -964,7 +966,6 @@ def batch_isend_irecv(p2p_op_list):
 class _NcclWork(Work):
     def __init__(self, pg, op_type, comm, result, numel):
         super().__init__(pg, op_type, [], None, result, numel)
-        from .. import cuda as _cuda
         self._comm = comm
         with _cuda.device(comm.device):
             self._event = _cuda.Event()
@@ -1024,7 +1025,6 @@ def _nc_comm(pg, tensors):
         raise ValueError("Tensors must be on the same device")
     dev = devs.pop()
     if dev is None:
-        from .. import cuda as _cuda
         dev = _cuda.current_device()
     c = pg._nccl.get(dev)
     if c is None:
@@ -1032,7 +1032,6 @@ def _nc_comm(pg, tensors):
             _np.zeros(_nccl.NCCL_UNIQUE_ID_BYTES, _np.uint8)
         _wait(pg, "BROADCAST", pg._comm.Ibcast(uid, root=0))
         _rendezvous(pg._comm, pg._timeout_s, "NCCL communicator creation")
-        from .. import cuda as _cuda
         with _cuda.device(dev):
             c = _nccl.Comm(uid.tobytes(), pg.size(), pg.rank(), dev)
         pg._nccl[dev] = c
@@ -1085,8 +1084,7 @@ def _nc_broadcast(pg, t, root):
 
 
 def _nc_empty(numel, like):
-    from .._creation import empty
-    return empty(numel, dtype=like.dtype, device=like.device)
+    return _empty(numel, dtype=like.dtype, device=like.device)
 
 
 def _nc_all_gather(pg, outs, t):

@@ -39,76 +39,76 @@ def _square(A, name):
     return A
 
 
-def inv(A, *, out=None):
+def inv(A):
     return _C._linalg_inv_ex(_square(A, "linalg.inv"), True)[0]
 
 
-def inv_ex(A, *, check_errors=False, out=None):
+def inv_ex(A, *, check_errors=False):
     return _rt.linalg_inv_ex(*_C._linalg_inv_ex(_square(A, "linalg.inv_ex"), _bool(check_errors)))
 
 
-def det(A, *, out=None):
+def det(A):
     return _C._linalg_det(_square(A, "linalg.det"))
 
 
-def slogdet(A, *, out=None):
+def slogdet(A):
     return _rt.linalg_slogdet(*_C._linalg_slogdet(_square(A, "linalg.slogdet")))
 
 
-def solve(A, B, *, left=True, out=None):
+def solve(A, B, *, left=True):
     return _C._linalg_solve_ex(A, B, _bool(left), True)[0]
 
 
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+def solve_ex(A, B, *, left=True, check_errors=False):
     return _rt.linalg_solve_ex(*_C._linalg_solve_ex(A, B, _bool(left), _bool(check_errors)))
 
 
-def cholesky(A, *, upper=False, out=None):
+def cholesky(A, *, upper=False):
     return _C._linalg_cholesky_ex(_square(A, "linalg.cholesky"), _bool(upper), True, False)[0]
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(A, *, upper=False, check_errors=False):
     return _rt.linalg_cholesky_ex(*_C._linalg_cholesky_ex(_square(A, "linalg.cholesky"), _bool(upper), _bool(check_errors), False))
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     return _C._linalg_solve_triangular(A, B, _bool(upper), _bool(left), _bool(unitriangular))
 
 
-def qr(A, mode="reduced", *, out=None):
+def qr(A, mode="reduced"):
     return _rt.linalg_qr(*_C._linalg_qr(A, mode))
 
 
-def eigh(A, UPLO="L", *, out=None):
+def eigh(A, UPLO="L"):
     return _rt.linalg_eigh(*_C._linalg_eigh(_square(A, "linalg.eigh"), UPLO, True))
 
 
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(A, UPLO="L"):
     return _C._linalg_eigh(_square(A, "linalg.eigh"), UPLO, False)[0]
 
 
-def svd(A, full_matrices=True, *, driver=None, out=None):
+def svd(A, full_matrices=True, *, driver=None):
     return _rt.linalg_svd(*_C._linalg_svd(A, _bool(full_matrices), True))
 
 
-def svdvals(A, *, driver=None, out=None):
+def svdvals(A, *, driver=None):
     return _C._linalg_svd(A, False, False)[1]
 
 
-def lu_factor(A, *, pivot=True, out=None):
+def lu_factor(A, *, pivot=True):
     LU, piv, _ = _C._linalg_lu_factor_ex(A, _bool(pivot), True)
     return _rt.linalg_lu_factor(LU, piv)
 
 
-def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
     return _rt.linalg_lu_factor_ex(*_C._linalg_lu_factor_ex(A, _bool(pivot), _bool(check_errors)))
 
 
-def lu(A, *, pivot=True, out=None):
+def lu(A, *, pivot=True):
     return _rt.linalg_lu(*_C._linalg_lu(A, _bool(pivot)))
 
 
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     return _C._linalg_lu_solve(LU, pivots, B, _bool(left), _bool(adjoint))
 
 
@@ -126,7 +126,7 @@ def _tol(v, name):
     return float(v)
 
 
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if rcond is not None:  # torch's legacy overload pinv(A, rcond, hermitian)
         rtol = rcond
     if isinstance(A, _C.Tensor) and (A.dim() < 2 or A.dtype not in (_C.float32, _C.float64)):
@@ -139,7 +139,7 @@ def _eps(dtype):
     return 2.220446049250313e-16 if dtype == _C.float64 else 1.1920928955078125e-07
 
 
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     if tol is not None:  # torch's legacy overload: an absolute tolerance
         atol, rtol = tol, 0.0
     if A.dim() < 2:
@@ -158,7 +158,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     return (S > thr).sum(-1)
 
 
-def matrix_power(A, n, *, out=None):
+def matrix_power(A, n):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() >= 2 else A.shape[-1]} by {A.shape[-1]} matrices"
@@ -189,7 +189,7 @@ def matrix_power(A, n, *, out=None):
     return result
 
 
-def cond(A, p=None, *, out=None):
+def cond(A, p=None):
     if A.dim() < 2:
         raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
     if p is None or p in (2, -2):
@@ -212,7 +212,7 @@ def _prod(xs):
     return r
 
 
-def tensorinv(A, ind=2, *, out=None):
+def tensorinv(A, ind=2):
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     shape = list(A.shape)
@@ -223,7 +223,7 @@ def tensorinv(A, ind=2, *, out=None):
     return inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
 
 
-def tensorsolve(A, B, dims=None, *, out=None):
+def tensorsolve(A, B, dims=None):
     if dims is not None:
         nd = A.dim()
         dims = [d % nd for d in dims]
@@ -254,7 +254,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset, dim1, dim2)
 
 
-def matmul(input, other, *, out=None):
+def matmul(input, other):
     return input @ other
 
 

@@ -825,7 +825,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 @engine_op("normalize")
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+def normalize(input, p=2.0, dim=1, eps=1e-12):
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
 

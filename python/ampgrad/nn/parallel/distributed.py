@@ -21,6 +21,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ... import _C
+from ..._creation import empty as _empty
 from ... import distributed as _dist
 from ...distributed import _mpi
 from ...autograd import Variable
@@ -53,8 +54,7 @@ def _np_dtype(dt):
 
 
 def _device_empty(numel, dtype, device):
-    from ..._creation import empty
-    return empty(numel, dtype=dtype, device=device)
+    return _empty(numel, dtype=dtype, device=device)
 
 
 def _broadcast_coalesced(tensors, pg, src=0):
