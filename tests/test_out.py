@@ -49,6 +49,9 @@ CASES = [  # (name, lambda lib -> (fn, args, kwargs, out))
     ("addcmul", lambda L: (L.addcmul, (L.tensor(A), L.tensor(B), L.tensor(P)), {"value": 0.5}, L.empty(3, 4))),
     ("abs_int", lambda L: (L.abs, (L.tensor([-3, 2, -1]),), {}, L.empty(3, dtype=L.int64))),
     ("linalg_norm", lambda L: (L.linalg.vector_norm, (L.tensor(A),), {"ord": 3}, L.empty(()))),
+    ("F_normalize", lambda L: (L.nn.functional.normalize, (L.tensor(A),), {"dim": 0}, L.empty(3, 4))),
+    ("linalg_inv", lambda L: (L.linalg.inv, (L.tensor(A[:, :3] + 3 * np.eye(3, dtype=np.float32)),), {},
+                              L.empty(3, 3))),
     ("special_expit", lambda L: (L.special.expit, (L.tensor(A),), {}, L.empty(3, 4))),
     ("max_dim", lambda L: (L.max, (L.tensor(A), 1), {}, (L.empty(3), L.empty(3, dtype=L.int64)))),
     ("sort", lambda L: (L.sort, (L.tensor(A),), {"dim": 0}, (L.empty(3, 4), L.empty(3, 4, dtype=L.int64)))),
@@ -148,7 +151,8 @@ def test_every_out_function_takes_out():
     """Each function of torch's namespaces whose torch binding takes out= takes it in ampgrad."""
     missing = []
     for key, names in OUT_OPS.items():
-        mod = {"torch": ampgrad, "linalg": ampgrad.linalg, "special": ampgrad.special}.get(key)
+        mod = {"torch": ampgrad, "linalg": ampgrad.linalg, "special": ampgrad.special,
+               "F": ampgrad.nn.functional}.get(key)
         mod = mod if mod is not None else getattr(ampgrad, key, None)
         if mod is None:
             continue

@@ -36,6 +36,9 @@ def main():
                                                 for a in s.arguments):
             aten.add(s.name[len("aten::"):])
     out = {}
+    import torch.nn.functional as F  # Python functions: their own signatures say
+    out["F"] = sorted(n for n in dir(F) if not n.startswith("_") and inspect.isfunction(getattr(F, n))
+                      and "out" in inspect.signature(getattr(F, n)).parameters)
     for key, mod, prefix in _NS:
         names = set()
         for n in aten:

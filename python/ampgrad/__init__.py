@@ -154,7 +154,7 @@ _argparse.install(nn.functional.__dict__, "F")
 # torch's out= on every function whose torch binding takes it (Note [out= overloads]; _out.py): outermost
 import sys as _sys  # noqa: E402
 from . import _out  # noqa: E402
-_out.install({"torch": _sys.modules[__name__], "linalg": linalg, "special": special,
+_out.install({"torch": _sys.modules[__name__], "linalg": linalg, "special": special, "F": nn.functional,
               **({"fft": globals()["fft"]} if "fft" in globals() else {})})
 
 __version__ = "0.1.0"

@@ -2,6 +2,9 @@
 by hand). Note [out= overloads] in csrc/bindings/ops.cpp."""
 
 OUT_OPS = {
+    'F': (
+        'normalize',
+    ),
     'torch': (
         'abs', 'absolute', 'acos', 'acosh', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr',
         'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'angle', 'any', 'arange', 'arccos', 'arccosh', 'arcsin',
