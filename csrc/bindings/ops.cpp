@@ -30,6 +30,26 @@ Tensor binary_arg(py::handle h, const char* op, const char* arg, int pos, bool n
            std::string(py::str(py::type::of(h).attr("__name__"))));
 }
 
+// Note [Two Python numbers]: torch's argument parser turns Python numbers into tensors for a Tensor
+// parameter only for add/sub/mul/div/true_divide/floor_divide (should_allow_numbers_as_tensors); there two
+// numbers give a 0-d tensor of their result type (a float: the default dtype), not a wrapped number. The
+// other binary ops have no (Number, Number) overload: TypeError.
+std::pair<Tensor, Tensor> number_pair(py::handle a, py::handle b) {
+  Tensor x = tensor_or_scalar(a), y = tensor_or_scalar(b);
+  const Tensor* ab[2] = {&x, &y};
+  const ScalarType dt = result_type(ab, 2);
+  x.impl()->wrapped_number = false;  // fresh tensors: converted as torch casts (1e300 -> inf in float32)
+  y.impl()->wrapped_number = false;
+  return {to_dtype(x, dt), to_dtype(y, dt)};
+}
+
+[[noreturn]] void no_number_overload(const char* op, py::handle a, py::handle b) {
+  auto tn = [](py::handle h) { return std::string(py::str(py::type::of(h).attr("__name__"))); };
+  AG_THROW(TypeError, op, "() received an invalid combination of arguments - got (", tn(a), ", ", tn(b),
+           "), but expected one of:\n * (Tensor input, Tensor other)\n * (Number self, Tensor other)\n"
+           " * (Tensor input, Number other)");
+}
+
 std::optional<ScalarType> opt_dtype(py::handle h) {
   if (h.is_none()) return std::nullopt;
   return dtype_from_handle(h);
@@ -114,24 +134,57 @@ void init_ops(py::module_& m) {
 
   // ---- binary
   auto add_fn = [](py::handle a, py::handle b, py::handle alpha) {
-    return add(tensor_or_scalar(a), tensor_or_scalar(b), alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha));
+    const Scalar al = alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha);
+    if (!is_tensor(a) && !is_tensor(b)) { auto [x, y] = number_pair(a, b); return add(x, y, al); }
+    return add(tensor_or_scalar(a), tensor_or_scalar(b), al);
   };
   auto sub_fn = [](py::handle a, py::handle b, py::handle alpha) {
-    return sub(tensor_or_scalar(a), tensor_or_scalar(b), alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha));
+    const Scalar al = alpha.is_none() ? Scalar(int64_t(1)) : scalar_from_handle(alpha);
+    if (!is_tensor(a) && !is_tensor(b)) { auto [x, y] = number_pair(a, b); return sub(x, y, al); }
+    return sub(tensor_or_scalar(a), tensor_or_scalar(b), al);
   };
   m.def("add", add_fn, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
   cls.def("add", add_fn, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
   m.def("sub", sub_fn, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
   cls.def("sub", sub_fn, py::arg("other"), py::kw_only(), py::arg("alpha") = py::none());
+  // torch's deprecated overloads add(Tensor input, Number alpha, Tensor other) / Tensor.add(Number alpha,
+  // Tensor other) (and sub, add_, sub_): input + alpha * other, with torch's deprecation warning.
+  auto deprecated_alpha = [](const char* name, const char* sig, const char* instead) {
+    PyErr_WarnFormat(PyExc_UserWarning, 1, "This overload of %s is deprecated:\n\t%s\nConsider using one of the "
+                     "following signatures instead:\n\t%s", name, sig, instead);
+  };
+  auto alpha_arg = [](py::handle alpha) {
+    if (!is_number(alpha)) AG_THROW(TypeError, "argument 'alpha' must be Number, not ", std::string(py::str(py::type::of(alpha).attr("__name__"))));
+    return scalar_from_handle(alpha);
+  };
+  for (const bool is_sub : {false, true})
+    for (const bool method : {false, true}) {
+      const char* nm = is_sub ? "sub" : "add";
+      auto f = [is_sub, method, nm, deprecated_alpha, alpha_arg](py::handle a, py::handle alpha, py::handle b) {
+        const Scalar al = alpha_arg(alpha);
+        const std::string n(nm);
+        const std::string sig = method ? n + "(Number alpha, Tensor other)" : n + "(Tensor input, Number alpha, Tensor other)";
+        const std::string instead = method ? n + "(Tensor other, *, Number alpha = 1)" : n + "(Tensor input, Tensor other, *, Number alpha = 1)";
+        deprecated_alpha(nm, sig.c_str(), instead.c_str());
+        Tensor x = as_tensor(a), y = tensor_or_scalar(b);
+        return is_sub ? sub(x, y, al) : add(x, y, al);
+      };
+      if (method) cls.def(nm, f, py::arg("alpha"), py::arg("other"));
+      else m.def(nm, f, py::arg("input"), py::arg("alpha"), py::arg("other"));
+    }
   m.attr("subtract") = m.attr("sub"); cls.attr("subtract") = cls.attr("sub");
   auto div_fn = [](py::handle a, py::handle b, std::optional<std::string> mode) {
+    if (!is_tensor(a) && !is_tensor(b)) { auto [x, y] = number_pair(a, b); return div(x, y, mode.value_or("")); }
     return div(tensor_or_scalar(a), tensor_or_scalar(b), mode.value_or(""));
   };
   m.def("div", div_fn, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
   cls.def("div", div_fn, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
   m.attr("divide") = m.attr("div"); cls.attr("divide") = cls.attr("div");
   m.attr("true_divide") = m.attr("div"); cls.attr("true_divide") = cls.attr("div");
-  m.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
+  m.def("floor_divide", [](py::handle a, py::handle b) {
+    if (!is_tensor(a) && !is_tensor(b)) { auto [x, y] = number_pair(a, b); return div(x, y, "floor"); }
+    return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor");
+  });
   cls.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
 
   // NUMS: torch has Scalar overloads for both operands; OTHER: for `other` only; TENSORS: tensors only
@@ -139,6 +192,11 @@ void init_ops(py::module_& m) {
   enum ScalarArgs { NUMS, OTHER, TENSORS };
 #define AG_B(name, scalars, expr)                                                                                     \
   m.def(#name, gated<Op::name>([](py::handle a, py::handle b) {                                                     \
+    if (scalars == NUMS && !is_tensor(a) && !is_tensor(b)) {  /* Note [Two Python numbers] */                       \
+      if (std::string_view(#name) != "mul") no_number_overload(#name, a, b);                                         \
+      auto [x, y] = number_pair(a, b);                                                                               \
+      return expr;                                                                                                   \
+    }                                                                                                               \
     Tensor x = binary_arg(a, #name, "input", 1, scalars == NUMS), y = binary_arg(b, #name, "other", 2, scalars != TENSORS); \
     return expr; }), py::arg("input"), py::arg("other"));                                                           \
   cls.def(#name, gated<Op::name>([](py::handle a, py::handle b) {                                                   \
@@ -152,7 +210,10 @@ void init_ops(py::module_& m) {
   AG_B(bitwise_and, NUMS, bitwise(Op::bitwise_and, x, y)) AG_B(bitwise_or, NUMS, bitwise(Op::bitwise_or, x, y))
   AG_B(bitwise_xor, NUMS, bitwise(Op::bitwise_xor, x, y))
 #undef AG_B
-  auto pow_fn = gated<Op::pow>([](py::handle a, py::handle b) { return pow(tensor_or_scalar(a), tensor_or_scalar(b)); });
+  auto pow_fn = gated<Op::pow>([](py::handle a, py::handle b) {
+    if (!is_tensor(a) && !is_tensor(b)) no_number_overload("pow", a, b);  // Note [Two Python numbers]
+    return pow(tensor_or_scalar(a), tensor_or_scalar(b));
+  });
   m.def("pow", pow_fn, py::arg("input"), py::arg("exponent"));
   cls.def("pow", pow_fn, py::arg("exponent"));
   for (const char* alias : {"multiply"}) { m.attr(alias) = m.attr("mul"); cls.attr(alias) = cls.attr("mul"); }
@@ -170,9 +231,25 @@ void init_ops(py::module_& m) {
 #define AG_BINARY(name, cuda, cpu, dispatch, out, functor, api) AG_IF_GENERATED(api, AG_BI(name, name))
 #define AG_OP(name, cuda, cpu, family)
 #include "ops/op_list.def"
-  AG_BI(add, add) AG_BI(sub, sub) AG_BI(pow, pow) AG_BI(bitwise_and, bitwise_and) AG_BI(bitwise_or, bitwise_or)
+  AG_BI(add, add) AG_BI(sub, sub) AG_BI(bitwise_and, bitwise_and) AG_BI(bitwise_or, bitwise_or)
   AG_BI(bitwise_xor, bitwise_xor)
 #undef AG_BI
+  cls.def("pow_", [](py::object self, py::handle exponent) {
+    Tensor t = self.cast<Tensor>();
+    binary_(Op::pow, t, tensor_or_scalar(exponent), Scalar(int64_t(1)));
+    return self;
+  }, py::arg("exponent"));
+  for (const bool is_sub : {false, true}) {  // the deprecated add_(Number alpha, Tensor other) / sub_
+    const char* nm = is_sub ? "sub_" : "add_";
+    cls.def(nm, [is_sub, deprecated_alpha, alpha_arg](py::object self, py::handle alpha, py::handle other) {
+      const Scalar al = alpha_arg(alpha);
+      deprecated_alpha(is_sub ? "sub_" : "add_", is_sub ? "sub_(Number alpha, Tensor other)" : "add_(Number alpha, Tensor other)",
+                       is_sub ? "sub_(Tensor other, *, Number alpha = 1)" : "add_(Tensor other, *, Number alpha = 1)");
+      Tensor t = self.cast<Tensor>();
+      binary_(is_sub ? Op::sub : Op::add, t, tensor_or_scalar(other), al);
+      return self;
+    }, py::arg("alpha"), py::arg("other"));
+  }
   cls.attr("subtract_") = cls.attr("sub_"); cls.attr("multiply_") = cls.attr("mul_");
   cls.def("div_", [](py::object self, py::handle other, std::optional<std::string> mode) {
     Tensor t = self.cast<Tensor>();
@@ -329,6 +406,11 @@ void init_ops(py::module_& m) {
   // split / unbind / chunk return tuples, as torch's do.
   auto as_tuple = [](const std::vector<Tensor>& v) { return py::tuple(py::cast(v)); };
   def_both(m, cls, "split", [as_tuple](const Tensor& a, py::handle s, int64_t d) {
+    if (PyBool_Check(s.ptr()))  // torch's parser takes no bool for split_size
+      AG_THROW(TypeError, "split() received an invalid combination of arguments - got (Tensor, bool, int), but expected "
+               "one of:\n * (Tensor input, tuple of ints split_size, int dim = 0)\n * (Tensor input, int split_size, int dim = 0)");
+    if (is_tensor(s) && s.cast<Tensor>().dim() == 0)  // a 0-d tensor is an int split_size (truncated), as torch's parser reads it
+      return as_tuple(split(a, static_cast<int64_t>(item_double(s.cast<Tensor>())), d));
     if (PyLong_Check(s.ptr())) return as_tuple(split(a, s.cast<int64_t>(), d));
     return as_tuple(split_with_sizes(a, int_list(s, "split_size_or_sections"), d));
   }, py::arg("split_size_or_sections"), py::arg("dim") = 0);

@@ -250,7 +250,17 @@ void init_tensor(py::module_& m) {
         return view(t, shape_args(a, "view(): argument 'size'"));
       })
       .def("reshape", [](const Tensor& t, py::args a) { return reshape(t, shape_args(a, "reshape(): argument 'shape'")); })
-      .def("expand", [](const Tensor& t, py::args a) { return expand_op(t, shape_args(a, "expand(): argument 'size'")); })
+      .def("expand", [](const Tensor& t, py::args a, py::kwargs kw) {
+        // torch's expand(*sizes, implicit=False): `implicit` only marks the expansion for tracing
+        for (auto kv : kw)
+          if (std::string(py::str(kv.first)) != "implicit" && std::string(py::str(kv.first)) != "size")
+            AG_THROW(TypeError, "expand() got an unexpected keyword argument '", std::string(py::str(kv.first)), "'");
+        if (kw.contains("size")) {
+          if (a.size()) AG_THROW(TypeError, "expand() got multiple values for argument 'size'");
+          return expand_op(t, shape_args(py::make_tuple(kw["size"]), "expand(): argument 'size'"));
+        }
+        return expand_op(t, shape_args(a, "expand(): argument 'size'"));
+      })
       .def("repeat", [](const Tensor& t, py::args a) { return repeat(t, shape_args(a, "repeat(): argument 'repeats'")); })
       .def("tile", [](const Tensor& t, py::args a) {
         IntList r = shape_args(a, "tile(): argument 'dims'");

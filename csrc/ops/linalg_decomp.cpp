@@ -830,8 +830,13 @@ Tensor linalg_matrix_exp(const Tensor& A0) {
     Tensor in[1] = {x};
     Tensor out[1] = {empty(x.sizes(), x.dtype(), x.device())};
     LinalgArgs a; a.batch = x.sizes()[0]; a.n = n; a.m = n;
-    if (n > 0) run_kernel(LinalgArgs::kMatrixExp, in, out, a);
-    E = reshape(out[0], A.sizes());
+    if (n == 1) {  // torch: a 1 x 1 matrix is exp of its entry (exp(-inf) = 0, where scaling and squaring gives nan)
+      autograd::AutoGradMode off(false);
+      E = exp(detach(A));
+    } else {
+      if (n > 0) run_kernel(LinalgArgs::kMatrixExp, in, out, a);
+      E = reshape(out[0], A.sizes());
+    }
   }
   // d exp(A)[G] is the top-right block of exp([[A, G], [0, A]]); the adjoint uses A^H.
   auto frechet = [](const Tensor& M, const Tensor& G) {

@@ -110,6 +110,8 @@ def dist(input, other, p=2):
     for pos, (name, t) in enumerate((("input", input), ("other", other)), 1):
         if not isinstance(t, Tensor):
             raise TypeError(f"dist(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
+    if isinstance(p, int) and not -(1 << 63) <= p < (1 << 63):  # torch's Scalar conversion, before any check
+        raise OverflowError("int too big to convert" if p > 0 else "can't convert negative int to unsigned")
     return vector_norm(input - other, p)
 
 
