@@ -1242,6 +1242,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _Reduction.get_enum(reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
     if input.dim() > 2 or target.dim() > 1 or target.numel() != (input.shape[0] if input.dim() == 2 else 1):
         raise RuntimeError(f"inconsistent target size, expected {input.shape[0] if input.dim() == 2 else 1} but got "
                            f"{list(target.shape)}")
@@ -1268,6 +1270,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     _Reduction.get_enum(reduction)
     if input.dim() > 2 or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"multilabel_margin_loss_forward_out_frame\" not implemented for "
+                                  f"'{_C._scalar_type_name(input.dtype)}'")
     x = input if input.dim() == 2 else input.reshape(1, -1)  # a 0-d input is one sample of one class
     N, C = x.shape
     tgt = target.reshape(N, C).cpu().numpy()
