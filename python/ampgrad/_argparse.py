@@ -288,6 +288,16 @@ def _multi_margin_call(input, target, p=1, margin=1.0, weight=None, size_average
     return "multi_margin_loss", (input, target, p, margin, weight, 1), {}
 
 
+def _batch_norm_call(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                     eps=1e-5):
+    if training:
+        from .nn.functional import _verify_batch_size
+        _verify_batch_size(input.size())   # raising: torch's body fails first
+    if eps < 0.0 or (training and eps <= 0.0):
+        return None
+    return "batch_norm", (input, weight, bias, running_mean, running_var, training, momentum, eps, True), {}
+
+
 _FEATURE_DROPOUT = "Tensor input, float p, bool train"
 _F_CALLS = {
     "poisson_nll_loss": (lambda input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -303,6 +313,7 @@ _F_CALLS = {
                                     ceil_mode), {}),
                                 "Tensor input, int[2] kernel_size, int[2] stride=, int[2] padding=, int[2] dilation=, "
                                 "bool ceil_mode="),
+    "batch_norm": (_batch_norm_call, None),
     "rrelu": (lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False:
               (_inplace("rrelu", inplace), (input, lower, upper, training), {}), None),
     "dropout1d": (_dropout_call, _FEATURE_DROPOUT),
@@ -343,7 +354,7 @@ def _f_call_error(name, args, kwargs):
 _TORCH_READS_ATTRS = frozenset(["F." + n for n in (
     # found by calling torch 2.13's functions with non-Tensor arguments (any that raised AttributeError)
     "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
-    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "affine_grid", "binary_cross_entropy",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "affine_grid", "batch_norm", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices", "glu", "group_norm", "huber_loss", "instance_norm", "interpolate", "l1_loss",
