@@ -170,7 +170,7 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
     for d in range(len(kernel_size)):
         default_size.append((input_size[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d])
     if output_size is None:
-        return default_size
+        return _nonnegative_unpool_size(default_size, len(kernel_size))
     if len(output_size) == len(kernel_size) + 2:
         output_size = output_size[2:]
     if len(output_size) != len(kernel_size):
@@ -181,6 +181,14 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
         max_size = default_size[d] + stride[d]
         if not (min_size < output_size[d] < max_size):
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and {max_size})')
+    return _nonnegative_unpool_size(output_size, len(kernel_size))
+
+
+def _nonnegative_unpool_size(output_size, n):
+    for d in range(n):
+        if output_size[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{d}]={output_size[d]}")
     return output_size
 
 

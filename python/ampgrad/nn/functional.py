@@ -1022,6 +1022,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "is deprecated. Please ensure they have the same size.")
     if weight is not None:
         weight.size()   # torch's body broadcasts weight.size() first (a non-Tensor: AttributeError)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_C._scalar_type_name(target.dtype)} but expected "
+                           f"{_C._scalar_type_name(input.dtype)}")
     if not input.is_floating_point():   # aten's dtype dispatch comes before its kernel's range checks
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{_C._scalar_type_name(input.dtype)}'")
     if input.numel() and builtins.bool(((input < 0) | (input > 1)).any()):
@@ -1288,14 +1291,14 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     _Reduction.get_enum(reduction)
     if input.dim() > 2 or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"multilabel_margin_loss_forward_out_frame\" not implemented for "
-                                  f"'{_C._scalar_type_name(input.dtype)}'")
     x = input if input.dim() == 2 else input.reshape(1, -1)  # a 0-d input is one sample of one class
     N, C = x.shape
     tgt = target.reshape(N, C).cpu().numpy()
     if ((tgt < -1) | (tgt >= C)).any():
-        raise RuntimeError("target out of range")
+        raise RuntimeError("argument #2 'target' is out of range")
+    if not input.is_floating_point():   # aten's dtype dispatch comes after its shape and target checks
+        raise NotImplementedError(f"\"multilabel_margin_loss_forward_out_frame\" not implemented for "
+                                  f"'{_C._scalar_type_name(input.dtype)}'")
     valid = np.cumprod(tgt != -1, axis=1).astype(bool)  # the targets are the slots before the first -1
     count = np.zeros((N, C))  # count[i, j]: how many valid slots name class j
     is_target = np.zeros((N, C), dtype=bool)
