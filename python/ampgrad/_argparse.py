@@ -17,6 +17,7 @@ function and torch.functional's names. For those without a matching signature tw
 body that tripped over a non-Tensor argument ("'str' object has no attribute 'dim'") or took int() / float() of a
 str argument raises torch's TypeError, except where torch's own Python body raises the AttributeError
 (_TORCH_READS_ATTRS)."""
+import collections.abc
 import functools
 import numbers
 import sys
@@ -158,6 +159,10 @@ def _match(params, args, kwargs):
             v, at = given[p.name]
             if not _ok(p.type, v):
                 where = f" (position {at})" if at is not None else ""
+                if p.type.startswith("int[") and _seq(v):
+                    i = next(i for i, x in enumerate(v) if not _is_int(x))
+                    return (f"(): argument '{p.name}'{where} must be tuple of ints, but found element of type "
+                            f"{type(v[i]).__name__} at pos {i}")
                 return f"(): argument '{p.name}'{where} must be {_type_name(p.type)}, not {type(v).__name__}"
     return None
 
@@ -185,10 +190,10 @@ def _got(args, kwargs):
     return ", ".join(parts)
 
 
-def type_error(kind, name, args, kwargs):
+def type_error(kind, name, args, kwargs, ovs=None):
     """torch's TypeError message for a call that no signature of the op accepts, or None when one does (or the op
-    has no signatures). For methods, args exclude self."""
-    ovs = overloads(kind, name)
+    has no signatures). For methods, args exclude self. ovs: compiled overloads to use instead of kind/name's."""
+    ovs = overloads(kind, name) if ovs is None else ovs
     if not ovs:
         return None
     problems = []
@@ -207,13 +212,149 @@ def type_error(kind, name, args, kwargs):
     return "\n".join(lines)
 
 
+def ntuple_as_given(x, n):
+    """torch.nn.modules.utils._ntuple: an iterable as a tuple of its values (not converted), else n copies of x."""
+    return tuple(x) if isinstance(x, collections.abc.Iterable) else (x,) * n
+
+
+_INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+def _plain_int(v):
+    return type(v) is int or (isinstance(v, numbers.Integral) and not _is_bool(v) and not isinstance(v, Tensor))
+
+
+def _unpack_error(params, name, args, kwargs):
+    """The exception torch's parser raises unpacking the arguments of a call that overload `params` accepts, or
+    None: a Python int beyond what the parameter's C type holds (an int: ValueError "Overflow when unpacking long
+    long"; a Scalar, which takes int64 or uint64: OverflowError; a float: OverflowError beyond a double)."""
+    pos = [p for p in params if not p.kwonly]
+    if pos and pos[0].type.rstrip("?") == "int[]" and args and _plain_int(args[0]):
+        args = (tuple(args),)   # varargs int list (one int for a sized list, int[1] dim, is an int)
+    given = dict(zip((p.name for p in pos), args))
+    given.update(kwargs)
+    for p in params:
+        if p.name not in given:
+            continue
+        v, t = given[p.name], p.type.rstrip("?")
+        if t in ("int", "SymInt") or (t.startswith("int[") and _plain_int(v)):
+            if _plain_int(v) and not _INT64[0] <= v <= _INT64[1]:
+                return ValueError("Overflow when unpacking long long")
+        elif t.startswith("int[") and _seq(v):
+            for i, x in enumerate(v):
+                if _plain_int(x) and not _INT64[0] <= x <= _INT64[1]:
+                    return TypeError(f"{name}(): argument '{p.name}' failed to unpack the object at pos {i + 1} "
+                                     f'with error "Overflow when unpacking long long"')
+        elif t == "Scalar" and _plain_int(v):
+            if v < _INT64[0]:
+                return OverflowError("can't convert negative int to unsigned")
+            if v >= 2 ** 64:
+                return OverflowError("int too big to convert")
+        elif t == "float" and _plain_int(v) and abs(v) > sys.float_info.max:
+            return OverflowError("int too large to convert to float")
+    return None
+
+
+def parse_error(kind, name, args, kwargs, ovs=None):
+    """The exception torch's parser raises for this call of kind/name (or of the overloads ovs): a TypeError when no
+    signature accepts the arguments, else an unpacking error of the first that does; None when there is none."""
+    ovs = overloads(kind, name) if ovs is None else ovs
+    msg = type_error(kind, name, args, kwargs, ovs)
+    if msg is not None:
+        return TypeError(msg)
+    for params in ovs:
+        if _match(params, args, kwargs) is None:
+            return _unpack_error(params, name, args, kwargs)
+    return None
+
+
+# nn.functional functions whose torch body ends in one parsed op: name -> (a function of the F call's arguments
+# returning that op's name and (args, kwargs), or None where torch's body fails first in Python; the op's signature,
+# or None for SIGS["fn"]'s). When the F function fails, that op's parser errors are torch's
+# (F.poisson_nll_loss(x, torch.int64): "poisson_nll_loss(): argument 'target' (position 2) must be Tensor, not dtype").
+def _inplace(op, inplace):
+    return op + "_" if inplace else op
+
+
+def _dropout_call(input, p=0.5, training=True, inplace=False):
+    if not isinstance(p, numbers.Real) or p < 0.0 or p > 1.0:
+        return None   # torch's body checks p first (ValueError)
+    return _inplace("feature_dropout", inplace), (input, p, training), {}
+
+
+def _multi_margin_call(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if (p != 1 and p != 2) or (weight is not None and weight.dim() != 1):
+        return None   # torch's body's ValueErrors come first
+    return "multi_margin_loss", (input, target, p, margin, weight, 1), {}
+
+
+def _batch_norm_call(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                     eps=1e-5):
+    if training:
+        from .nn.functional import _verify_batch_size
+        _verify_batch_size(input.size())   # raising: torch's body fails first
+    if eps < 0.0 or (training and eps <= 0.0):
+        return None
+    return "batch_norm", (input, weight, bias, running_mean, running_var, training, momentum, eps, True), {}
+
+
+_FEATURE_DROPOUT = "Tensor input, float p, bool train"
+_F_CALLS = {
+    "poisson_nll_loss": (lambda input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                         reduction="mean": ("poisson_nll_loss", (input, target, log_input, full, eps, 1), {}), None),
+    "cross_entropy": (lambda input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                      reduction="mean", label_smoothing=0.0:
+                      ("cross_entropy_loss", (input, target, weight, 1, ignore_index, label_smoothing), {}),
+                      "Tensor input, Tensor target, Tensor? weight=, int reduction=, int ignore_index=, "
+                      "float label_smoothing="),
+    "max_pool2d_with_indices": (lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                                return_indices=False: ("max_pool2d_with_indices", (
+                                    input, kernel_size, [] if stride is None else stride, padding, dilation,
+                                    ceil_mode), {}),
+                                "Tensor input, int[2] kernel_size, int[2] stride=, int[2] padding=, int[2] dilation=, "
+                                "bool ceil_mode="),
+    "batch_norm": (_batch_norm_call, None),
+    "rrelu": (lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False:
+              (_inplace("rrelu", inplace), (input, lower, upper, training), {}), None),
+    "dropout1d": (_dropout_call, _FEATURE_DROPOUT),
+    "dropout2d": (_dropout_call, _FEATURE_DROPOUT),
+    "dropout3d": (_dropout_call, _FEATURE_DROPOUT),
+    "rms_norm": (lambda input, normalized_shape, weight=None, eps=None:
+                 ("rms_norm", (input, normalized_shape, weight, eps), {}),
+                 "Tensor input, int[] normalized_shape, Tensor? weight=, float? eps="),
+    "fold": (lambda input, output_size, kernel_size, dilation=1, padding=0, stride=1:
+             ("col2im", (input,) + tuple(ntuple_as_given(v, 2) for v in (output_size, kernel_size, dilation, padding,
+                                                                         stride)), {}),
+             "Tensor input, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride"),
+    "multi_margin_loss": (_multi_margin_call, "Tensor input, Tensor target, Scalar p=, Scalar margin=, "
+                                              "Tensor? weight=, int reduction="),
+    "mish": (lambda input, inplace=False: (_inplace("mish", inplace), (input,), {}), "Tensor input"),
+    "multilabel_margin_loss": (lambda input, target, size_average=None, reduce=None, reduction="mean":
+                               ("multilabel_margin_loss", (input, target, 1), {}),
+                               "Tensor input, Tensor target, int reduction="),
+}
+
+
+def _f_call_error(name, args, kwargs):
+    """The parser error of the op that F.<name>'s torch body ends in (_F_CALLS), or None."""
+    call, sig = _F_CALLS[name]
+    try:
+        mapped = call(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - a call the mapping cannot bind is left to the F function's own exception
+        return None
+    if mapped is None:
+        return None
+    op, a, kw = mapped
+    return parse_error("fn", op, a, kw, ovs=[_compile(sig)] if sig is not None else None)
+
+
 # torch.nn.functional / torch.functional functions whose torch body reads a Tensor attribute of an argument in Python
 # (target.size(), input.dim(), input.softmax(...)) before torch's parser sees it: a non-Tensor there is torch's
 # AttributeError too, so _attr_type_error leaves theirs alone.
 _TORCH_READS_ATTRS = frozenset(["F." + n for n in (
     # found by calling torch 2.13's functions with non-Tensor arguments (any that raised AttributeError)
     "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
-    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "affine_grid", "binary_cross_entropy",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "affine_grid", "batch_norm", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices", "glu", "group_norm", "huber_loss", "instance_norm", "interpolate", "l1_loss",
@@ -322,17 +463,24 @@ def parsed(fn, kind, name, always=False):
                 bad = _bad_reduction(fn, name, args, kwargs)
                 if bad is not None:
                     raise ValueError(bad) from None
-            if isinstance(e, TypeError):
+            if isinstance(e, TypeError) and "incompatible function arguments" not in str(e):
                 raise
             rest = args[1:] if method else args
-            msg = type_error(kind, name, rest, kwargs)
-            if msg is None and isinstance(e, AttributeError):
-                msg = _attr_type_error(kind, name, rest, kwargs, e)
-            if msg is None and isinstance(e, ValueError):
-                msg = _str_number_type_error(name, rest, kwargs, e)
-            if msg is None:
-                raise
-        raise TypeError(msg)
+            err = parse_error(kind, name, rest, kwargs)   # pybind11's TypeError: an int beyond int64, say
+            if err is None and kind == "F" and name in _F_CALLS:
+                err = _f_call_error(name, args, kwargs)
+            if err is None:
+                if isinstance(e, TypeError):
+                    raise
+                msg = None
+                if isinstance(e, AttributeError):
+                    msg = _attr_type_error(kind, name, rest, kwargs, e)
+                if msg is None and isinstance(e, ValueError):
+                    msg = _str_number_type_error(name, rest, kwargs, e)
+                if msg is None:
+                    raise
+                err = TypeError(msg)
+        raise err   # outside the except clause: torch's parser error has no context
 
     wrapper.__ampgrad_parsed__ = (kind, name)
     return wrapper

@@ -30,9 +30,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    # torch.embedding takes (weight, indices) and -1 for "no padding index".
-    return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx, None, 2.0, scale_grad_by_freq,
-                       sparse)
+    # torch.embedding takes (weight, indices); aten checks no padding_idx range: one that names no row (-1, the
+    # default, or any out of [0, num_embeddings)) pads nothing
+    if isinstance(weight, _C.Tensor) and weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if isinstance(weight, _C.Tensor) and isinstance(padding_idx, int) and not 0 <= padding_idx < weight.size(0):
+        padding_idx = None
+    return F.embedding(indices, weight, padding_idx, None, 2.0, scale_grad_by_freq, sparse)
 
 
 # ---- torch.* spellings of nn ops that ampgrad had only under nn.functional (issue 13): torch's

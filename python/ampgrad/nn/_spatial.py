@@ -9,6 +9,7 @@ import warnings
 
 from .. import _C
 from .._creation import linspace as _linspace, ones as _ones, zeros as _zeros
+from .._argparse import _compile, ntuple_as_given, type_error
 from .._op_gate import engine_op
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
@@ -161,13 +162,15 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 # ---------------------------------------------------------------- max_unpool
+# torch's Python body, step by step: its _ntuple keeps the values as given (a float kernel makes a float default
+# size), _unpool_output_size reads input.size() first, and the op's parser then rejects a non-int output size.
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):
     input_size = input.size()
     default_size = []
     for d in range(len(kernel_size)):
         default_size.append((input_size[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d])
     if output_size is None:
-        return default_size
+        return _nonnegative_unpool_size(default_size, len(kernel_size))
     if len(output_size) == len(kernel_size) + 2:
         output_size = output_size[2:]
     if len(output_size) != len(kernel_size):
@@ -178,7 +181,28 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
         max_size = default_size[d] + stride[d]
         if not (min_size < output_size[d] < max_size):
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and {max_size})')
-    return [int(s) for s in output_size]
+    return _nonnegative_unpool_size(output_size, len(kernel_size))
+
+
+def _nonnegative_unpool_size(output_size, n):
+    for d in range(n):
+        if output_size[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{d}]={output_size[d]}")
+    return output_size
+
+
+def _unpool(op, input, indices, output_size):
+    try:
+        return (_max_unpool2d if op == "max_unpool2d" else _max_unpool3d)(input, indices, output_size)
+    except TypeError:
+        msg = type_error("fn", op, (input, indices, output_size), {}, _UNPOOL_SIG)   # torch's parser's message
+        if msg is None:
+            raise
+    raise TypeError(msg)
+
+
+_UNPOOL_SIG = [_compile("Tensor input, Tensor indices, int[] output_size")]
 
 
 @engine_op("max_unpool2d")
@@ -192,25 +216,25 @@ def _max_unpool3d(input, indices, output_size):
 
 
 def _unpool_args(n, kernel_size, stride, padding):
-    k = _ntuple(kernel_size, n)
-    s = _ntuple(stride, n) if stride is not None else k
-    return k, s, _ntuple(padding, n)
+    k = ntuple_as_given(kernel_size, n)
+    s = ntuple_as_given(stride, n) if stride is not None else k
+    return k, s, ntuple_as_given(padding, n)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k, s, p = _unpool_args(1, kernel_size, stride, padding)
-    out = _unpool_output_size(input, k, s, p, output_size) + [1]
-    return _max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), out).squeeze(-1)
+    out = list(_unpool_output_size(input, k, s, p, output_size)) + [1]
+    return _unpool("max_unpool2d", input.unsqueeze(-1), indices.unsqueeze(-1), out).squeeze(-1)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k, s, p = _unpool_args(2, kernel_size, stride, padding)
-    return _max_unpool2d(input, indices, _unpool_output_size(input, k, s, p, output_size))
+    return _unpool("max_unpool2d", input, indices, _unpool_output_size(input, k, s, p, output_size))
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k, s, p = _unpool_args(3, kernel_size, stride, padding)
-    return _max_unpool3d(input, indices, _unpool_output_size(input, k, s, p, output_size))
+    return _unpool("max_unpool3d", input, indices, _unpool_output_size(input, k, s, p, output_size))
 
 
 # ---------------------------------------------------------------- affine_grid

@@ -819,7 +819,11 @@ def _verify_batch_size(size):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     if training:
         _verify_batch_size(input.size())
-    if input.numel() == 0:
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if isinstance(input, _C.Tensor) and input.numel() == 0:
         return input.clone()  # torch: an empty input is cloned (CloneBackward0), the statistics untouched
     return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
@@ -840,6 +844,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")   # aten's checks: weight, then the indices' dtype
     if input.dtype not in (_C.int64, _C.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
@@ -1014,6 +1020,13 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        weight.size()   # torch's body broadcasts weight.size() first (a non-Tensor: AttributeError)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_C._scalar_type_name(target.dtype)} but expected "
+                           f"{_C._scalar_type_name(input.dtype)}")
+    if not input.is_floating_point():   # aten's dtype dispatch comes before its kernel's range checks
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{_C._scalar_type_name(input.dtype)}'")
     if input.numel() and builtins.bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if target.numel() and not builtins.bool(((target >= 0) & (target <= 1)).all()):  # NaN is out of range too
@@ -1099,19 +1112,27 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   label_smoothing=0.0):
     reduction = _legacy(size_average, reduce, reduction)
     _Reduction.get_enum(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    # aten's order: a probabilities target's checks, a smoothing above 1 (class indices: before log_softmax,
+    # probabilities: after); a smoothing that is not above 0 (NaN too) smooths nothing
+    probs = input.shape == target.shape
+    if probs:
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{_C._scalar_type_name(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+    elif label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
     cdim = 0 if input.dim() == 1 else 1
     C = input.shape[cdim] if input.dim() else 1
     logp = _C._log_softmax(input, cdim, None)
     wshape = [1] * input.dim()
     if input.dim():
         wshape[cdim] = C
-    if input.shape == target.shape:
+    if probs:
         # Class probabilities.
-        if not target.is_floating_point():
-            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                               f"{str(target.dtype).split('.')[-1].capitalize()}")
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
         if weight is not None and (weight.dim() != 1 or weight.numel() != C):
             raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got "
                                f"weight tensor of shape: {list(weight.shape)}")
@@ -1126,7 +1147,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return -prod.sum()
         return -prod.sum() / (input.numel() / C) if input.numel() else -prod.sum() * float("nan")
     nll = _nll(logp, target, weight, ignore_index, reduction)
-    if label_smoothing <= 0:
+    if not label_smoothing > 0:
         return nll
     ignore = target == ignore_index
     smooth = -(logp * weight.reshape(wshape)).sum(cdim) if weight is not None else -logp.sum(cdim)
@@ -1242,6 +1263,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _Reduction.get_enum(reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
     if input.dim() > 2 or target.dim() > 1 or target.numel() != (input.shape[0] if input.dim() == 2 else 1):
         raise RuntimeError(f"inconsistent target size, expected {input.shape[0] if input.dim() == 2 else 1} but got "
                            f"{list(target.shape)}")
@@ -1272,7 +1295,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     N, C = x.shape
     tgt = target.reshape(N, C).cpu().numpy()
     if ((tgt < -1) | (tgt >= C)).any():
-        raise RuntimeError("target out of range")
+        raise RuntimeError("argument #2 'target' is out of range")
+    if not input.is_floating_point():   # aten's dtype dispatch comes after its shape and target checks
+        raise NotImplementedError(f"\"multilabel_margin_loss_forward_out_frame\" not implemented for "
+                                  f"'{_C._scalar_type_name(input.dtype)}'")
     valid = np.cumprod(tgt != -1, axis=1).astype(bool)  # the targets are the slots before the first -1
     count = np.zeros((N, C))  # count[i, j]: how many valid slots name class j
     is_target = np.zeros((N, C), dtype=bool)
