@@ -122,11 +122,14 @@ def _compile(sig):
     return params
 
 
-def _match(params, args, kwargs):
-    """None when the overload accepts the call, else torch's message (without the op name) for the first problem."""
+def _match(params, args, kwargs, bound=None):
+    """None when the overload accepts the call, else torch's message (without the op name) for the first problem.
+    bound (a dict) receives the accepted call's values by parameter name."""
     pos = [p for p in params if not p.kwonly]
-    if pos and pos[0].type.startswith("int[") and args and _is_int(args[0]) and not isinstance(args[0], Tensor):
-        # torch's varargs int list: x.view(2, 3), torch.zeros(2, 3), x.permute(1, 0)
+    if (pos and pos[0].type.startswith("int[") and args and _is_int(args[0]) and not isinstance(args[0], Tensor)
+            and (len(args) > 1 or pos[0].type.rstrip("?") == "int[]")):
+        # torch's varargs int list: x.view(2, 3), torch.zeros(2, 3), x.permute(1, 0) (one int for a sized list,
+        # x.sum(0), is that int)
         if not all(_is_int(a) for a in args):
             bad = next(a for a in args if not _is_int(a))
             return (f"(): argument '{pos[0].name}' (position 1) must be tuple of ints, but found element of type "
@@ -159,6 +162,8 @@ def _match(params, args, kwargs):
             if not _ok(p.type, v):
                 where = f" (position {at})" if at is not None else ""
                 return f"(): argument '{p.name}'{where} must be {_type_name(p.type)}, not {type(v).__name__}"
+    if bound is not None:
+        bound.update((k, v) for k, (v, _) in given.items())
     return None
 
 
@@ -185,10 +190,11 @@ def _got(args, kwargs):
     return ", ".join(parts)
 
 
-def type_error(kind, name, args, kwargs):
+def type_error(kind, name, args, kwargs, ovs=None):
     """torch's TypeError message for a call that no signature of the op accepts, or None when one does (or the op
-    has no signatures). For methods, args exclude self."""
-    ovs = overloads(kind, name)
+    has no signatures). For methods, args exclude self. ovs: the op's compiled overloads, when not kind/name's."""
+    if ovs is None:
+        ovs = overloads(kind, name)
     if not ovs:
         return None
     problems = []
@@ -205,6 +211,65 @@ def type_error(kind, name, args, kwargs):
         kw = [p.text() for p in params if p.kwonly]
         lines.append(" * (" + ", ".join(pos + (["*"] + kw if kw else [])) + ")")
     return "\n".join(lines)
+
+
+def _py_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _unpack_error(name, t, pname, v):
+    """The exception torch's parser raises unpacking value v (already accepted by type) for a parameter of type t,
+    or None: an int beyond int64 for an int, an element of an int list, a Scalar (int64 or uint64) or a float."""
+    t = t.rstrip("?")
+    if t == "int" or t.startswith("int[") and t != "int[]":
+        if _py_int(v) and not -2 ** 63 <= v < 2 ** 63:
+            return ValueError("Overflow when unpacking long long")
+    if t.startswith("int[") and _seq(v):
+        for i, x in enumerate(v):
+            if _py_int(x) and not -2 ** 63 <= x < 2 ** 63:
+                return TypeError(f"{name}(): argument '{pname}' failed to unpack the object at pos {i + 1} with "
+                                 'error "Overflow when unpacking long long"')
+    if t == "Scalar" and _py_int(v):
+        if v < -2 ** 63:
+            return OverflowError("can't convert negative int to unsigned")
+        if v >= 2 ** 64:
+            return OverflowError("int too big to convert")
+    if t == "float" and _py_int(v):
+        try:
+            float(v)
+        except OverflowError:
+            return OverflowError("int too large to convert to float")
+    return None
+
+
+def unpack_error(kind, name, args, kwargs, ovs=None):
+    """torch's parser error for a call whose arguments match one of the op's signatures by type but hold a value
+    it cannot unpack (see _unpack_error), checked in the parameters' order; None when there is none. For methods,
+    args exclude self."""
+    for params in overloads(kind, name) if ovs is None else ovs:
+        bound = {}
+        if _match(params, args, kwargs, bound) is None:
+            for p in params:
+                if p.name in bound:
+                    err = _unpack_error(name, p.type, p.name, bound[p.name])
+                    if err is not None:
+                        return err
+            return None
+    return None
+
+
+def parse_error(name, sig, args, kwargs=None):
+    """The error torch's parser raises for calling its C++-bound op `name` (signature sig: SIGS[kind][op], or a tuple
+    of overload strings in SIGS' format) with args / kwargs (a TypeError, or an unpacking error), or None when they
+    parse. For a Python composition whose torch body makes that call, on its failure path only (an except clause
+    that re-raises the composition's own exception when this returns None)."""
+    kwargs = kwargs or {}
+    key = ("sig", sig)
+    if key not in _COMPILED:
+        _COMPILED[key] = [_compile(s) for s in sig]
+    ovs = _COMPILED[key]
+    msg = type_error(None, name, args, kwargs, ovs)
+    return TypeError(msg) if msg is not None else unpack_error(None, name, args, kwargs, ovs)
 
 
 # torch.nn.functional / torch.functional functions whose torch body reads a Tensor attribute of an argument in Python
@@ -322,17 +387,18 @@ def parsed(fn, kind, name, always=False):
                 bad = _bad_reduction(fn, name, args, kwargs)
                 if bad is not None:
                     raise ValueError(bad) from None
-            if isinstance(e, TypeError):
-                raise
             rest = args[1:] if method else args
-            msg = type_error(kind, name, rest, kwargs)
+            err = unpack_error(kind, name, rest, kwargs)
+            if err is None and isinstance(e, TypeError):
+                raise
+            msg = None if err is not None else type_error(kind, name, rest, kwargs)
             if msg is None and isinstance(e, AttributeError):
                 msg = _attr_type_error(kind, name, rest, kwargs, e)
             if msg is None and isinstance(e, ValueError):
                 msg = _str_number_type_error(name, rest, kwargs, e)
-            if msg is None:
+            if msg is None and err is None:
                 raise
-        raise TypeError(msg)
+        raise TypeError(msg) if err is None else err
 
     wrapper.__ampgrad_parsed__ = (kind, name)
     return wrapper

@@ -2,6 +2,7 @@
 and pooling are C++ ops (the functions here parse arguments); normalisations and losses are composed
 here from differentiable ops, each starting with the autocast hook of its op row (csrc/ops/op_list.def)."""
 import builtins
+import collections.abc
 import functools
 import math
 import numbers
@@ -9,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from .. import _C
+from .. import _C, _argparse
+from .._signatures import SIGS as _SIGS
 # Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
 from .._creation import arange as _arange, rand as _rand
 from .._dtype_info import finfo as _finfo
@@ -74,8 +76,9 @@ def elu(input, alpha=1.0, inplace=False):
     return _C._elu_(input, float(alpha), 1.0, 1.0) if inplace else _C._elu(input, float(alpha), 1.0, 1.0)
 
 
-def elu_(input, alpha=1.0):
-    return _C._elu_(input, float(alpha), 1.0, 1.0)
+def elu_(input, alpha=1.0, scale=1.0, input_scale=1.0):
+    # torch's F.elu_ is aten's elu_ (the SELU-style scale / input_scale included)
+    return _C._elu_(input, float(alpha), float(scale), float(input_scale))
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -188,16 +191,25 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(q k^T * scale + mask) v: the fused kernel where torch's CPU takes its flash path (4-d
     inputs, no dropout; ops/attention.cpp), torch's reference math otherwise (masks: bool = keep,
     float = added)."""
-    fused = _C._sdpa_flash(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
-    if fused is not None:
-        return fused
-    if query.dtype in (_C.float16, _C.bfloat16) and key.dtype == query.dtype and value.dtype == query.dtype:
-        # torch's math path keeps float16 / bfloat16 attention in float32 (dropout mask included) and
-        # rounds the result once.
-        out = _sdpa_math(query.float(), key.float(), value.float(), attn_mask, dropout_p, is_causal, scale,
-                         enable_gqa)
-        return out.to(query.dtype)
-    return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    try:
+        fused = _C._sdpa_flash(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        if fused is not None:
+            return fused
+        if query.dtype in (_C.float16, _C.bfloat16) and key.dtype == query.dtype and value.dtype == query.dtype:
+            # torch's math path keeps float16 / bfloat16 attention in float32 (dropout mask included) and
+            # rounds the result once.
+            out = _sdpa_math(query.float(), key.float(), value.float(), attn_mask, dropout_p, is_causal, scale,
+                             enable_gqa)
+            return out.to(query.dtype)
+        return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    except Exception:
+        # torch's validate_sdpa_input: same dtype, same device (the engine's checks), then at least 2 dims each
+        qkv = (query, key, value)
+        if (all(isinstance(t, _C.Tensor) for t in qkv) and query.dtype == key.dtype == value.dtype
+                and query.device == key.device == value.device and builtins.min(t.dim() for t in qkv) < 2):
+            raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                               f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.") from None
+        raise
 
 
 def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
@@ -227,6 +239,8 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
             w = w + attn_mask
     w = _C._softmax(w, -1, None)
     if dropout_p > 0.0:
+        if dropout_p > 1.0:  # aten's dropout check (a RuntimeError; F.dropout's own is a ValueError)
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {float(dropout_p):g}")
         w = dropout(w, dropout_p, True)
     return _C.matmul(w, value)
 
@@ -509,6 +523,23 @@ def _unsqueeze_1d(input, fn):
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn):
+    try:
+        return _max_pool_body(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn)
+    except Exception:
+        # torch parses the arguments of torch.max_pool<N>d / max_pool<N>d_with_indices before anything runs (its
+        # F.max_pool3d_with_indices reads input.is_cuda first)
+        if nd == 3 and return_indices and not isinstance(input, _C.Tensor):
+            err = AttributeError(f"'{type(input).__name__}' object has no attribute 'is_cuda'")
+        else:
+            err = _argparse.parse_error(fn + "_with_indices" * builtins.bool(return_indices), _SIGS["fn"][fn],
+                                        (input, kernel_size, [] if stride is None else stride, padding, dilation,
+                                         ceil_mode))
+        if err is None:
+            raise
+    raise err
+
+
+def _max_pool_body(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn):
     _check_input(input, fn)
     k, s, p, d = _pool_args(nd, fn, kernel_size, stride, padding, dilation)
     if nd == 1:
@@ -568,6 +599,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     _check_input(input, "avg_pool2d")
     k, s, p, _ = _pool_args(2, "avg_pool2d", kernel_size, stride, padding)
+    if input.dim() < 3 and divisor_override != 0:
+        input.size(-3)  # torch's avg_pool2d reads the plane count before its dim check: an IndexError
     return _C._avg_pool(input, list(k), list(s), list(p), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
                         divisor_override)
 
@@ -840,16 +873,47 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
+    # torch's body: embedding_renorm_(weight, input, max_norm, norm_type) under max_norm, then
+    # torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse); their parsers' errors on failure
+    if max_norm is not None:
+        input = input.contiguous()
+        try:
+            if input.dtype not in (_C.int64, _C.int32):
+                raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar "
+                                   f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+                                   "embedding_renorm_)")
+            flat = input.reshape(-1)
+            if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
+                raise IndexError("index out of range in self")
+            _embedding_renorm_(weight, flat, max_norm, norm_type)
+        except Exception:
+            err = _argparse.parse_error("embedding_renorm_", _EMBEDDING_RENORM_SIG, (weight, input, max_norm, norm_type))
+            if err is None:
+                raise
+            raise err from None
+    try:
+        return _embedding(input, weight, padding_idx, scale_grad_by_freq, sparse)
+    except Exception:
+        err = _argparse.parse_error("embedding", _SIGS["fn"]["embedding"],
+                                    (weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq,
+                                     sparse))
+        if err is None:
+            raise
+        raise err from None
+
+
+_EMBEDDING_RENORM_SIG = ("Tensor input, Tensor indices, float max_norm, float norm_type",)
+
+
+def _embedding(input, weight, padding_idx, scale_grad_by_freq, sparse):
     if input.dtype not in (_C.int64, _C.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
     if sparse:
-        raise NotImplementedError("ampgrad has no sparse tensors: embedding(sparse=True) is not supported")
-    if max_norm is not None:
-        flat = input.reshape(-1)
+        flat = input.reshape(-1)  # (torch's forward checks the indices first)
         if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
             raise IndexError("index out of range in self")
-        _embedding_renorm_(weight, flat, max_norm, norm_type)
+        raise NotImplementedError("ampgrad has no sparse tensors: embedding(sparse=True) is not supported")
     # EmbeddingBackward0: the padding row gets no gradient, scale_grad_by_freq divides each row's
     # gradient by its index's count (ops/nn_misc.cpp).
     if weight.device.type == "cpu":
@@ -1350,31 +1414,48 @@ def _lp_finish(out, n, norm_type):
     return (_C.sign(out) * relu(_C.abs(out))).mul(n).pow(1.0 / norm_type)
 
 
-def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+def _ntuple(x, n):
+    """torch's _pair / _triple (nn.modules.utils): any iterable as a tuple, else n copies."""
+    return tuple(x) if isinstance(x, collections.abc.Iterable) else (x,) * n
+
+
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode, n):
+    """torch's lp_pool<nd>d body after its kernel_size unpacking (n: the window's element count, or None for
+    lp_pool1d's kernel_size): max_pool<nd>d of |input| for an infinite norm_type, else the avg_pool<nd>d of
+    input ** norm_type scaled back, with torch's parser errors for the avg_pool call's arguments."""
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        mp = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+        return mp(input.abs(), kernel_size, stride, 0, 1, ceil_mode) if norm_type > 0 else \
+            -mp(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    x = input.pow(norm_type)
     if stride is not None:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        args, kwargs = (x, kernel_size, stride, 0, ceil_mode), {}
     else:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    k = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
-    return _lp_finish(out, k, norm_type)
+        args, kwargs = (x, kernel_size), {"padding": 0, "ceil_mode": ceil_mode}
+    try:
+        out = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1](*args, **kwargs)
+    except Exception:
+        err = _argparse.parse_error(f"avg_pool{nd}d", _SIGS["F"][f"avg_pool{nd}d"], args, kwargs)
+        if err is None:
+            raise
+        raise err from None
+    if n is None:
+        n = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
+    return _lp_finish(out, n, norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode, None)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 2)
-    if stride is not None:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kw * kh, norm_type)
+    kw, kh = _ntuple(kernel_size, 2)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode, kw * kh)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    kd, kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 3)
-    if stride is not None:
-        out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kd * kw * kh, norm_type)
+    kd, kw, kh = _ntuple(kernel_size, 3)
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode, kd * kw * kh)
 
 # ---------------------------------------------------------------- nn additions (nn/_functional_more.py)
 from ._functional_more import *  # noqa: E402,F401,F403
