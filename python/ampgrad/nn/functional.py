@@ -1116,12 +1116,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def _check_target(input, target):
+    """torch's nll_loss_nd / nll_loss checks; the target to use (a 1D input's one-element 1D target: its element)."""
     if target.dtype not in (_C.int64, _C.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {str(target.dtype).split('.')[-1].capitalize()}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_C._scalar_type_name(target.dtype)}")
     if input.dim() == 1:
-        if target.dim() != 0:
+        if target.dim() > 1:
             raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
-        return
+        if target.dim() == 1:
+            if target.size(0) != 1:
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size(0)}")
+            target = target.reshape(())
+        return target
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if target.dim() == 0 or input.size(0) != target.size(0):
@@ -1130,19 +1135,25 @@ def _check_target(input, target):
     want = [input.size(0)] + list(input.shape[2:])
     if list(target.shape) != want:
         raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+    return target
 
 
 def _nll(logp, target, weight, ignore_index, reduction):
     """nll_loss on log-probabilities logp [N, C, *] (or [C]) and class indices target."""
-    _check_target(logp, target)
+    target = _check_target(logp, target)
     cdim = 0 if logp.dim() == 1 else 1
     C = logp.shape[cdim]
     if weight is not None:
         if weight.dim() != 1 or weight.numel() != C:
             raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                                f"tensor of shape: {list(weight.shape)}")
+    if not logp.is_floating_point():  # the kernel's dtype dispatch, before its weight dtype check
+        frame = "nll_loss_out_frame" if logp.dim() <= 2 else "nll_loss2d_forward_out_frame"
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{_C._scalar_type_name(logp.dtype)}'")
+    if weight is not None:
         if weight.dtype != logp.dtype:
-            raise RuntimeError(f"expected scalar type {_type_name(logp.dtype)} but found {_type_name(weight.dtype)}")
+            raise RuntimeError(f"expected scalar type {_C._scalar_type_name(logp.dtype)} but found "
+                               f"{_C._scalar_type_name(weight.dtype)}")
     _Reduction.get_enum(reduction)
     return _C._nll_loss(logp, target, weight, reduction, ignore_index)
 
