@@ -228,7 +228,7 @@ def _unpack_error(name, t, pname, v):
         for i, x in enumerate(v):
             if _py_int(x) and not -2 ** 63 <= x < 2 ** 63:
                 return TypeError(f"{name}(): argument '{pname}' failed to unpack the object at pos {i + 1} with "
-                                 'error "Overflow when unpacking long long"')
+                                 'error "Overflow when unpacking long long\n"')   # (torch's C++ trace elided)
     if t == "Scalar" and _py_int(v):
         if v < -2 ** 63:
             return OverflowError("can't convert negative int to unsigned")

@@ -139,11 +139,27 @@ def tanhshrink(input):
     return input - _C.tanh(input)
 
 
+def _torch_call(name, sig, f, *args, **kwargs):
+    """f(*args, **kwargs) where torch's Python body calls its C++-bound op `name` (signature sig, SIGS' format) with
+    those arguments: on failure, the error torch's parser raises for them, if any."""
+    try:
+        return f(*args, **kwargs)
+    except Exception:
+        err = _argparse.parse_error(name, sig, args, kwargs)
+        if err is None:
+            raise
+    raise err
+
+
 def glu(input, dim=-1):
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    if input.shape[dim] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {input.shape[dim]}")
+    return _torch_call("glu", ("Tensor input, int dim=",), _glu, input, dim)
+
+
+def _glu(input, dim):
+    if input.size(dim) % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {input.size(dim)}")
     a, b = input.chunk(2, dim)
     return a * _C.sigmoid(b)
 
@@ -616,6 +632,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _adaptive_size(output_size, input, nd, fn):
     defaults = input.size()  # (first, as torch's _list_with_default: a non-tensor input is an AttributeError)
     if isinstance(output_size, numbers.Integral):
+        if not -2 ** 63 <= output_size < 2 ** 63:  # (torch's parser takes the one int)
+            raise ValueError("Overflow when unpacking long long")
         return [int(output_size)] * nd
     sizes = list(output_size)
     if nd > 1 and len(defaults) <= len(sizes):
@@ -631,12 +649,14 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d"))
+    return _torch_call("adaptive_avg_pool2d", ("Tensor input, int[2] output_size",), _C._adaptive_avg_pool, input,
+                       _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d"))
 
 
 @engine_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
-    return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d"))
+    return _torch_call("adaptive_avg_pool3d", ("Tensor input, int[3] output_size",), _C._adaptive_avg_pool, input,
+                       _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d"))
 
 
 def _adaptive_max(nd, input, output_size, return_indices, fn):
@@ -891,21 +911,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if err is None:
                 raise
             raise err from None
-    try:
-        return _embedding(input, weight, padding_idx, scale_grad_by_freq, sparse)
-    except Exception:
-        err = _argparse.parse_error("embedding", _SIGS["fn"]["embedding"],
-                                    (weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq,
-                                     sparse))
-        if err is None:
-            raise
-        raise err from None
+    return _torch_call("embedding", _SIGS["fn"]["embedding"], _embedding, weight, input,
+                       -1 if padding_idx is None else padding_idx, scale_grad_by_freq, sparse)
 
 
 _EMBEDDING_RENORM_SIG = ("Tensor input, Tensor indices, float max_norm, float norm_type",)
 
 
-def _embedding(input, weight, padding_idx, scale_grad_by_freq, sparse):
+def _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse):
     if input.dtype not in (_C.int64, _C.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
@@ -917,7 +930,7 @@ def _embedding(input, weight, padding_idx, scale_grad_by_freq, sparse):
     # EmbeddingBackward0: the padding row gets no gradient, scale_grad_by_freq divides each row's
     # gradient by its index's count (ops/nn_misc.cpp).
     if weight.device.type == "cpu":
-        return _C._embedding(weight, input, -1 if padding_idx is None else padding_idx, builtins.bool(scale_grad_by_freq))
+        return _C._embedding(weight, input, padding_idx, builtins.bool(scale_grad_by_freq))
     flat = input.reshape(-1)  # other devices: composed (no fused kernel there yet)
     if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
         raise IndexError("index out of range in self")
@@ -926,7 +939,7 @@ def _embedding(input, weight, padding_idx, scale_grad_by_freq, sparse):
         counts = weight.new_zeros(weight.size(0)).index_add(0, flat, weight.new_ones(flat.numel()))
         f = counts.index_select(0, flat).unsqueeze(1)
         out = out / f + (out - out / f).detach()
-    if padding_idx is not None and out.requires_grad:
+    if padding_idx >= 0 and out.requires_grad:  # (-1: no padding index, as torch.embedding's)
         out = _C.where((flat == padding_idx).unsqueeze(1), out.detach(), out)
     return out.reshape(list(input.shape) + [weight.size(1)])
 
@@ -1443,13 +1456,8 @@ def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode, n):
         args, kwargs = (x, kernel_size, stride, 0, ceil_mode), {}
     else:
         args, kwargs = (x, kernel_size), {"padding": 0, "ceil_mode": ceil_mode}
-    try:
-        out = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1](*args, **kwargs)
-    except Exception:
-        err = _argparse.parse_error(f"avg_pool{nd}d", _SIGS["F"][f"avg_pool{nd}d"], args, kwargs)
-        if err is None:
-            raise
-        raise err from None
+    out = _torch_call(f"avg_pool{nd}d", _SIGS["F"][f"avg_pool{nd}d"], (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1],
+                      *args, **kwargs)
     if n is None:
         n = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
     return _lp_finish(out, n, norm_type)
