@@ -492,6 +492,14 @@ def test_matches_torch_stop20(torch, expr):
     ("torch.nn.functional.glu(torch.ones(2, 4), 5)", True),
     ("torch.nn.functional.adaptive_avg_pool2d(torch.ones(1, 3, dtype=torch.bool), -2**63 - 1)", True),
     ("torch.nn.functional.adaptive_avg_pool2d(torch.ones(1, 4, 4), [2**64, 2])", True),
+    # check orders: avg_pool2d's int casts before the plane count; nll_loss_nd's batch checks before the target
+    # dtype; cholesky_solve's square check; max_pool1d_with_indices takes integer inputs
+    ("torch.nn.functional.avg_pool2d(torch.tensor(3, dtype=torch.int16), [2**40], [1, 1], [1])", False),
+    ("torch.nn.functional.nll_loss(torch.ones(3, 2), torch.ones(2))", True),
+    ("torch.nn.functional.nll_loss(torch.tensor(1.), torch.ones(2))", True),
+    ("torch.cholesky_solve(torch.ones(2, 2, dtype=torch.uint8), torch.ones(1, 2, dtype=torch.uint8))", True),
+    ("torch.nn.functional.max_pool1d_with_indices(torch.tensor([[1, 2]]), 2)", False),
+    ("torch.nn.functional.max_pool1d_with_indices(torch.tensor([[True, True]]), 2)", True),
 ])
 def test_matches_torch_stop21_a(torch, expr, same_message):
     ref, got = _run(torch, expr), _run(ampgrad, expr)

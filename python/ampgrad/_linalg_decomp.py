@@ -39,7 +39,7 @@ def cholesky(input, upper=False):
         return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
     except RuntimeError as e:
         # torch.cholesky dispatches on the dtype (linalg.cholesky's own check names the dtype instead)
-        if not str(e).startswith("cholesky: Expected a floating point"):
+        if not str(e).startswith("cholesky: Expected a floating point") or input.numel() == 0:
             raise
         err = NotImplementedError(f"\"cholesky_cpu\" not implemented for '{_la._c10(input.dtype)}'")
     raise err
@@ -63,6 +63,8 @@ def cholesky_solve(input, input2, upper=False):
         raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions instead")
     if B.dtype != L.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_la._c10(B.dtype)} and A of type {_la._c10(L.dtype)} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {L.shape[-2]} by {L.shape[-1]} matrices")
     if L.shape[-1] != B.shape[-2]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-1]} by "
                            f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")

@@ -559,7 +559,7 @@ def _max_pool_body(nd, input, kernel_size, stride, padding, dilation, ceil_mode,
     _check_input(input, fn)
     k, s, p, d = _pool_args(nd, fn, kernel_size, stride, padding, dilation)
     if nd == 1:
-        if not input.dtype.is_floating_point:  # (torch's max_pool1d kernel is float only)
+        if not input.dtype.is_floating_point and not return_indices:  # (torch's max_pool1d kernel is float only)
             raise NotImplementedError(f'"max_pool1d_impl" not implemented for \'{_TORCH_TYPE_NAMES.get(str(input.dtype), input.dtype)}\'')
         if p[0] > k[0] // 2:
             raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
@@ -615,8 +615,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     _check_input(input, "avg_pool2d")
     k, s, p, _ = _pool_args(2, "avg_pool2d", kernel_size, stride, padding)
-    if input.dim() < 3 and divisor_override != 0:
-        input.size(-3)  # torch's avg_pool2d reads the plane count before its dim check: an IndexError
+    if input.dim() < 3 and divisor_override != 0 and builtins.all(-2 ** 31 <= v < 2 ** 31 for v in k + s + p):
+        input.size(-3)  # torch's avg_pool2d reads the plane count (after its int casts) before its dim check
     return _C._avg_pool(input, list(k), list(s), list(p), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
                         divisor_override)
 
@@ -1130,6 +1130,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def _check_target(input, target):
     """torch's nll_loss_nd / nll_loss checks; the target to use (a 1D input's one-element 1D target: its element)."""
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() != 1 and (target.dim() == 0 or input.size(0) != target.size(0)):
+        raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                         f"({target.size(0) if target.dim() else 0}).")
     if target.dtype not in (_C.int64, _C.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_C._scalar_type_name(target.dtype)}")
     if input.dim() == 1:
@@ -1140,11 +1145,6 @@ def _check_target(input, target):
                 raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size(0)}")
             target = target.reshape(())
         return target
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if target.dim() == 0 or input.size(0) != target.size(0):
-        raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
-                         f"({target.size(0) if target.dim() else 0}).")
     want = [input.size(0)] + list(input.shape[2:])
     if list(target.shape) != want:
         raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
