@@ -500,6 +500,9 @@ def test_matches_torch_stop20(torch, expr):
     ("torch.cholesky_solve(torch.ones(2, 2, dtype=torch.uint8), torch.ones(1, 2, dtype=torch.uint8))", True),
     ("torch.nn.functional.max_pool1d_with_indices(torch.tensor([[1, 2]]), 2)", False),
     ("torch.nn.functional.max_pool1d_with_indices(torch.tensor([[True, True]]), 2)", True),
+    ("torch.nn.functional.lp_pool3d('abc', 'abc', 'abc', 'abc', 'abc')", True),
+    ("torch.nn.functional.embedding(torch.tensor([1.]), torch.ones(2, 2, 2))", True),
+    ("torch.nn.functional.embedding(torch.tensor([-1]), torch.ones(2, 2, 1), sparse=True)", True),
 ])
 def test_matches_torch_stop21_a(torch, expr, same_message):
     ref, got = _run(torch, expr), _run(ampgrad, expr)

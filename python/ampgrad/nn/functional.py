@@ -919,6 +919,8 @@ _EMBEDDING_RENORM_SIG = ("Tensor input, Tensor indices, float max_norm, float no
 
 
 def _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse):
+    if weight.dim() != 2:  # (torch's first check)
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (_C.int64, _C.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
@@ -1443,10 +1445,10 @@ def _ntuple(x, n):
     return tuple(x) if isinstance(x, collections.abc.Iterable) else (x,) * n
 
 
-def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode, n):
-    """torch's lp_pool<nd>d body after its kernel_size unpacking (n: the window's element count, or None for
-    lp_pool1d's kernel_size): max_pool<nd>d of |input| for an infinite norm_type, else the avg_pool<nd>d of
-    input ** norm_type scaled back, with torch's parser errors for the avg_pool call's arguments."""
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode, k):
+    """torch's lp_pool<nd>d body after its kernel_size unpacking (k: the window's sizes, None for lp_pool1d's
+    kernel_size): max_pool<nd>d of |input| for an infinite norm_type, else the avg_pool<nd>d of input ** norm_type
+    scaled back by the window's size, with torch's parser errors for the avg_pool call's arguments."""
     if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
         mp = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
         return mp(input.abs(), kernel_size, stride, 0, 1, ceil_mode) if norm_type > 0 else \
@@ -1458,8 +1460,10 @@ def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode, n):
         args, kwargs = (x, kernel_size), {"padding": 0, "ceil_mode": ceil_mode}
     out = _torch_call(f"avg_pool{nd}d", _SIGS["F"][f"avg_pool{nd}d"], (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1],
                       *args, **kwargs)
-    if n is None:
+    if k is None:
         n = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
+    else:
+        n = math.prod(k)
     return _lp_finish(out, n, norm_type)
 
 
@@ -1469,12 +1473,12 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     kw, kh = _ntuple(kernel_size, 2)
-    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode, kw * kh)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode, (kw, kh))
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     kd, kw, kh = _ntuple(kernel_size, 3)
-    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode, kd * kw * kh)
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode, (kd, kw, kh))
 
 # ---------------------------------------------------------------- nn additions (nn/_functional_more.py)
 from ._functional_more import *  # noqa: E402,F401,F403
