@@ -241,8 +241,7 @@ exc_type IndexError -> RuntimeError: Tensor.scatter torch.addbmm torch.baddbmm t
 exc_type IndexError -> TypeError: Tensor.index_copy_ Tensor.swapaxes torch.swapaxes
 exc_type IndexError -> ValueError: F.bilinear torch.bilinear
 exc_type NotImplementedError -> IndexError: Tensor.inner
-exc_type NotImplementedError -> RuntimeError: F.binary_cross_entropy F.layer_norm F.mse_loss F.multi_margin_loss F.pad torch.arange torch.trace
-exc_type NotImplementedError -> TypeError: F.elu_
+exc_type NotImplementedError -> RuntimeError: F.binary_cross_entropy F.layer_norm F.mse_loss F.multi_margin_loss F.pad torch.arange
 exc_type NotImplementedError -> ValueError: F.glu
 exc_type OverflowError -> NotImplementedError: F.softplus torch.linspace
 exc_type OverflowError -> RuntimeError: F.leaky_relu_ Tensor.__eq__ Tensor.__gt__ Tensor.__iadd__ Tensor.__ifloordiv__ Tensor.__imul__ Tensor.__ior__
@@ -254,21 +253,21 @@ exc_type OverflowError -> RuntimeError: Tensor.clamp_min Tensor.clamp_min_ Tenso
 exc_type OverflowError -> RuntimeError: Tensor.eq Tensor.fmod Tensor.ge Tensor.ge_ Tensor.gt_ Tensor.index_add Tensor.le_ Tensor.lerp Tensor.lerp_
 exc_type OverflowError -> RuntimeError: Tensor.lt_ Tensor.masked_fill Tensor.mul Tensor.multiply Tensor.ne_ Tensor.pow Tensor.pow_ Tensor.remainder
 exc_type OverflowError -> RuntimeError: Tensor.renorm Tensor.scatter Tensor.scatter_ Tensor.sub Tensor.subtract_ Tensor.true_divide Tensor.true_divide_
-exc_type OverflowError -> RuntimeError: torch.add torch.addbmm torch.addcdiv torch.addmv torch.addr torch.arange torch.bitwise_and torch.bitwise_xor
+exc_type OverflowError -> RuntimeError: torch.add torch.addbmm torch.addcdiv torch.addmv torch.addr torch.bitwise_and torch.bitwise_xor
 exc_type OverflowError -> RuntimeError: torch.clamp torch.clamp_max torch.clamp_min torch.dist torch.divide torch.full torch.full_like
-exc_type OverflowError -> RuntimeError: torch.greater_equal torch.less torch.less_equal torch.linspace torch.logspace torch.mul torch.ne torch.not_equal
+exc_type OverflowError -> RuntimeError: torch.greater_equal torch.less torch.less_equal torch.linspace torch.mul torch.ne torch.not_equal
 exc_type OverflowError -> RuntimeError: torch.range torch.renorm torch.scatter torch.sub torch.subtract torch.true_divide torch.var torch.var_mean
 exc_type OverflowError -> RuntimeError: torch.where
-exc_type OverflowError -> TypeError: F.elu_ Tensor.add_ Tensor.scatter_ Tensor.sub_ Tensor.subtract torch.scatter torch.sub
+exc_type OverflowError -> TypeError: Tensor.add_ Tensor.scatter_ Tensor.sub_ Tensor.subtract torch.scatter torch.sub
 exc_type OverflowError -> ValueError: F.hardtanh_
 exc_type RuntimeError -> AssertionError: torch.embedding
-exc_type RuntimeError -> IndexError: F.embedding F.scaled_dot_product_attention Tensor.__setitem__ Tensor.index_add_ Tensor.index_copy_
+exc_type RuntimeError -> IndexError: F.embedding Tensor.__setitem__ Tensor.index_add_ Tensor.index_copy_
 exc_type RuntimeError -> IndexError: Tensor.index_put Tensor.index_put_ Tensor.inner Tensor.mH torch.embedding torch.hstack torch.index_put
 exc_type RuntimeError -> IndexError: torch.inner torch.narrow
 exc_type RuntimeError -> NotImplementedError: F.cross_entropy Tensor.addmv Tensor.lerp_ Tensor.norm Tensor.view torch.embedding torch.linspace
 exc_type RuntimeError -> NotImplementedError: torch.multinomial torch.norm torch.normal torch.rand
 exc_type RuntimeError -> OverflowError: torch.range
-exc_type RuntimeError -> TypeError: F.elu_ F.group_norm F.l1_loss F.multilabel_margin_loss F.rms_norm Tensor.add_ Tensor.copy_ Tensor.expand
+exc_type RuntimeError -> TypeError: F.group_norm F.l1_loss F.multilabel_margin_loss F.rms_norm Tensor.add_ Tensor.copy_ Tensor.expand
 exc_type RuntimeError -> TypeError: Tensor.expand_as Tensor.fill_ Tensor.index_copy_ Tensor.masked_fill_ Tensor.new_empty Tensor.new_zeros
 exc_type RuntimeError -> TypeError: Tensor.repeat Tensor.reshape Tensor.scatter Tensor.scatter_ Tensor.scatter_add_ Tensor.sub Tensor.subtract_
 exc_type RuntimeError -> TypeError: Tensor.tile Tensor.unflatten torch.broadcast_shapes torch.subtract torch.tensordot
@@ -276,7 +275,7 @@ exc_type RuntimeError -> ValueError: F.bilinear F.hardtanh_ F.normalize Tensor._
 exc_type RuntimeError -> ValueError: torch.vstack
 exc_type RuntimeError -> ZeroDivisionError: F.scaled_dot_product_attention torch.group_norm torch.range
 exc_type TypeError -> AssertionError: Tensor.type torch.as_tensor torch.tensor
-exc_type TypeError -> AttributeError: F.celu F.cosine_embedding_loss F.elu F.embedding F.hardsigmoid F.hardswish
+exc_type TypeError -> AttributeError: F.celu F.cosine_embedding_loss F.elu F.hardsigmoid F.hardswish
 exc_type TypeError -> AttributeError: F.logsigmoid F.multi_margin_loss F.multilabel_margin_loss F.nll_loss F.pad
 exc_type TypeError -> AttributeError: F.poisson_nll_loss F.relu F.relu6 F.rms_norm F.scaled_dot_product_attention F.silu
 exc_type TypeError -> AttributeError: F.soft_margin_loss F.triplet_margin_loss torch.allclose torch.bernoulli
@@ -288,17 +287,17 @@ exc_type TypeError -> AttributeError: torch.rand_like torch.randn_like
 exc_type TypeError -> AttributeError: torch.zeros_like
 exc_type TypeError -> IndexError: F.embedding F.normalize F.scaled_dot_product_attention Tensor.all Tensor.index_put Tensor.index_put_ Tensor.min
 exc_type TypeError -> IndexError: Tensor.sum torch.index_put torch.std torch.swapdims
-exc_type TypeError -> KeyError: Tensor.type torch.asarray
-exc_type TypeError -> NotImplementedError: F.embedding F.pad F.softmax Tensor.norm torch.multinomial torch.normal torch.pow torch.rand
+exc_type TypeError -> KeyError: Tensor.type
+exc_type TypeError -> NotImplementedError: F.pad F.softmax Tensor.norm torch.multinomial torch.normal torch.pow torch.rand
 exc_type TypeError -> NotImplementedError: torch.softmax
 exc_type TypeError -> OverflowError: F.leaky_relu torch.range
 exc_type TypeError -> RuntimeError: F.conv_transpose3d F.cosine_embedding_loss
-exc_type TypeError -> RuntimeError: F.cosine_similarity F.embedding F.group_norm F.layer_norm F.multi_margin_loss F.nll_loss F.poisson_nll_loss
+exc_type TypeError -> RuntimeError: F.cosine_similarity F.group_norm F.layer_norm F.multi_margin_loss F.nll_loss F.poisson_nll_loss
 exc_type TypeError -> RuntimeError: F.rms_norm F.scaled_dot_product_attention Tensor.addcmul_ Tensor.all Tensor.as_strided Tensor.chunk Tensor.clip_
 exc_type TypeError -> RuntimeError: Tensor.expand Tensor.index_put Tensor.index_put_ Tensor.isclose Tensor.logical_and_
 exc_type TypeError -> RuntimeError: Tensor.logical_xor_ Tensor.moveaxis Tensor.narrow Tensor.norm
 exc_type TypeError -> RuntimeError: Tensor.permute Tensor.repeat Tensor.stride Tensor.unflatten Tensor.view torch.as_strided torch.as_tensor
-exc_type TypeError -> RuntimeError: torch.asarray torch.bitwise_or torch.cross torch.div
+exc_type TypeError -> RuntimeError: torch.bitwise_or torch.cross torch.div
 exc_type TypeError -> RuntimeError: torch.flip torch.full torch.get_autocast_dtype torch.index_put torch.layer_norm torch.linspace
 exc_type TypeError -> RuntimeError: torch.logspace torch.narrow torch.norm torch.normal torch.pairwise_distance
 exc_type TypeError -> RuntimeError: torch.permute torch.pow torch.randn torch.remainder torch.reshape torch.scatter torch.scatter_add
@@ -312,7 +311,7 @@ exc_type ValueError -> AttributeError: F.cosine_embedding_loss torch.cdist
 exc_type ValueError -> IndexError: torch.moveaxis torch.movedim
 exc_type ValueError -> KeyError: Tensor.type
 exc_type ValueError -> RuntimeError: F.conv2d F.conv_transpose2d F.cosine_embedding_loss F.cross_entropy F.hinge_embedding_loss F.multi_margin_loss
-exc_type ValueError -> RuntimeError: F.nll_loss F.rms_norm F.soft_margin_loss F.triplet_margin_loss Tensor.all Tensor.logsumexp Tensor.split
+exc_type ValueError -> RuntimeError: F.rms_norm F.soft_margin_loss F.triplet_margin_loss Tensor.all Tensor.logsumexp Tensor.split
 exc_type ValueError -> RuntimeError: torch.amax torch.amin torch.broadcast_shapes torch.cdist torch.conv2d torch.mean
 exc_type ValueError -> TypeError: F.binary_cross_entropy F.binary_cross_entropy_with_logits F.cosine_embedding_loss F.cross_entropy F.grid_sample
 exc_type ValueError -> TypeError: F.hinge_embedding_loss F.kl_div F.multi_margin_loss F.multilabel_margin_loss F.nll_loss F.poisson_nll_loss
@@ -334,7 +333,6 @@ rejected value -> ValueError: F.glu F.hardtanh_ F.scaled_dot_product_attention
 accepted NotImplementedError -> value: torch.range torch.round
 accepted RuntimeError -> value: torch.cumprod
 accepted TypeError -> value: Tensor.flip torch.bitwise_or torch.concatenate
-exc_type IndexError -> NotImplementedError: F.embedding
 exc_type IndexError -> RuntimeError: Tensor.amin Tensor.index_put Tensor.renorm
 exc_type NotImplementedError -> MemoryError: F.pad
 exc_type NotImplementedError -> RuntimeError: F.multilabel_margin_loss torch.layer_norm torch.matmul

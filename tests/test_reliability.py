@@ -476,3 +476,88 @@ def test_matches_torch_stop21_b(torch, expr):
     ref, got = _run(torch, expr), _run(ampgrad, expr)
     if ref[0] == "E" and ref[1] != "TypeError":   # the messages too (TypeError: torch names its own types)
         assert got[2] == ref[2].split("\nException raised from")[0], f"{expr}\n torch:   {ref}\n ampgrad: {got}"
+
+
+# stop 21 (a): torch's parser unpacking errors (int beyond int64: ValueError; Scalar: OverflowError; an int-list
+# element: TypeError) and the parser / check order of Python compositions. True: the message matches too.
+@pytest.mark.parametrize("expr,same_message", [
+    # _argparse: values the parser cannot unpack, on a wrapped op's failure path
+    ("torch.tensor([-4], dtype=torch.int32).repeat_interleave(-1, None, output_size=2**64)", True),
+    ("torch.multinomial(torch.tensor(1.5, dtype=torch.float16), -2**63 - 1, True)", True),
+    ("torch.ones(2).sum(2**70)", True),
+    ("torch.nn.functional.elu_(torch.tensor([True]), -2**64)", True),
+    ("torch.nn.functional.elu_(torch.ones(2, dtype=torch.int8), 2**64)", True),
+    ("torch.max_pool2d(torch.ones(1, 1, 4, 4), 2, dilation=-2**63 - 1)", True),
+    # F.elu_ is aten's elu_ (scale, input_scale)
+    ("torch.nn.functional.elu_(torch.tensor([2, 1], dtype=torch.uint8), 0.5, 5)", True),
+    ("torch.nn.functional.elu_(torch.tensor([-1., 2.]), 0.5, 2, 3)", False),
+    ("torch.nn.functional.elu_(torch.ones(2, 2, requires_grad=True).t(), 0, 0.5, 2)", True),
+    # repeat_interleave(repeats): the dtype dispatch before the dim check
+    ("torch.repeat_interleave(torch.zeros((1, 0, 4), dtype=torch.int8))", True),
+    # max_pool*_with_indices / lp_pool*: torch's parse of the C++ call, is_cuda read, _pair, infinite norm
+    ("torch.nn.functional.max_pool3d_with_indices('abc', 'abc', 'abc', 'abc', 'abc', 'abc', 'abc')", True),
+    ("torch.nn.functional.max_pool3d_with_indices(torch.ones(1, 2, 2, 2, dtype=torch.bool), 1, ceil_mode='abc')", True),
+    ("torch.nn.functional.max_pool3d_with_indices(torch.ones(1, 2, 2, 2), 1, 1, 0, None)", True),
+    ("torch.nn.functional.max_pool1d_with_indices(torch.ones(1, 4), 2, 2, 0, 1.5)", True),
+    ("torch.nn.functional.lp_pool3d(torch.ones(2, 1, 4), torch.ones(2, 1, 4), [3, 1, 2], [1, 2], 2**62)", True),
+    ("torch.nn.functional.lp_pool3d(torch.zeros((2, 0)), 1, -2**63 - 1, [0], True)", True),
+    ("torch.nn.functional.lp_pool1d(torch.ones(2, 3), 2., [2, 0, 0], None, None)", True),
+    ("torch.nn.functional.lp_pool2d(torch.ones(4, dtype=torch.int32), 2, [1, 2], [], True)", True),
+    ("torch.nn.functional.lp_pool2d('abc', 'abc', 'abc', 'abc', 'abc')", True),
+    ("torch.nn.functional.lp_pool2d(torch.ones(3), 2., 2, ceil_mode=1.5)", True),
+    ("torch.nn.functional.lp_pool2d(torch.arange(16.).reshape(1, 4, 4), float('inf'), 2)", False),
+    ("torch.nn.functional.lp_pool1d(torch.arange(16.).reshape(1, 16), -float('inf'), 2)", False),
+    ("torch.nn.functional.avg_pool2d(torch.ones(4, 4), 2)", True),
+    ("torch.nn.functional.avg_pool2d(torch.tensor(1.), 2)", True),
+    # scaled_dot_product_attention: validate_sdpa_input's dims; aten's dropout check
+    ("torch.nn.functional.scaled_dot_product_attention(torch.ones(2, 3), torch.ones(3), torch.ones(2, 3))", True),
+    ("torch.nn.functional.scaled_dot_product_attention(torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 3), "
+     "dropout_p=2.)", True),
+    # embedding: torch.embedding / embedding_renorm_'s parse, the index check before sparse
+    ("torch.nn.functional.embedding(torch.tensor([True]), torch.tensor([False]), sparse=float('inf'))", True),
+    ("torch.nn.functional.embedding('abc', 'abc', norm_type='abc', scale_grad_by_freq='abc', sparse='abc')", True),
+    ("torch.nn.functional.embedding(torch.tensor([[1, 1]]), torch.tensor([[-5, 3]]), sparse=True)", True),
+    ("torch.nn.functional.embedding(torch.tensor([1]), torch.ones(3, 2), max_norm='a')", True),
+    ("torch.nn.functional.embedding('a', torch.ones(3, 2), max_norm=1.)", True),
+    ("torch.nn.functional.embedding(torch.tensor([1.]), torch.ones(3, 2), max_norm=1.)", True),
+    # asarray: keyword-only options, torch's TypeErrors and copy=False refusals
+    ("torch.asarray('abc', 'abc', 'abc')", True), ("torch.asarray(torch.tensor(0), 2, None)", True),
+    ("torch.asarray([1, 2], dtype='a')", True), ("torch.asarray(torch.ones(2), copy='a')", True),
+    ("torch.asarray(torch.ones(2), dtype=torch.float64, copy=False)", True),
+    ("torch.asarray([1, 2], copy=False)", True), ("torch.asarray(np.ones(2), dtype=torch.float32, copy=False)", True),
+    ("torch.asarray([1, 2], dtype=torch.float32, copy=True, requires_grad=True)", False),
+    ("torch.asarray(np.ones(2), copy=False)", False),
+    # nll_loss: a 1D input's 1D target; the integer-input dispatch
+    ("torch.nn.functional.nll_loss(torch.ones(3), torch.tensor([1, 1, 1]))", True),
+    ("torch.nn.functional.nll_loss(torch.tensor([0.5, -1., 2.]), torch.tensor([1]), reduction='none')", False),
+    ("torch.nn.functional.nll_loss(torch.tensor([False]), torch.tensor([0]), weight=torch.tensor([True]))", True),
+    ("torch.nn.functional.nll_loss(torch.ones(2, 3, 4, dtype=torch.int64), torch.ones(2, 4, dtype=torch.int64))", True),
+    ("torch.nn.functional.nll_loss(torch.tensor([1.]), torch.tensor([0.]))", True),
+    # cholesky / cholesky_solve / trace: the dtype dispatch in torch's order
+    ("torch.cholesky_solve(torch.ones(2, 2, dtype=torch.int8), torch.ones(2, 2, dtype=torch.int8))", True),
+    ("torch.cholesky_solve(torch.ones(2, 2), torch.ones(2))", True),
+    ("torch.cholesky_solve(torch.ones(3, 2, dtype=torch.int8), torch.ones(2, 2, dtype=torch.int8))", True),
+    ("torch.cholesky(torch.ones(2, 2, dtype=torch.int8))", True),
+    ("torch.trace(torch.ones(2, 2, 2, dtype=torch.bool))", True),
+    # glu / adaptive_avg_pool2d: torch's parse of the C++ call (one int for int[2])
+    ("torch.nn.functional.glu(torch.tensor([-5, 4, 0], dtype=torch.int16), -2**63 - 1)", True),
+    ("torch.nn.functional.glu(torch.ones(2, 4), 5)", True),
+    ("torch.nn.functional.adaptive_avg_pool2d(torch.ones(1, 3, dtype=torch.bool), -2**63 - 1)", True),
+    ("torch.nn.functional.adaptive_avg_pool2d(torch.ones(1, 4, 4), [2**64, 2])", True),
+    # check orders: avg_pool2d's int casts before the plane count; nll_loss_nd's batch checks before the target
+    # dtype; cholesky_solve's square check; max_pool1d_with_indices takes integer inputs
+    ("torch.nn.functional.avg_pool2d(torch.tensor(3, dtype=torch.int16), [2**40], [1, 1], [1])", False),
+    ("torch.nn.functional.nll_loss(torch.ones(3, 2), torch.ones(2))", True),
+    ("torch.nn.functional.nll_loss(torch.tensor(1.), torch.ones(2))", True),
+    ("torch.cholesky_solve(torch.ones(2, 2, dtype=torch.uint8), torch.ones(1, 2, dtype=torch.uint8))", True),
+    ("torch.nn.functional.max_pool1d_with_indices(torch.tensor([[1, 2]]), 2)", False),
+    ("torch.nn.functional.max_pool1d_with_indices(torch.tensor([[True, True]]), 2)", True),
+    ("torch.nn.functional.lp_pool3d('abc', 'abc', 'abc', 'abc', 'abc')", True),
+    ("torch.nn.functional.embedding(torch.tensor([1.]), torch.ones(2, 2, 2))", True),
+    ("torch.nn.functional.embedding(torch.tensor([-1]), torch.ones(2, 2, 1), sparse=True)", True),
+])
+def test_matches_torch_stop21_a(torch, expr, same_message):
+    ref, got = _run(torch, expr), _run(ampgrad, expr)
+    assert _same(ref, got), f"{expr}\n torch:   {ref}\n ampgrad: {got}"
+    if same_message and ref[0] == "E":
+        assert ref[2].split("\n")[0] == got[2].split("\n")[0], f"{expr}\n torch:   {ref}\n ampgrad: {got}"

@@ -123,11 +123,14 @@ def _compile(sig):
     return params
 
 
-def _match(params, args, kwargs):
-    """None when the overload accepts the call, else torch's message (without the op name) for the first problem."""
+def _match(params, args, kwargs, bound=None):
+    """None when the overload accepts the call, else torch's message (without the op name) for the first problem.
+    bound (a dict) receives the accepted call's values by parameter name."""
     pos = [p for p in params if not p.kwonly]
-    if pos and pos[0].type.startswith("int[") and args and _is_int(args[0]) and not isinstance(args[0], Tensor):
-        # torch's varargs int list: x.view(2, 3), torch.zeros(2, 3), x.permute(1, 0)
+    if (pos and pos[0].type.startswith("int[") and args and _is_int(args[0]) and not isinstance(args[0], Tensor)
+            and (len(args) > 1 or pos[0].type.rstrip("?") == "int[]")):
+        # torch's varargs int list: x.view(2, 3), torch.zeros(2, 3), x.permute(1, 0) (one int for a sized list,
+        # x.sum(0), is that int)
         if not all(_is_int(a) for a in args):
             bad = next(a for a in args if not _is_int(a))
             return (f"(): argument '{pos[0].name}' (position 1) must be tuple of ints, but found element of type "
@@ -164,6 +167,8 @@ def _match(params, args, kwargs):
                     return (f"(): argument '{p.name}'{where} must be tuple of ints, but found element of type "
                             f"{type(v[i]).__name__} at pos {i}")
                 return f"(): argument '{p.name}'{where} must be {_type_name(p.type)}, not {type(v).__name__}"
+    if bound is not None:
+        bound.update((k, v) for k, (v, _) in given.items())
     return None
 
 
@@ -244,7 +249,7 @@ def _unpack_error(params, name, args, kwargs):
             for i, x in enumerate(v):
                 if _plain_int(x) and not _INT64[0] <= x <= _INT64[1]:
                     return TypeError(f"{name}(): argument '{p.name}' failed to unpack the object at pos {i + 1} "
-                                     f'with error "Overflow when unpacking long long"')
+                                     f'with error "Overflow when unpacking long long\n"')
         elif t == "Scalar" and _plain_int(v):
             if v < _INT64[0]:
                 return OverflowError("can't convert negative int to unsigned")
@@ -266,6 +271,25 @@ def parse_error(kind, name, args, kwargs, ovs=None):
         if _match(params, args, kwargs) is None:
             return _unpack_error(params, name, args, kwargs)
     return None
+
+
+def verify_batch_size(size):
+    """torch.nn.functional._verify_batch_size (batch_norm in training mode; nn.functional uses this one)."""
+    n = size[0]  # a 0-d input: IndexError, as torch's
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def sig_parse_error(name, sig, args, kwargs=None):
+    """parse_error for torch's C++-bound op `name` given its signature sig (SIGS[kind][op], or a tuple of overload
+    strings in SIGS' format): for a Python composition whose torch body makes that call, on its failure path only
+    (an except clause that re-raises the composition's own exception when this returns None)."""
+    key = ("sig", sig)
+    if key not in _COMPILED:
+        _COMPILED[key] = [_compile(x) for x in sig]
+    return parse_error(None, name, args, kwargs or {}, ovs=_COMPILED[key])
 
 
 # nn.functional functions whose torch body ends in one parsed op: name -> (a function of the F call's arguments
@@ -291,8 +315,7 @@ def _multi_margin_call(input, target, p=1, margin=1.0, weight=None, size_average
 def _batch_norm_call(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                      eps=1e-5):
     if training:
-        from .nn.functional import _verify_batch_size
-        _verify_batch_size(input.size())   # raising: torch's body fails first
+        verify_batch_size(input.size())   # raising: torch's body fails first
     if eps < 0.0 or (training and eps <= 0.0):
         return None
     return "batch_norm", (input, weight, bias, running_mean, running_var, training, momentum, eps, True), {}
@@ -463,8 +486,6 @@ def parsed(fn, kind, name, always=False):
                 bad = _bad_reduction(fn, name, args, kwargs)
                 if bad is not None:
                     raise ValueError(bad) from None
-            if isinstance(e, TypeError) and "incompatible function arguments" not in str(e):
-                raise
             rest = args[1:] if method else args
             err = parse_error(kind, name, rest, kwargs)   # pybind11's TypeError: an int beyond int64, say
             if err is None and kind == "F" and name in _F_CALLS:

@@ -228,7 +228,38 @@ def as_tensor(data, dtype=None, device=None) -> "_C.Tensor":
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None) -> "_C.Tensor":
+    """torch.asarray: obj itself (a tensor) or its memory (a NumPy array) where dtype and device allow and copy is
+    not True; copy=False refuses to copy (ValueError). requires_grad=None leaves the result's flag as it is."""
+    for name, v, ok, want in (("dtype", dtype, dtype is None or isinstance(dtype, _C.dtype), "torch.dtype"),
+                              ("device", device, device is None or isinstance(device, (str, _C.device)) or
+                               isinstance(device, numbers.Integral) and not isinstance(device, builtins.bool),
+                               "torch.device"),
+                              ("copy", copy, copy is None or isinstance(copy, builtins.bool), "bool"),
+                              ("requires_grad", requires_grad, requires_grad is None or
+                               isinstance(requires_grad, builtins.bool), "bool")):
+        if not ok:
+            raise TypeError(f"asarray(): argument '{name}' must be {want}, not {type(v).__name__}")
+    dev = None if device is None else _device(device)
+    src = obj if isinstance(obj, Tensor) else (obj if isinstance(obj, np.ndarray) and obj.dtype in _NP_TO_DT
+                                               else None)
+    if src is not None:
+        src_dtype = src.dtype if isinstance(src, Tensor) else _NP_TO_DT[src.dtype]
+        src_dev = src.device if isinstance(src, Tensor) else _device("cpu")
+        if copy is False and dtype is not None and dtype != src_dtype:
+            raise ValueError(f"can't alias tensor with dtype '{_C._scalar_type_name(src_dtype)}' into dtype "
+                             f"'{_C._scalar_type_name(dtype)}'.")
+        if copy is False and dev is not None and dev != src_dev:
+            raise ValueError(f"can't alias tensor from device '{src_dev}' to '{dev}'.")
+        t = as_tensor(obj, dtype=dtype, device=dev) if not copy else \
+            tensor(obj.detach() if isinstance(obj, Tensor) else obj, dtype=dtype, device=dev)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        t = tensor(obj, dtype=dtype, device=dev)
+    if requires_grad is not None:
+        t.requires_grad_(requires_grad)
+    return t
 
 
 def scalar_tensor(s, dtype=None, device=None, requires_grad=False):

@@ -35,7 +35,14 @@ def inverse(input):
 
 
 def cholesky(input, upper=False):
-    return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
+    try:
+        return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
+    except RuntimeError as e:
+        # torch.cholesky dispatches on the dtype (linalg.cholesky's own check names the dtype instead)
+        if not str(e).startswith("cholesky: Expected a floating point") or input.numel() == 0:
+            raise
+        err = NotImplementedError(f"\"cholesky_cpu\" not implemented for '{_la._c10(input.dtype)}'")
+    raise err
 
 
 def cholesky_inverse(input, upper=False):
@@ -48,14 +55,21 @@ def cholesky_inverse(input, upper=False):
 
 
 def cholesky_solve(input, input2, upper=False):
+    # torch's order: the dims, linearSolveCheckInputs (dtype, sizes), then the dtype dispatch
     B, L = input, input2
-    for t in (B, L):
-        if isinstance(t, Tensor) and t.dtype not in (_C.float32, _C.float64):
-            raise RuntimeError(f"\"cholesky_solve_cpu\" not implemented for '{_la._c10(t.dtype)}'")
-    if B.dim() < 2 or L.dim() < 2:
+    if B.dim() < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {B.dim()} dimensions instead")
+    if L.dim() < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions instead")
     if B.dtype != L.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_la._c10(B.dtype)} and A of type {_la._c10(L.dtype)} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {L.shape[-2]} by {L.shape[-1]} matrices")
+    if L.shape[-1] != B.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-1]} by "
+                           f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    if B.dtype not in (_C.float32, _C.float64):
+        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{_la._c10(B.dtype)}'")
     return CholeskySolve.apply(B, L, bool(upper))
 
 

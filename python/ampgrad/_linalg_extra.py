@@ -98,6 +98,8 @@ def vecdot(x, y, *, dim=-1):
 
 @engine_op("trace")
 def trace(input):
+    if input.dtype == _C.bool:  # torch's dispatch refuses bool before the dim check
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     n = builtins.min(input.shape)

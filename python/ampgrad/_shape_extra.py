@@ -411,11 +411,12 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     import numpy as np
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated by their counts
-        if input.dim() != 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        # torch dispatches on the index dtype before the kernel checks the dim
         if input.dtype not in (_C.int32, _C.int64):
             raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
                                       f"'{_C._scalar_type_name(input.dtype)}'")
+        if input.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         r = input.cpu().numpy()
         if (r < 0).any():
             raise RuntimeError("repeats can not be negative")

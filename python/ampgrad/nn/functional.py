@@ -2,6 +2,7 @@
 and pooling are C++ ops (the functions here parse arguments); normalisations and losses are composed
 here from differentiable ops, each starting with the autocast hook of its op row (csrc/ops/op_list.def)."""
 import builtins
+import collections.abc
 import functools
 import math
 import numbers
@@ -9,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from .. import _C
+from .. import _C, _argparse
+from .._signatures import SIGS as _SIGS
 # Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
 from .._creation import arange as _arange, rand as _rand
 from .._dtype_info import finfo as _finfo
@@ -74,8 +76,9 @@ def elu(input, alpha=1.0, inplace=False):
     return _C._elu_(input, float(alpha), 1.0, 1.0) if inplace else _C._elu(input, float(alpha), 1.0, 1.0)
 
 
-def elu_(input, alpha=1.0):
-    return _C._elu_(input, float(alpha), 1.0, 1.0)
+def elu_(input, alpha=1.0, scale=1.0, input_scale=1.0):
+    # torch's F.elu_ is aten's elu_ (the SELU-style scale / input_scale included)
+    return _C._elu_(input, float(alpha), float(scale), float(input_scale))
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -136,11 +139,27 @@ def tanhshrink(input):
     return input - _C.tanh(input)
 
 
+def _torch_call(name, sig, f, *args, **kwargs):
+    """f(*args, **kwargs) where torch's Python body calls its C++-bound op `name` (signature sig, SIGS' format) with
+    those arguments: on failure, the error torch's parser raises for them, if any."""
+    try:
+        return f(*args, **kwargs)
+    except Exception:
+        err = _argparse.sig_parse_error(name, sig, args, kwargs)
+        if err is None:
+            raise
+    raise err
+
+
 def glu(input, dim=-1):
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    if input.shape[dim] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {input.shape[dim]}")
+    return _torch_call("glu", ("Tensor input, int dim=",), _glu, input, dim)
+
+
+def _glu(input, dim):
+    if input.size(dim) % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {input.size(dim)}")
     a, b = input.chunk(2, dim)
     return a * _C.sigmoid(b)
 
@@ -188,16 +207,25 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(q k^T * scale + mask) v: the fused kernel where torch's CPU takes its flash path (4-d
     inputs, no dropout; ops/attention.cpp), torch's reference math otherwise (masks: bool = keep,
     float = added)."""
-    fused = _C._sdpa_flash(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
-    if fused is not None:
-        return fused
-    if query.dtype in (_C.float16, _C.bfloat16) and key.dtype == query.dtype and value.dtype == query.dtype:
-        # torch's math path keeps float16 / bfloat16 attention in float32 (dropout mask included) and
-        # rounds the result once.
-        out = _sdpa_math(query.float(), key.float(), value.float(), attn_mask, dropout_p, is_causal, scale,
-                         enable_gqa)
-        return out.to(query.dtype)
-    return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    try:
+        fused = _C._sdpa_flash(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        if fused is not None:
+            return fused
+        if query.dtype in (_C.float16, _C.bfloat16) and key.dtype == query.dtype and value.dtype == query.dtype:
+            # torch's math path keeps float16 / bfloat16 attention in float32 (dropout mask included) and
+            # rounds the result once.
+            out = _sdpa_math(query.float(), key.float(), value.float(), attn_mask, dropout_p, is_causal, scale,
+                             enable_gqa)
+            return out.to(query.dtype)
+        return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    except Exception:
+        # torch's validate_sdpa_input: same dtype, same device (the engine's checks), then at least 2 dims each
+        qkv = (query, key, value)
+        if (all(isinstance(t, _C.Tensor) for t in qkv) and query.dtype == key.dtype == value.dtype
+                and query.device == key.device == value.device and builtins.min(t.dim() for t in qkv) < 2):
+            raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                               f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.") from None
+        raise
 
 
 def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
@@ -227,6 +255,8 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
             w = w + attn_mask
     w = _C._softmax(w, -1, None)
     if dropout_p > 0.0:
+        if dropout_p > 1.0:  # aten's dropout check (a RuntimeError; F.dropout's own is a ValueError)
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {float(dropout_p):g}")
         w = dropout(w, dropout_p, True)
     return _C.matmul(w, value)
 
@@ -509,10 +539,27 @@ def _unsqueeze_1d(input, fn):
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn):
+    try:
+        return _max_pool_body(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn)
+    except Exception:
+        # torch parses the arguments of torch.max_pool<N>d / max_pool<N>d_with_indices before anything runs (its
+        # F.max_pool3d_with_indices reads input.is_cuda first)
+        if nd == 3 and return_indices and not isinstance(input, _C.Tensor):
+            err = AttributeError(f"'{type(input).__name__}' object has no attribute 'is_cuda'")
+        else:
+            err = _argparse.sig_parse_error(fn + "_with_indices" * builtins.bool(return_indices), _SIGS["fn"][fn],
+                                        (input, kernel_size, [] if stride is None else stride, padding, dilation,
+                                         ceil_mode))
+        if err is None:
+            raise
+    raise err
+
+
+def _max_pool_body(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, fn):
     _check_input(input, fn)
     k, s, p, d = _pool_args(nd, fn, kernel_size, stride, padding, dilation)
     if nd == 1:
-        if not input.dtype.is_floating_point:  # (torch's max_pool1d kernel is float only)
+        if not input.dtype.is_floating_point and not return_indices:  # (torch's max_pool1d kernel is float only)
             raise NotImplementedError(f'"max_pool1d_impl" not implemented for \'{_TORCH_TYPE_NAMES.get(str(input.dtype), input.dtype)}\'')
         if p[0] > k[0] // 2:
             raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
@@ -568,6 +615,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     _check_input(input, "avg_pool2d")
     k, s, p, _ = _pool_args(2, "avg_pool2d", kernel_size, stride, padding)
+    if input.dim() < 3 and divisor_override != 0 and builtins.all(-2 ** 31 <= v < 2 ** 31 for v in k + s + p):
+        input.size(-3)  # torch's avg_pool2d reads the plane count (after its int casts) before its dim check
     return _C._avg_pool(input, list(k), list(s), list(p), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
                         divisor_override)
 
@@ -583,6 +632,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _adaptive_size(output_size, input, nd, fn):
     defaults = input.size()  # (first, as torch's _list_with_default: a non-tensor input is an AttributeError)
     if isinstance(output_size, numbers.Integral):
+        if not -2 ** 63 <= output_size < 2 ** 63:  # (torch's parser takes the one int)
+            raise ValueError("Overflow when unpacking long long")
         return [int(output_size)] * nd
     sizes = list(output_size)
     if nd > 1 and len(defaults) <= len(sizes):
@@ -598,12 +649,14 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d"))
+    return _torch_call("adaptive_avg_pool2d", ("Tensor input, int[2] output_size",), _C._adaptive_avg_pool, input,
+                       _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d"))
 
 
 @engine_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
-    return _C._adaptive_avg_pool(input, _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d"))
+    return _torch_call("adaptive_avg_pool3d", ("Tensor input, int[3] output_size",), _C._adaptive_avg_pool, input,
+                       _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d"))
 
 
 def _adaptive_max(nd, input, output_size, return_indices, fn):
@@ -808,12 +861,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _C._group_norm(input, num_groups, weight, bias, eps)
 
 
-def _verify_batch_size(size):
-    n = size[0]  # a 0-d input: IndexError, as torch's
-    for s in size[2:]:
-        n *= s
-    if n == 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+_verify_batch_size = _argparse.verify_batch_size
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -844,22 +892,46 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")   # aten's checks: weight, then the indices' dtype
+    # torch's body: embedding_renorm_(weight, input, max_norm, norm_type) under max_norm, then
+    # torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse); their parsers' errors on failure
+    if max_norm is not None:
+        input = input.contiguous()
+        try:
+            if input.dtype not in (_C.int64, _C.int32):
+                raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar "
+                                   f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+                                   "embedding_renorm_)")
+            flat = input.reshape(-1)
+            if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
+                raise IndexError("index out of range in self")
+            _embedding_renorm_(weight, flat, max_norm, norm_type)
+        except Exception:
+            err = _argparse.sig_parse_error("embedding_renorm_", _EMBEDDING_RENORM_SIG, (weight, input, max_norm, norm_type))
+            if err is None:
+                raise
+            raise err from None
+    return _torch_call("embedding", _SIGS["fn"]["embedding"], _embedding, weight, input,
+                       -1 if padding_idx is None else padding_idx, scale_grad_by_freq, sparse)
+
+
+_EMBEDDING_RENORM_SIG = ("Tensor input, Tensor indices, float max_norm, float norm_type",)
+
+
+def _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse):
+    if weight.dim() != 2:  # (torch's first check)
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (_C.int64, _C.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
     if sparse:
-        raise NotImplementedError("ampgrad has no sparse tensors: embedding(sparse=True) is not supported")
-    if max_norm is not None:
-        flat = input.reshape(-1)
+        flat = input.reshape(-1)  # (torch's forward checks the indices first)
         if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
             raise IndexError("index out of range in self")
-        _embedding_renorm_(weight, flat, max_norm, norm_type)
+        raise NotImplementedError("ampgrad has no sparse tensors: embedding(sparse=True) is not supported")
     # EmbeddingBackward0: the padding row gets no gradient, scale_grad_by_freq divides each row's
     # gradient by its index's count (ops/nn_misc.cpp).
     if weight.device.type == "cpu":
-        return _C._embedding(weight, input, -1 if padding_idx is None else padding_idx, builtins.bool(scale_grad_by_freq))
+        return _C._embedding(weight, input, padding_idx, builtins.bool(scale_grad_by_freq))
     flat = input.reshape(-1)  # other devices: composed (no fused kernel there yet)
     if flat.numel() and (builtins.bool((flat < 0).any()) or builtins.bool((flat >= weight.size(0)).any())):
         raise IndexError("index out of range in self")
@@ -868,7 +940,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         counts = weight.new_zeros(weight.size(0)).index_add(0, flat, weight.new_ones(flat.numel()))
         f = counts.index_select(0, flat).unsqueeze(1)
         out = out / f + (out - out / f).detach()
-    if padding_idx is not None and out.requires_grad:
+    if padding_idx >= 0 and out.requires_grad:  # (-1: no padding index, as torch.embedding's)
         out = _C.where((flat == padding_idx).unsqueeze(1), out.detach(), out)
     return out.reshape(list(input.shape) + [weight.size(1)])
 
@@ -1065,33 +1137,44 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def _check_target(input, target):
-    if target.dtype not in (_C.int64, _C.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {str(target.dtype).split('.')[-1].capitalize()}")
-    if input.dim() == 1:
-        if target.dim() != 0:
-            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
-        return
+    """torch's nll_loss_nd / nll_loss checks; the target to use (a 1D input's one-element 1D target: its element)."""
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if target.dim() == 0 or input.size(0) != target.size(0):
+    if input.dim() != 1 and (target.dim() == 0 or input.size(0) != target.size(0)):
         raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
                          f"({target.size(0) if target.dim() else 0}).")
+    if target.dtype not in (_C.int64, _C.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_C._scalar_type_name(target.dtype)}")
+    if input.dim() == 1:
+        if target.dim() > 1:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+        if target.dim() == 1:
+            if target.size(0) != 1:
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size(0)}")
+            target = target.reshape(())
+        return target
     want = [input.size(0)] + list(input.shape[2:])
     if list(target.shape) != want:
         raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+    return target
 
 
 def _nll(logp, target, weight, ignore_index, reduction):
     """nll_loss on log-probabilities logp [N, C, *] (or [C]) and class indices target."""
-    _check_target(logp, target)
+    target = _check_target(logp, target)
     cdim = 0 if logp.dim() == 1 else 1
     C = logp.shape[cdim]
     if weight is not None:
         if weight.dim() != 1 or weight.numel() != C:
             raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                                f"tensor of shape: {list(weight.shape)}")
+    if not logp.is_floating_point():  # the kernel's dtype dispatch, before its weight dtype check
+        frame = "nll_loss_out_frame" if logp.dim() <= 2 else "nll_loss2d_forward_out_frame"
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{_C._scalar_type_name(logp.dtype)}'")
+    if weight is not None:
         if weight.dtype != logp.dtype:
-            raise RuntimeError(f"expected scalar type {_type_name(logp.dtype)} but found {_type_name(weight.dtype)}")
+            raise RuntimeError(f"expected scalar type {_C._scalar_type_name(logp.dtype)} but found "
+                               f"{_C._scalar_type_name(weight.dtype)}")
     _Reduction.get_enum(reduction)
     return _C._nll_loss(logp, target, weight, reduction, ignore_index)
 
@@ -1376,31 +1459,45 @@ def _lp_finish(out, n, norm_type):
     return (_C.sign(out) * relu(_C.abs(out))).mul(n).pow(1.0 / norm_type)
 
 
-def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+def _ntuple(x, n):
+    """torch's _pair / _triple (nn.modules.utils): any iterable as a tuple, else n copies."""
+    return tuple(x) if isinstance(x, collections.abc.Iterable) else (x,) * n
+
+
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode, k):
+    """torch's lp_pool<nd>d body after its kernel_size unpacking (k: the window's sizes, None for lp_pool1d's
+    kernel_size): max_pool<nd>d of |input| for an infinite norm_type, else the avg_pool<nd>d of input ** norm_type
+    scaled back by the window's size, with torch's parser errors for the avg_pool call's arguments."""
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        mp = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+        return mp(input.abs(), kernel_size, stride, 0, 1, ceil_mode) if norm_type > 0 else \
+            -mp(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    x = input.pow(norm_type)
     if stride is not None:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        args, kwargs = (x, kernel_size, stride, 0, ceil_mode), {}
     else:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    k = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
-    return _lp_finish(out, k, norm_type)
+        args, kwargs = (x, kernel_size), {"padding": 0, "ceil_mode": ceil_mode}
+    out = _torch_call(f"avg_pool{nd}d", _SIGS["F"][f"avg_pool{nd}d"], (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1],
+                      *args, **kwargs)
+    if k is None:
+        n = kernel_size if isinstance(kernel_size, numbers.Integral) else kernel_size[0]
+    else:
+        n = math.prod(k)
+    return _lp_finish(out, n, norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode, None)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 2)
-    if stride is not None:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kw * kh, norm_type)
+    kw, kh = _ntuple(kernel_size, 2)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode, (kw, kh))
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    kd, kw, kh = (kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 3)
-    if stride is not None:
-        out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return _lp_finish(out, kd * kw * kh, norm_type)
+    kd, kw, kh = _ntuple(kernel_size, 3)
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode, (kd, kw, kh))
 
 # ---------------------------------------------------------------- nn additions (nn/_functional_more.py)
 from ._functional_more import *  # noqa: E402,F401,F403
