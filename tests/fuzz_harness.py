@@ -286,6 +286,9 @@ def _compare(t, a, values, grad=True):
             return f"requires_grad: {t.requires_grad} vs {a.requires_grad}"
         if not values or t.numel() == 0:
             return ""
+        if t.numel() > 1 << 24:  # a huge (expanded) view: compare a corner block, not terabytes
+            corner = tuple(slice(0, 4) for _ in range(t.dim()))
+            t, a = t[corner], a[corner]
         return _compare_np(_to_np(t), _to_np(a), td)
     if isinstance(t, (tuple, list)):   # also torch.Size and torch.return_types
         if not isinstance(a, (tuple, list)):

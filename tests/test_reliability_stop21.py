@@ -107,3 +107,43 @@ def test_matrix_exp_1x1_gradient():
     y.sum().backward()
     assert type(y.grad_fn).__name__ == "LinalgMatrixExpBackward0"
     np.testing.assert_allclose(x.grad.numpy(), np.exp([[0.75]]), rtol=1e-12)
+
+
+AFTER_FUZZ = {  # the fuzz re-run's groups after the first round of this stop
+    "expand_no_size": lambda L: L.tensor(3).expand(implicit=True),
+    "subtract_dtype_third": lambda L: L.subtract(L.tensor([True]), 2 ** 64, L.int64),
+    "sub__bool_alpha_bf16": lambda L: L.tensor(-3.0, dtype=L.bfloat16).sub_(True, 1e300),
+    "add__bool_alpha_kw": lambda L: L.tensor([1.0]).add_(L.tensor([1.0]), alpha=True),
+    "add__float_alpha_int": lambda L: L.tensor([1]).add_(L.tensor([1]), alpha=0.5),
+    "batch_norm_aten_int8": lambda L: L.batch_norm(L.tensor([[[-1, -1]], [[-1, 5]], [[2, 5]]], dtype=L.int8), None, None,
+                                                   None, None, True, 0.5, -0.0, True),
+    "batch_norm_aten_one_value": lambda L: L.batch_norm(L.ones(1, 3), None, None, None, None, True, 0.1, 1e-5, False),
+    "add_numbers_overflow_float": lambda L: L.add(1e300, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AFTER_FUZZ))
+def test_matches_torch_after_fuzz(name):
+    (ka, ra), _ = _outcome(AFTER_FUZZ[name], ampgrad)
+    (kt, rt), _ = _outcome(AFTER_FUZZ[name], torch)
+    assert ka == kt, (name, ra, rt)
+    if ka == "raise":
+        assert ra == rt, name
+    else:
+        a, t = _np(ra), _np(rt)
+        assert a[:2] == t[:2], name
+        np.testing.assert_allclose(np.array(a[2], dtype=float), np.array(t[2], dtype=float), rtol=1e-6)
+
+
+def test_broadcast_of_0d_tensors_and_expand_to_no_size():
+    for L in (ampgrad, torch):
+        a, b = L.broadcast_tensors(L.tensor(1), L.tensor(2.5))
+        assert tuple(a.shape) == tuple(b.shape) == ()
+        assert tuple(L.broadcast_to(L.tensor(3), ()).shape) == ()
+        assert tuple(L.tensor(3).expand(()).shape) == ()
+    msgs = []
+    for L in (ampgrad, torch):
+        with pytest.raises(RuntimeError) as e:
+            L.broadcast_to(L.tensor([-5]), ())
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

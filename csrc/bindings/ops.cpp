@@ -153,7 +153,9 @@ void init_ops(py::module_& m) {
     PyErr_WarnFormat(PyExc_UserWarning, 1, "This overload of %s is deprecated:\n\t%s\nConsider using one of the "
                      "following signatures instead:\n\t%s", name, sig, instead);
   };
-  auto alpha_arg = [](py::handle alpha) {
+  auto alpha_arg = [](py::handle alpha, py::handle other) {
+    if (!is_tensor(other) && !is_number(other))  // the overload needs a Tensor (or number) other: torch's parser first
+      AG_THROW(TypeError, "argument 'other' must be Tensor, not ", std::string(py::str(py::type::of(other).attr("__name__"))));
     if (!is_number(alpha)) AG_THROW(TypeError, "argument 'alpha' must be Number, not ", std::string(py::str(py::type::of(alpha).attr("__name__"))));
     return scalar_from_handle(alpha);
   };
@@ -161,7 +163,7 @@ void init_ops(py::module_& m) {
     for (const bool method : {false, true}) {
       const char* nm = is_sub ? "sub" : "add";
       auto f = [is_sub, method, nm, deprecated_alpha, alpha_arg](py::handle a, py::handle alpha, py::handle b) {
-        const Scalar al = alpha_arg(alpha);
+        const Scalar al = alpha_arg(alpha, b);
         const std::string n(nm);
         const std::string sig = method ? n + "(Number alpha, Tensor other)" : n + "(Tensor input, Number alpha, Tensor other)";
         const std::string instead = method ? n + "(Tensor other, *, Number alpha = 1)" : n + "(Tensor input, Tensor other, *, Number alpha = 1)";
@@ -242,7 +244,7 @@ void init_ops(py::module_& m) {
   for (const bool is_sub : {false, true}) {  // the deprecated add_(Number alpha, Tensor other) / sub_
     const char* nm = is_sub ? "sub_" : "add_";
     cls.def(nm, [is_sub, deprecated_alpha, alpha_arg](py::object self, py::handle alpha, py::handle other) {
-      const Scalar al = alpha_arg(alpha);
+      const Scalar al = alpha_arg(alpha, other);
       deprecated_alpha(is_sub ? "sub_" : "add_", is_sub ? "sub_(Number alpha, Tensor other)" : "add_(Number alpha, Tensor other)",
                        is_sub ? "sub_(Tensor other, *, Number alpha = 1)" : "add_(Tensor other, *, Number alpha = 1)");
       Tensor t = self.cast<Tensor>();

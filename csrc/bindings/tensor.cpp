@@ -259,6 +259,7 @@ void init_tensor(py::module_& m) {
           if (a.size()) AG_THROW(TypeError, "expand() got multiple values for argument 'size'");
           return expand_op(t, shape_args(py::make_tuple(kw["size"]), "expand(): argument 'size'"));
         }
+        if (!a.size()) AG_THROW(TypeError, "expand() missing 1 required positional arguments: \"size\"");
         return expand_op(t, shape_args(a, "expand(): argument 'size'"));
       })
       .def("repeat", [](const Tensor& t, py::args a) { return repeat(t, shape_args(a, "repeat(): argument 'repeats'")); })

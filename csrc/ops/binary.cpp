@@ -349,8 +349,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   if (arith && rt == self.dtype() && !overlaps) {
     // The common optimizer/update case: write straight into self, one pass, no temporary.
     Binary p = prepare(op, self, other, op == Op::div);
-    AG_CHECK(!(op == Op::add || op == Op::sub) || is_floating(p.dt) || alpha.kind != Scalar::Float,
-             "For integral input tensors, argument alpha must not be a floating point number.");
+    if (op == Op::add || op == Op::sub) check_alpha(p.dt, alpha);  // torch's alpha_check (bool, float alpha)
     p.s[2] = alpha.to_double();
     if (op == Op::sub && self.dtype() == ScalarType::Bool) AG_THROW(RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported.");
     autograd::before_mutation(self);

@@ -280,7 +280,7 @@ Tensor permute(const Tensor& a, IntList dims) {
 }
 
 Tensor expand_op(const Tensor& a, IntList sizes) {
-  AG_CHECK(sizes.size() >= static_cast<size_t>(a.dim()), "expand(torch.FloatTensor{", shape_str(a.sizes()),
+  AG_CHECK(sizes.size() >= static_cast<size_t>(a.dim()), "expand(torch.", legacy_type_name(a.dtype()), "{", shape_str(a.sizes()),
            "}, size=", shape_str(sizes), "): the number of sizes provided (", sizes.size(),
            ") must be greater or equal to the number of dimensions in the tensor (", a.dim(), ")");
   Shape target(sizes.begin(), sizes.end());

@@ -105,12 +105,12 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_to(input, size):
-    return input.expand(*size)
+    return input.expand(tuple(size))
 
 
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(t.expand(*shape) for t in tensors)
+    return tuple(t.expand(tuple(shape)) for t in tensors)
 
 
 def numel(input):

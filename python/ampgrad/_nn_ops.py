@@ -115,7 +115,7 @@ def feature_dropout(input, p, train):
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return F._batch_norm_aten(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def vdot(input, other):

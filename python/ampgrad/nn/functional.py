@@ -871,6 +871,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _batch_norm_aten(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm_aten(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    """aten's batch_norm (torch.batch_norm): no batch-size or eps checks, those are F.batch_norm's Python body's."""
     if isinstance(input, _C.Tensor) and input.numel() == 0:
         return input.clone()  # torch: an empty input is cloned (CloneBackward0), the statistics untouched
     return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
