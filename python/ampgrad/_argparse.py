@@ -488,6 +488,9 @@ def parsed(fn, kind, name, always=False):
                     raise ValueError(bad) from None
             rest = args[1:] if method else args
             err = parse_error(kind, name, rest, kwargs)   # pybind11's TypeError: an int beyond int64, say
+            if (isinstance(err, TypeError) and isinstance(e, TypeError)
+                    and "incompatible function arguments" not in str(e)):
+                raise   # ampgrad's own TypeError (torch's text): only an unpacking error takes precedence
             if err is None and kind == "F" and name in _F_CALLS:
                 err = _f_call_error(name, args, kwargs)
             if err is None:
