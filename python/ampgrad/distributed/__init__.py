@@ -745,7 +745,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     root = _group_root(pg, "gather", dst, group_dst, "root")
     n = pg.size()
     if _on_cuda(pg, [tensor] + list(gather_list or [])):
-        return _done(_nc_gather(pg, tensor, gather_list, root), async_op)
+        return _done(_nc_rooted(pg, tensor, gather_list, root, True), async_op)
     b = _Buf(tensor)
     if pg.rank() == root:
         if not gather_list:
@@ -782,7 +782,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     root = _group_root(pg, "scatter", src, group_src, "root")
     n = pg.size()
     if _on_cuda(pg, [tensor] + list(scatter_list or [])):
-        return _done(_nc_scatter(pg, tensor, scatter_list, root), async_op)
+        return _done(_nc_rooted(pg, tensor, scatter_list, root, False), async_op)
     b = _Buf(tensor)
     if pg.rank() == root:
         if not scatter_list:
@@ -1144,60 +1144,36 @@ def _nc_reduce_scatter(pg, out, ins, op):
     return _NcclWork(pg, "REDUCE_SCATTER", c, [out], n * k)
 
 
-def _nc_gather(pg, t, outs, root):
+def _nc_rooted(pg, t, lst, root, gather):
+    """gather (lst: the root's outputs) or scatter (lst: the root's inputs) as grouped NCCL send/recv, with
+    torch's argument errors; the root's own piece is a stream-ordered copy."""
     n, me = pg.size(), pg.rank()
+    what = "gather_list" if gather else "scatter_list"
     if me == root:
-        if not outs:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        if len(outs) != n:
+        if not lst:
+            raise ValueError(f"Argument ``{what}`` must be specified on {'destination' if gather else 'source'} rank.")
+        if len(lst) != n:
             raise ValueError(f"Tensor list input to scatter/gather must match number of collective participants "
-                             f"but got {len(outs)} inputs with world_size {n}.")
-        _same_dtype(list(outs) + [t])
-        for o in outs:
-            if o.numel() != t.numel():
-                raise ValueError("All tensor operands to scatter/gather must have the same number of elements")
-    elif outs:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    c = _nc_comm(pg, [t] + list(outs or []) if me == root else [t])
+                             f"but got {len(lst)} inputs with world_size {n}.")
+        _same_dtype(list(lst) + [t])
+        if any(x.numel() != t.numel() for x in lst):
+            raise ValueError("All tensor operands to scatter/gather must have the same number of elements")
+    elif lst:
+        raise ValueError(f"Argument ``{what}`` must NOT be specified on non-{'destination' if gather else 'source'} "
+                         "ranks.")
+    c = _nc_comm(pg, [t] + list(lst) if me == root else [t])
     code, st, k = _nc_dtype(t), _stream(c), t.numel()
     with _nccl.group_calls():
         if me == root:
-            for r, o in enumerate(outs):
+            for r, x in enumerate(lst):
                 if r != root:
-                    c.recv(o.data_ptr(), k, code, r, st)
+                    (c.recv if gather else c.send)(x.data_ptr(), k, code, r, st)
         else:
-            c.send(t.data_ptr(), k, code, root, st)
+            (c.send if gather else c.recv)(t.data_ptr(), k, code, root, st)
     if me == root:
-        outs[root].detach().copy_(t.detach().view(tuple(outs[root].shape)))
-    return _NcclWork(pg, "GATHER", c, [t], k)
-
-
-def _nc_scatter(pg, t, ins, root):
-    n, me = pg.size(), pg.rank()
-    if me == root:
-        if not ins:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        if len(ins) != n:
-            raise ValueError(f"Tensor list input to scatter/gather must match number of collective participants "
-                             f"but got {len(ins)} inputs with world_size {n}.")
-        _same_dtype(list(ins) + [t])
-        for i in ins:
-            if i.numel() != t.numel():
-                raise ValueError("All tensor operands to scatter/gather must have the same number of elements")
-    elif ins:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    c = _nc_comm(pg, [t] + list(ins or []) if me == root else [t])
-    code, st, k = _nc_dtype(t), _stream(c), t.numel()
-    with _nccl.group_calls():
-        if me == root:
-            for r, i in enumerate(ins):
-                if r != root:
-                    c.send(i.data_ptr(), k, code, r, st)
-        else:
-            c.recv(t.data_ptr(), k, code, root, st)
-    if me == root:
-        t.detach().copy_(ins[root].detach().view(tuple(t.shape)))
-    return _NcclWork(pg, "SCATTER", c, [t], k)
+        dst, src = (lst[root], t) if gather else (t, lst[root])
+        dst.detach().copy_(src.detach().view(tuple(dst.shape)))
+    return _NcclWork(pg, "GATHER" if gather else "SCATTER", c, [t], k)
 
 
 def _nc_all_to_all_single(pg, out, inp, sc, rc):
