@@ -118,6 +118,7 @@ _warned_gloo = False
 
 class Work:
     """The handle of a collective: wait() completes it (and copies results into the tensors)."""
+    _engine = "MPI"  # torch's WorkMPI / WorkNCCL, in the timeout message
 
     def __init__(self, pg, op_type, reqs, finish=None, result=None, numel=0):
         self._pg, self._op_type, self._reqs, self._finish = pg, op_type, reqs, finish
@@ -130,7 +131,7 @@ class Work:
     def _timeout_error(self, elapsed):
         ms = int(self._pg._timeout_s * 1000)
         return DistBackendError(
-            f"[Rank {_world_rank()}] Watchdog caught collective operation timeout: WorkMPI(SeqNum={self._seq}, "
+            f"[Rank {_world_rank()}] Watchdog caught collective operation timeout: Work{self._engine}(SeqNum={self._seq}, "
             f"OpType={self._op_type}, NumelIn={self._numel}, NumelOut={self._numel}, Timeout(ms)={ms}) ran for "
             f"{int(elapsed * 1000)} milliseconds before timing out.")
 
@@ -964,19 +965,14 @@ def batch_isend_irecv(p2p_op_list):
 # block the host unless TORCH_NCCL_BLOCKING_WAIT=1.
 
 class _NcclWork(Work):
+    _engine = "NCCL"
+
     def __init__(self, pg, op_type, comm, result, numel):
         super().__init__(pg, op_type, [], None, result, numel)
         self._comm = comm
         with _cuda.device(comm.device):
             self._event = _cuda.Event()
             self._event.record()
-
-    def _timeout_error(self, elapsed):
-        ms = int(self._pg._timeout_s * 1000)
-        return DistBackendError(
-            f"[Rank {_world_rank()}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={self._seq}, "
-            f"OpType={self._op_type}, NumelIn={self._numel}, NumelOut={self._numel}, Timeout(ms)={ms}) ran for "
-            f"{int(elapsed * 1000)} milliseconds before timing out.")
 
     def wait(self, timeout=None):
         if self._done:
