@@ -10,11 +10,11 @@ import inspect
 import math
 import numbers
 import random as _random
-import warnings
 
 import numpy as np
 
 from . import _C
+from ._out import warn_resized
 
 Tensor = _C.Tensor
 
@@ -100,11 +100,7 @@ def _outable(fn):
         t = fn(*args, **kwargs)
         if tuple(out.shape) != tuple(t.shape):
             if out.numel():
-                warnings.warn(f"An output with one or more elements was resized since it had shape "
-                              f"{list(out.shape)}, which does not match the required output shape {list(t.shape)}. "
-                              "This behavior is deprecated, and in a future PyTorch release outputs will not be "
-                              "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
-                              "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=2)
+                warn_resized(out.shape, t.shape, stacklevel=2)
             out.data = t.to(out.dtype)
         else:
             out.copy_(t)  # (out does not require grad here, or grad mode is off)

@@ -23,24 +23,14 @@ from . import _C
 from . import return_types
 from ._out_ops import OUT_OPS
 
-_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-          "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "float16": "Half", "bfloat16": "BFloat16",
-          "float32": "Float", "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _dtname(dt):
-    s = str(dt).split(".")[-1]
-    return _NAMES.get(s, s)
-
-
-def _can_cast(src, dst):
-    if src.is_complex and not dst.is_complex:
-        return False
-    if src.is_floating_point and not (dst.is_floating_point or dst.is_complex):
-        return False
-    if src != _C.bool and dst == _C.bool:
-        return False
-    return True
+def warn_resized(old_shape, shape, stacklevel):
+    """torch's deprecation warning for an out= tensor with elements that is resized (also the factories')."""
+    warnings.warn(
+        f"An output with one or more elements was resized since it had shape {list(old_shape)}, which does "
+        f"not match the required output shape {list(shape)}. This behavior is deprecated, and in a future "
+        "PyTorch release outputs will not be resized unless they have zero elements. You can explicitly "
+        "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+        UserWarning, stacklevel=stacklevel + 1)
 
 
 def _write_one(name, out, value):
@@ -53,21 +43,16 @@ def _write_one(name, out, value):
                            "but one of the arguments requires grad.")
     if out.device != value.device:
         raise RuntimeError(f"Expected out tensor to have device {value.device}, but got {out.device} instead")
-    if not _can_cast(value.dtype, out.dtype):
-        raise RuntimeError(f"result type {_dtname(value.dtype)} can't be cast to the desired output type "
-                           f"{_dtname(out.dtype)}")
+    if not _C.can_cast(value.dtype, out.dtype):
+        raise RuntimeError(f"result type {_C._scalar_type_name(value.dtype)} can't be cast to the desired output "
+                           f"type {_C._scalar_type_name(out.dtype)}")
     if out.requires_grad and _C.is_grad_enabled():
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
     shape = tuple(value.shape)
     if tuple(out.shape) != shape:
         if out.numel() != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
-                f"not match the required output shape {list(shape)}. This behavior is deprecated, and in a future "
-                "PyTorch release outputs will not be resized unless they have zero elements. You can explicitly "
-                "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                UserWarning, stacklevel=4)
+            warn_resized(out.shape, shape, stacklevel=4)
         out.resize_(shape)
     out.copy_(value)
     return out
