@@ -338,6 +338,31 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_inplace_operands(self, {&other});
   bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
+  const bool relational = op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge;
+  if (relational && grad && is_floating(self.dtype())) {
+    // torch's gt_ & co. (derivatives.yaml): a node with zero gradients for both operands (GtBackward0 for a
+    // number, GtBackward1 for a tensor), so the result requires grad and the operands get zeros.
+    check_inplace(self, op_name(op), true);
+    static const char* const names[6][2] = {{"EqBackward0", "EqBackward1"}, {"NeBackward0", "NeBackward1"},
+                                             {"LtBackward0", "LtBackward1"}, {"LeBackward0", "LeBackward1"},
+                                             {"GtBackward0", "GtBackward1"}, {"GeBackward0", "GeBackward1"}};
+    const int k = op == Op::eq ? 0 : op == Op::ne ? 1 : op == Op::lt ? 2 : op == Op::le ? 3 : op == Op::gt ? 4 : 5;
+    const char* name = names[k][other.impl()->wrapped_number ? 0 : 1];
+    const Shape other_shape = other.sizes();
+    const ScalarType other_dt = other.dtype();
+    return apply_inplace(self, [&] {
+      Tensor out;
+      {
+        autograd::AutoGradMode m(false);
+        out = to_dtype(compare(op, detach(self), other), self.dtype(), true);
+      }
+      record2(name, self, other, out, false, false, AG_BW {
+        (void)c;
+        return {zeros_like(g[0]), full(other_shape, Scalar(0.0), other_dt, g[0].device())};
+      });
+      return out;
+    }, op_name(op), {&other});
+  }
   if (grad || fw_has(self) || fw_has(other)) {
     if (grad) check_inplace(self, op_name(op), true);
     return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));

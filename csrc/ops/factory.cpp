@@ -6,12 +6,29 @@
 
 namespace ampgrad {
 
+// Note [Exact integer fills]: the kernels take their scalars as doubles, which hold every integer up to
+// 2**53 only. A larger int64 (2**63 - 1 as a Python number meeting a tensor) is written as its int64
+// bits and cast from there, as torch's Scalar does: through a double it became 2**63, whose cast back
+// to int64 is undefined (x86 gives -2**63, so `x - (2**63 - 1)` had the wrong sign).
+static bool exact_in_double(const Scalar& v) {
+  return v.kind != Scalar::Int || (v.i >= -(int64_t(1) << 53) && v.i <= (int64_t(1) << 53));
+}
+static void fill_int64_exact(Tensor& t, int64_t v) {
+  Tensor one = empty({}, ScalarType::Int64);
+  *one.data<int64_t>() = v;
+  Tensor c = to_dtype(one, t.dtype());  // int64 -> dtype: C++'s wrap-around, as torch's cast
+  if (!t.device().is_cpu()) c = to_device(c, t.device());
+  Tensor src = expand(c, t.sizes());
+  run_elementwise(Op::copy, t, {&src});
+}
+
 Tensor& fill_(Tensor& t, Scalar value, const char* node_name) {
   check_scalar_fits(value, t.dtype());
   if (autograd::GradMode::is_enabled()) check_inplace(t, "fill_");
   else autograd::before_mutation(t);
   double s[1] = {value.to_double()};
-  if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
+  if (t.numel() > 0 && !exact_in_double(value)) fill_int64_exact(t, value.i);
+  else if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
   t.bump_version();
   rebase_constant(t, node_name);  // the filled value no longer depends on the old history
   fw_inplace(t, Tensor());
@@ -31,7 +48,8 @@ Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device) {
   check_scalar_fits(value, dtype);
   Tensor t = empty(sizes, dtype, device);
   double s[1] = {value.kind == Scalar::Float ? value.d : static_cast<double>(value.i)};
-  if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
+  if (t.numel() > 0 && !exact_in_double(value)) fill_int64_exact(t, value.i);  // Note [Exact integer fills]
+  else if (t.numel() > 0) run_elementwise(Op::fill, t, {}, s);
   return t;
 }
 

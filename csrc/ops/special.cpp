@@ -233,7 +233,13 @@ Tensor nextafter(const Tensor& a, const Tensor& b) {
 }
 Tensor heaviside(const Tensor& a, const Tensor& b) {
   AG_CHECK(a.dtype() == b.dtype(), "heaviside is not yet implemented for tensors with different dtypes.");
-  return sp_binary(Op::heaviside, a, b, false, "", nullptr);
+  // torch records a NotImplemented node (derivatives.yaml has no formula): the result requires grad and
+  // its backward raises.
+  return sp_binary(Op::heaviside, a, b, false, "torch::autograd::NotImplemented", AG_BW {
+    (void)c; (void)g;
+    AG_THROW(RuntimeError, "derivative for aten::heaviside is not implemented");
+    return {};
+  });
 }
 
 // torch.rsub(input, other, alpha) = other - alpha * input

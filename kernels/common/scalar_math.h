@@ -30,7 +30,7 @@ inline namespace AG_MATH_ABI_NS {
 // std:: overloads) and to CUDA's math library on the device (nvcc maps std:: math to it).
 using std::abs; using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atanh; using std::erfc; using std::atan; using std::atan2; using std::ceil;
 using std::copysign; using std::cos; using std::cosh; using std::erf; using std::exp; using std::exp2;
-using std::expm1; using std::floor; using std::hypot; using std::fmod; using std::isfinite; using std::isinf; using std::isnan;
+using std::expm1; using std::floor; using std::fma; using std::hypot; using std::fmod; using std::isfinite; using std::isinf; using std::isnan;
 using std::log; using std::log10; using std::log1p; using std::log2; using std::nearbyint; using std::pow;
 using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
 
@@ -334,13 +334,15 @@ AG_MATH_PRED(LogicalNot, !static_cast<bool>(x), !static_cast<bool>(x))
 #define AG_MATH_BINARY(NAME, R, EXPR) \
   struct NAME { template <typename T> AG_HOST_DEVICE R operator()(T a, T b) const { return EXPR; } };
 
-// add / sub: b is scaled by alpha (s[2]); bool add is logical or.
+// add / sub: b is scaled by alpha (s[2]); bool add is logical or. A floating alpha * b + a is one fused
+// multiply-add, as torch's vectorized CPU kernel computes it (inf - 1e300 * 1e300 is inf, not nan).
 struct Add {
   double alpha = 1;
   Add() = default;
   explicit Add(const double* s) : alpha(s ? s[2] : 1) {}
   template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a || (alpha != 0 && b));
+    else if constexpr (std::is_floating_point_v<T>) return alpha == 1 ? a + b : fma(T(alpha), b, a);
     else return alpha == 1 ? wrap_add(a, b) : wrap_add(a, wrap_mul(T(alpha), b));
   }
 };
@@ -348,7 +350,10 @@ struct Sub {
   double alpha = 1;
   Sub() = default;
   explicit Sub(const double* s) : alpha(s ? s[2] : 1) {}
-  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const { return alpha == 1 ? wrap_sub(a, b) : wrap_sub(a, wrap_mul(T(alpha), b)); }
+  template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return alpha == 1 ? a - b : fma(T(-alpha), b, a);
+    else return alpha == 1 ? wrap_sub(a, b) : wrap_sub(a, wrap_mul(T(alpha), b));
+  }
 };
 struct Mul {
   template <typename T> AG_HOST_DEVICE T operator()(T a, T b) const {
