@@ -182,7 +182,7 @@ PYBIND11_MODULE(_C, m) {
     dtype_slot(t) = o;
     m.attr(dtype_name(t)) = o;
   }
-  m.def("promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); });
+  m.def("promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); }, py::arg("type1"), py::arg("type2"));
   m.def("can_cast", [](ScalarType from, ScalarType to) { return can_cast(from, to); }, py::arg("from_"), py::arg("to"));
   m.def("_scalar_type_name", [](ScalarType t) { return std::string(scalar_type_name(t)); });  // c10 names: "Float", "Long"
   m.def("get_default_dtype", [] { return default_dtype(); });

@@ -186,8 +186,9 @@ void init_ops(py::module_& m) {
   m.def("floor_divide", [](py::handle a, py::handle b) {
     if (!is_tensor(a) && !is_tensor(b)) { auto [x, y] = number_pair(a, b); return div(x, y, "floor"); }
     return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor");
-  });
-  cls.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); });
+  }, py::arg("input"), py::arg("other"));
+  cls.def("floor_divide", [](py::handle a, py::handle b) { return div(tensor_or_scalar(a), tensor_or_scalar(b), "floor"); },
+          py::arg("other"));
 
   // NUMS: torch has Scalar overloads for both operands; OTHER: for `other` only; TENSORS: tensors only
   // (the api column of the binary rows, Note [Op table]).
@@ -386,7 +387,7 @@ void init_ops(py::module_& m) {
 
   // ---- views and shape
   def_both(m, cls, "transpose", [](const Tensor& a, int64_t d0, int64_t d1) { return transpose(a, d0, d1); }, py::arg("dim0"), py::arg("dim1"));
-  m.attr("swapaxes") = m.attr("transpose"); cls.attr("swapaxes") = cls.attr("transpose");
+  def_both(m, cls, "swapaxes", [](const Tensor& a, int64_t d0, int64_t d1) { return transpose(a, d0, d1); }, py::arg("axis0"), py::arg("axis1"));
   m.attr("swapdims") = m.attr("transpose"); cls.attr("swapdims") = cls.attr("transpose");
   m.def("permute", [](const Tensor& a, py::handle dims) { return permute(a, int_list(dims, "dims")); }, py::arg("input"), py::arg("dims"));
   m.def("reshape", [](const Tensor& a, py::handle s) { return reshape(a, int_list(s, "shape")); }, py::arg("input"), py::arg("shape"));
@@ -407,7 +408,7 @@ void init_ops(py::module_& m) {
   m.def("_slice", [](const Tensor& a, int64_t d, std::optional<int64_t> s, std::optional<int64_t> e, int64_t step) { return slice(a, d, s, e, step); });
   // split / unbind / chunk return tuples, as torch's do.
   auto as_tuple = [](const std::vector<Tensor>& v) { return py::tuple(py::cast(v)); };
-  def_both(m, cls, "split", [as_tuple](const Tensor& a, py::handle s, int64_t d) {
+  auto split_fn = [as_tuple](const Tensor& a, py::handle s, int64_t d) {
     if (PyBool_Check(s.ptr()))  // torch's parser takes no bool for split_size
       AG_THROW(TypeError, "split() received an invalid combination of arguments - got (Tensor, bool, int), but expected "
                "one of:\n * (Tensor input, tuple of ints split_size, int dim = 0)\n * (Tensor input, int split_size, int dim = 0)");
@@ -415,7 +416,10 @@ void init_ops(py::module_& m) {
       return as_tuple(split(a, static_cast<int64_t>(item_double(s.cast<Tensor>())), d));
     if (PyLong_Check(s.ptr())) return as_tuple(split(a, s.cast<int64_t>(), d));
     return as_tuple(split_with_sizes(a, int_list(s, "split_size_or_sections"), d));
-  }, py::arg("split_size_or_sections"), py::arg("dim") = 0);
+  };
+  // torch's names: torch.split(tensor, split_size_or_sections, dim), Tensor.split(split_size, dim)
+  m.def("split", split_fn, py::arg("tensor"), py::arg("split_size_or_sections"), py::arg("dim") = 0);
+  cls.def("split", split_fn, py::arg("split_size"), py::arg("dim") = 0);
   def_both(m, cls, "unbind", [as_tuple](const Tensor& a, int64_t d) { return as_tuple(unbind(a, d)); }, py::arg("dim") = 0);
   def_both(m, cls, "chunk", [as_tuple](const Tensor& a, int64_t chunks, int64_t d) {
     AG_CHECK(a.dim() > 0, "chunk expects at least a 1-dimensional tensor");
@@ -435,13 +439,17 @@ void init_ops(py::module_& m) {
     Tensor s = is_tensor(src) ? src.cast<Tensor>() : to_dtype(wrap_scalar(scalar_from_handle(src)), a.dtype());
     return scatter(a, d, i, s, reduce.value_or(""));
   };
-  def_both(m, cls, "scatter", scatter_fn, py::arg("dim"), py::arg("index"), py::arg("src"), py::kw_only(), py::arg("reduce") = py::none());
-  cls.def("scatter_", [scatter_fn](py::object self, int64_t d, const Tensor& i, py::handle src, std::optional<std::string> reduce) {
+  // torch's two overloads, (dim, index, src) and (dim, index, value): the second takes `value=` by keyword
+  for (const char* src_name : {"src", "value"})
+    def_both(m, cls, "scatter", scatter_fn, py::arg("dim"), py::arg("index"), py::arg(src_name), py::kw_only(), py::arg("reduce") = py::none());
+  auto scatter_ip = [scatter_fn](py::object self, int64_t d, const Tensor& i, py::handle src, std::optional<std::string> reduce) {
     Tensor t = self.cast<Tensor>();
     Tensor s = is_tensor(src) ? src.cast<Tensor>() : Tensor();
     apply_inplace(t, [&] { return scatter_fn(t, d, i, src, reduce); }, "scatter_", {&s, &i});
     return self;
-  }, py::arg("dim"), py::arg("index"), py::arg("src"), py::kw_only(), py::arg("reduce") = py::none());
+  };
+  for (const char* src_name : {"src", "value"})
+    cls.def("scatter_", scatter_ip, py::arg("dim"), py::arg("index"), py::arg(src_name), py::kw_only(), py::arg("reduce") = py::none());
   def_op<Op::scatter_add>(m, cls, "scatter_add", [](const Tensor& a, int64_t d, const Tensor& i, const Tensor& s) { return scatter_add(a, d, i, s); },
            py::arg("dim"), py::arg("index"), py::arg("src"));
   def_both(m, cls, "index_select", [](const Tensor& a, int64_t d, const Tensor& i) { return index_select(a, d, i); }, py::arg("dim"), py::arg("index"));
@@ -464,12 +472,13 @@ void init_ops(py::module_& m) {
   m.def("_index_put", gated<Op::index_put>([](const Tensor& a, const std::vector<std::optional<Tensor>>& idx, const Tensor& v, bool acc) { return index_put(a, idx, v, acc); }));
 
   // In-place shape/index methods computed out of place (Note [In-place ops]).
-#define AG_IP(name, call, ...)                                                                        \
+#define AG_ARGS(...) __VA_ARGS__
+#define AG_IP(name, call, arg_names, ...)                                                             \
   cls.def(#name "_", [](py::object self, __VA_ARGS__) {                                             \
     Tensor t = self.cast<Tensor>();                                                                   \
     apply_inplace(t, [&] { return call; }, #name "_");                                                \
     return self;                                                                                      \
-  });
+  }, AG_ARGS arg_names);
   cls.def("masked_fill_", [](py::object self, const Tensor& mask, py::handle v) {
     Tensor t = self.cast<Tensor>();
     Tensor value = is_tensor(v) ? v.cast<Tensor>() : wrap_scalar(scalar_from_handle(v));
@@ -490,9 +499,12 @@ void init_ops(py::module_& m) {
     return self;
   }, py::arg("mask"), py::arg("value"));
   // Scatter-like writes refuse any memory shared with the index or the source (torch's assert_no_overlap).
-  AG_IP(scatter_add, (assert_no_overlap(t, i), assert_no_overlap(t, s), scatter_add(t, d, i, s)), int64_t d, const Tensor& i, const Tensor& s)
-  AG_IP(index_copy, (assert_no_overlap(t, i), assert_no_overlap(t, s), index_copy(t, d, i, s)), int64_t d, const Tensor& i, const Tensor& s)
+  AG_IP(scatter_add, (assert_no_overlap(t, i), assert_no_overlap(t, s), scatter_add(t, d, i, s)),
+        (py::arg("dim"), py::arg("index"), py::arg("src")), int64_t d, const Tensor& i, const Tensor& s)
+  AG_IP(index_copy, (assert_no_overlap(t, i), assert_no_overlap(t, s), index_copy(t, d, i, s)),
+        (py::arg("dim"), py::arg("index"), py::arg("source")), int64_t d, const Tensor& i, const Tensor& s)
 #undef AG_IP
+#undef AG_ARGS
   cls.def("index_add_", [](py::object self, int64_t d, const Tensor& i, const Tensor& s, py::handle alpha) {
     Tensor t = self.cast<Tensor>();
     assert_no_internal_overlap(t);

@@ -73,23 +73,23 @@ void init_special(py::module_& m) {
     return orthogonal_polynomial(kind, operand(x, "polynomial", "input", 1, true), operand(n, "polynomial", "n", 2, true));
   });
 
-  // ---- binary: (name, input may be a number, other may be a number)
-#define SP_B(name, fn, num_a, num_b)                                                                     \
+  // ---- binary: (name, input may be a number, other may be a number, torch's name of the second operand)
+#define SP_B(name, fn, num_a, num_b, other)                                                              \
   m.def(#name, [](py::handle a, py::handle b) {                                                        \
-    return fn(operand(a, #name, "input", 1, num_a), operand(b, #name, "other", 2, num_b));             \
-  }, py::arg("input"), py::arg("other"));                                                              \
+    return fn(operand(a, #name, "input", 1, num_a), operand(b, #name, other, 2, num_b));               \
+  }, py::arg("input"), py::arg(other));                                                                \
   cls.def(#name, [](py::handle a, py::handle b) {                                                      \
-    return fn(operand(a, #name, "input", 1, true), operand(b, #name, "other", 1, num_b));             \
-  }, py::arg("other"));                                                                                \
+    return fn(operand(a, #name, "input", 1, true), operand(b, #name, other, 1, num_b));               \
+  }, py::arg(other));                                                                                  \
   cls.def(#name "_", [](py::object self, py::handle b) {                                              \
-    Tensor t = self.cast<Tensor>(), o = operand(b, #name "_", "other", 1, num_b);                     \
+    Tensor t = self.cast<Tensor>(), o = operand(b, #name "_", other, 1, num_b);                       \
     special_inplace(t, [&](const Tensor& x) { return fn(x, o); }, #name "_");                          \
     return self;                                                                                       \
-  }, py::arg("other"));
-  SP_B(igamma, igamma, false, false) SP_B(igammac, igammac, false, false)
-  SP_B(gcd, gcd, false, false) SP_B(lcm, lcm, false, false)
-  SP_B(bitwise_left_shift, bitwise_left_shift, true, true) SP_B(bitwise_right_shift, bitwise_right_shift, true, true)
-  SP_B(nextafter, nextafter, false, false) SP_B(heaviside, heaviside, false, false)
+  }, py::arg(other));
+  SP_B(igamma, igamma, false, false, "other") SP_B(igammac, igammac, false, false, "other")
+  SP_B(gcd, gcd, false, false, "other") SP_B(lcm, lcm, false, false, "other")
+  SP_B(bitwise_left_shift, bitwise_left_shift, true, true, "other") SP_B(bitwise_right_shift, bitwise_right_shift, true, true, "other")
+  SP_B(nextafter, nextafter, false, false, "other") SP_B(heaviside, heaviside, false, false, "values")
 #undef SP_B
   m.def("_special_xlog1py", [](py::handle a, py::handle b) {
     return xlog1py(operand(a, "special_xlog1py", "input", 1, true), operand(b, "special_xlog1py", "other", 2, true));

@@ -43,6 +43,19 @@ IntList shape_args(const py::args& args, const char* what) {
   return int_list(args, what);
 }
 
+// The shape of a *args method, also given as torch's keyword (permute(dims=...), reshape(shape=...)).
+IntList shape_args(const py::args& args, const py::kwargs& kw, const char* op, const char* name) {
+  for (auto kv : kw)
+    if (std::string(py::str(kv.first)) != name)
+      AG_THROW(TypeError, op, "() got an unexpected keyword argument '", std::string(py::str(kv.first)), "'");
+  const std::string what = std::string(op) + "(): argument '" + name + "'";
+  if (kw.contains(name)) {
+    if (args.size()) AG_THROW(TypeError, op, "() got multiple values for argument '", name, "'");
+    return shape_args(py::make_tuple(kw[name]), what.c_str());
+  }
+  return shape_args(args, what.c_str());
+}
+
 Tensor pow_op(const Tensor& a, const Tensor& b) { return pow(a, b); }
 }  // namespace
 
@@ -245,11 +258,12 @@ void init_tensor(py::module_& m) {
   (void)pow_op;
 
   // ---- view methods (shape arguments as *args or one sequence)
-  cls.def("view", [](const Tensor& t, py::args a) {
+  cls.def("view", [](const Tensor& t, py::args a, py::kwargs kw) {
         if (a.size() == 1 && py::isinstance<DType>(a[0])) return view_dtype(t, a[0].cast<DType>().t);
-        return view(t, shape_args(a, "view(): argument 'size'"));
+        if (!a.size() && kw.size() == 1 && kw.contains("dtype")) return view_dtype(t, dtype_from_handle(kw["dtype"]));
+        return view(t, shape_args(a, kw, "view", "size"));
       })
-      .def("reshape", [](const Tensor& t, py::args a) { return reshape(t, shape_args(a, "reshape(): argument 'shape'")); })
+      .def("reshape", [](const Tensor& t, py::args a, py::kwargs kw) { return reshape(t, shape_args(a, kw, "reshape", "shape")); })
       .def("expand", [](const Tensor& t, py::args a, py::kwargs kw) {
         // torch's expand(*sizes, implicit=False): `implicit` only marks the expansion for tracing
         for (auto kv : kw)
@@ -262,20 +276,22 @@ void init_tensor(py::module_& m) {
         if (!a.size()) AG_THROW(TypeError, "expand() missing 1 required positional arguments: \"size\"");
         return expand_op(t, shape_args(a, "expand(): argument 'size'"));
       })
-      .def("repeat", [](const Tensor& t, py::args a) { return repeat(t, shape_args(a, "repeat(): argument 'repeats'")); })
-      .def("tile", [](const Tensor& t, py::args a) {
-        IntList r = shape_args(a, "tile(): argument 'dims'");
+      .def("repeat", [](const Tensor& t, py::args a, py::kwargs kw) { return repeat(t, shape_args(a, kw, "repeat", "repeats")); })
+      .def("tile", [](const Tensor& t, py::args a, py::kwargs kw) {
+        IntList r = shape_args(a, kw, "tile", "dims");
         while (r.size() < static_cast<size_t>(t.dim())) r.insert(r.begin(), 1);
         return repeat(t, r);
       })
-      .def("permute", [](const Tensor& t, py::args a) {
-        AG_CHECK_TYPE(a.size() > 0, "permute() missing 1 required positional arguments: \"dims\"");
-        return permute(t, shape_args(a, "permute(): argument 'dims'"));
+      .def("permute", [](const Tensor& t, py::args a, py::kwargs kw) {
+        AG_CHECK_TYPE(a.size() > 0 || kw.contains("dims"), "permute() missing 1 required positional arguments: \"dims\"");
+        return permute(t, shape_args(a, kw, "permute", "dims"));
       })
-      .def("flip", [](const Tensor& t, py::args a) { return flip(t, shape_args(a, "flip(): argument 'dims'")); })
-      .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); })
-      .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); })
-      .def("reshape_as", [](const Tensor& t, const Tensor& o) { return reshape(t, IntList(o.sizes().begin(), o.sizes().end())); })
+      .def("flip", [](const Tensor& t, py::args a, py::kwargs kw) { return flip(t, shape_args(a, kw, "flip", "dims")); })
+      .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); },
+           py::arg("other"))
+      .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); }, py::arg("other"))
+      .def("reshape_as", [](const Tensor& t, const Tensor& o) { return reshape(t, IntList(o.sizes().begin(), o.sizes().end())); },
+           py::arg("other"))
       .def("t", [](const Tensor& t) { return matrix_t(t); })
       .def_property_readonly("T", [](const Tensor& t) {
         IntList p;
@@ -293,13 +309,13 @@ void init_tensor(py::module_& m) {
       .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); }, py::arg("memory_format") = py::none())
       .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())
       .def("copy_", [](py::object self, const Tensor& src, bool) { Tensor t = self.cast<Tensor>(); copy_(t, src); return self; },
-           py::arg("src"), py::arg("non_blocking") = false)
+           py::arg("other"), py::arg("non_blocking") = false)
       .def("zero_", [](py::object self) { Tensor t = self.cast<Tensor>(); zero_(t); return self; })
       .def("fill_", [](py::object self, py::handle v) {
         Tensor t = self.cast<Tensor>();
         if (is_tensor(v)) fill_(t, v.cast<Tensor>()); else fill_(t, scalar_from_handle(v));
         return self;
-      })
+      }, py::arg("value"))
       .def("uniform_", [](py::object self, double a, double b, py::object) { Tensor t = self.cast<Tensor>(); uniform_(t, a, b); return self; },
            py::arg("from") = 0.0, py::arg("to") = 1.0, py::arg("generator") = py::none())
       .def("exponential_", [](py::object self, double lambd, py::object) { Tensor t = self.cast<Tensor>(); exponential_(t, lambd); return self; },
