@@ -74,6 +74,13 @@ def int_min_by_minus_one(c):
     return has_min and any((t.data == -1).any() for t in ts if t.dtype != "bool") or has_min and -1 in list(_ints(c.args[1:]))
 
 
+def has_int_min(c):
+    """An integer tensor holding its dtype's minimum."""
+    import numpy as np
+    return any(t.dtype in ("int8", "int16", "int32", "int64") and (t.data == np.iinfo(t.dtype).min).any()
+               for t in tensors_in((c.args, c.kwargs)))
+
+
 def self_expanded(c):
     return bool(c.args) and isinstance(c.args[0], Tn) and any(v[0] == "e" for v in c.args[0].views)
 
@@ -154,9 +161,15 @@ KNOWN = [
       reason="in-place write into an expanded (overlapping) tensor: result depends on the write order"),
     K("Tensor.*_ Tensor.__i*__", "mismatch", when=operand_requires_grad,
       reason="in-place op with an operand that requires grad: torch's result requires grad, ampgrad's does not"),
-    K("torch.nextafter Tensor.nextafter torch.heaviside Tensor.heaviside", "mismatch",
-      reason="no derivative in torch: torch records a NotImplemented / NextafterBackward0 node (the result requires "
-             "grad, backward raises); ampgrad records none"),
+    K("torch.i0 Tensor.i0 torch.special.i0", "mismatch", when=nonfinite,
+      reason="i0(+-inf): torch's CPU kernel returns nan (its Chebyshev series multiplies inf by 0); I0 grows without "
+             "bound, so ampgrad returns inf (as scipy.special.i0)"),
+    K("torch.gcd Tensor.gcd Tensor.gcd_ torch.lcm Tensor.lcm Tensor.lcm_", "mismatch", when=has_int_min,
+      reason="gcd with the dtype's minimum (-32768 in int16): torch's abs overflows and it returns -1 for "
+             "gcd(-32768, -5); ampgrad returns 1"),
+    K("torch.median Tensor.median torch.nanmedian Tensor.nanmedian", "mismatch", when=self_expanded,
+      reason="median along a dim of an expanded (stride-0) input: torch's CPU kernel returns wrong values "
+             "(tensor([4, 2]).expand(3, 2).median(0) gives values [2, 0]); ampgrad gives [4, 2]"),
     K("torch.polygamma Tensor.polygamma", "mismatch", when=has_dtype("int64"),
       reason="at a pole (a non-positive integer) both give a huge value: torch's comes from sin(pi x) rounded in "
              "float32, ampgrad's from float64"),
