@@ -71,6 +71,17 @@ CASES = {
     # dropout1d/2d/3d read input.dim() after the p check
     "dropout3d_int": lambda L: _F(L).dropout3d(-9223372036854775809, inplace=True),
     "dropout1d_float": lambda L: _F(L).dropout1d(1.5),
+    # dropout / dropout1d-3d: _VF's parser takes only a bool train; aten's mask cannot scale in an integer dtype
+    "dropout_int_inplace": lambda L: _F(L).dropout(L.tensor([5, 3, -5]), inplace=True),
+    "dropout_int": lambda L: _F(L).dropout(L.tensor([5, 3, -5])),
+    "dropout_int_p1": lambda L: _F(L).dropout(L.tensor([5, 3, -5]), 1.0),
+    "dropout_int_eval": lambda L: _F(L).dropout(L.tensor([5, 3, -5]), training=False, inplace=True),
+    "dropout_train_dtype": lambda L: _F(L).dropout(L.tensor([5.0]), 0.5, L.float32),
+    "dropout_train_int": lambda L: _F(L).dropout(L.tensor([5.0]), 0.5, 0),
+    "dropout2d_bool": lambda L: _F(L).dropout2d(L.ones(2, 3, 4, dtype=L.bool), inplace=True),
+    "dropout1d_int16": lambda L: _F(L).dropout1d(L.ones(2, 3, dtype=L.int16)),
+    "dropout3d_train_dtype": lambda L: _F(L).dropout3d(L.ones(2, 3, 4, 5), training=L.float32),
+    "dropout1d_empty_int": lambda L: _F(L).dropout1d(L.zeros(2, 0, dtype=L.int16)),
     # poisson_nll_loss: torch.poisson_nll_loss takes only bools for log_input / full
     "poisson_log_input_tensor": lambda L: _F(L).poisson_nll_loss(L.tensor(-2, dtype=L.int16), L.tensor(0, dtype=L.int16),
                                                                  L.tensor(0, dtype=L.int16), True),
@@ -90,6 +101,8 @@ CASES = {
     "triplet_margin_zero": lambda L: _F(L).triplet_margin_loss(L.ones(2, 2), L.ones(2), L.ones(1, 2, 3), 0.0),
     "triplet_margin_neg_zero": lambda L: _F(L).triplet_margin_loss(L.tensor(0.0), L.tensor(-2.5), L.tensor(2.0), -0.0),
     "triplet_swap_dtype": lambda L: _F(L).triplet_margin_loss(L.ones(2), L.ones(2), L.ones(2), 2.0, 1, 0.5, L.int64),
+    "triplet_margin_huge_int": lambda L: _F(L).triplet_margin_loss(L.tensor([[1, 2]]), L.tensor([[2, 4]]),
+                                                                   L.tensor([[0, 1]]), 2 ** 64),
     "triplet_margin_loss": lambda L: _F(L).triplet_margin_loss(L.tensor([[1.0, 2.0]]), L.tensor([[0.5, 2.5]]),
                                                                L.tensor([[3.0, -1.0]]), swap=True),
     # cosine_embedding_loss / soft_margin_loss / margin_ranking_loss / kl_div: the parser of the op torch's body calls
@@ -133,7 +146,8 @@ MESSAGES = ["softmax_str", "group_norm_1d", "group_norm_1d_tensor_groups", "inst
             "instance_norm_float_weight", "instance_norm_momentum_none", "torch_instance_norm_tensor_flag",
             "poisson_log_input_tensor", "threshold_tensor_value_overflow", "threshold_0d_tensor_value",
             "threshold_int_input", "triplet_margin_zero", "triplet_swap_dtype", "cosine_embedding_dtype_target",
-            "soft_margin_broadcast", "soft_margin_int_input", "kl_div_integral", "kl_div_float_input"]
+            "soft_margin_broadcast", "soft_margin_int_input", "kl_div_integral", "kl_div_float_input",
+            "dropout_int_inplace", "dropout_train_dtype", "dropout3d_train_dtype"]
 
 
 @pytest.mark.parametrize("name", MESSAGES)

@@ -295,8 +295,24 @@ def _dropout_mask(input, shape, p):
     return keep.to(input.dtype) * scale
 
 
+_DROPOUT_SIG = ("Tensor input, float p, bool train",)   # _VF.dropout / feature_dropout / alpha_dropout (and _)
+
+
+def _native_dropout(op, input, p, training, inplace):
+    """The checks of torch's _VF.<op>(input, p, train) (op_ in place) that torch's Python body ends in: its parser
+    takes only a bool train; aten scales its mask (div_ by 1 - p) in the input's dtype, which an integer input
+    cannot hold."""
+    if not _argparse._is_bool(training):
+        _raise_parse_error(op + "_" * builtins.bool(inplace), (input, p, training), sig=_DROPOUT_SIG)
+    if (training and 0.0 < p < 1.0 and isinstance(input, _C.Tensor) and not input.is_floating_point()
+            and not input.is_complex() and input.numel()):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_C._scalar_type_name(input.dtype)}")
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
+    _native_dropout("dropout", input, p, training, inplace)
     if not training or p == 0.0:
         return input
     if input.is_floating_point() and input.device.type == "cpu":  # input * mask in one pass (ops/nn_misc.cpp)
@@ -312,6 +328,7 @@ def _feature_dropout(input, p, training, inplace, batched_dim, name):
     if input.dim() not in (batched_dim - 1, batched_dim):
         raise RuntimeError(f"{name}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a "
                            f"{input.dim()}D input.")
+    _native_dropout("feature_dropout", input, p, training, inplace)
     if not training or p == 0.0:
         return input
     # One draw per (sample, channel), broadcast over the spatial dims.
@@ -341,6 +358,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
                       "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
                       "instead.", stacklevel=2)
+    _native_dropout("feature_dropout", input, p, training, inplace)
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if d < 2:
@@ -358,6 +376,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                       "error in a future release. To retain the behavior and silence this warning, please use dropout "
                       "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
                       "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    _native_dropout("feature_dropout", input, p, training, inplace)
     if not training or p == 0.0:
         return input
     batched = input.dim() == 5
@@ -1412,7 +1431,7 @@ def _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduc
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = _C.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), _REDUCTIONS[reduction])
+    return _reduce((float(margin) + dist_pos - dist_neg).clamp_min(0), _REDUCTIONS[reduction])   # aten's double
 
 
 @engine_op("multi_margin_loss")
