@@ -81,6 +81,7 @@ CASES = {
     "dropout2d_bool": lambda L: _F(L).dropout2d(L.ones(2, 3, 4, dtype=L.bool), inplace=True),
     "dropout1d_int16": lambda L: _F(L).dropout1d(L.ones(2, 3, dtype=L.int16)),
     "dropout3d_train_dtype": lambda L: _F(L).dropout3d(L.ones(2, 3, 4, 5), training=L.float32),
+    "dropout1d_1d_bad_train": lambda L: _F(L).dropout1d(L.zeros((0,), dtype=L.uint8), training="abc"),
     "dropout1d_empty_int": lambda L: _F(L).dropout1d(L.zeros(2, 0, dtype=L.int16)),
     # poisson_nll_loss: torch.poisson_nll_loss takes only bools for log_input / full
     "poisson_log_input_tensor": lambda L: _F(L).poisson_nll_loss(L.tensor(-2, dtype=L.int16), L.tensor(0, dtype=L.int16),

@@ -312,12 +312,6 @@ def _inplace(op, inplace):
     return op + "_" if inplace else op
 
 
-def _dropout_call(input, p=0.5, training=True, inplace=False):
-    if not isinstance(p, numbers.Real) or p < 0.0 or p > 1.0 or not isinstance(input, Tensor):
-        return None   # torch's body checks p first (ValueError), then reads input.dim() (AttributeError)
-    return _inplace("feature_dropout", inplace), (input, p, training), {}
-
-
 def _multi_margin_call(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     if (p != 1 and p != 2) or (weight is not None and weight.dim() != 1):
         return None   # torch's body's ValueErrors come first
@@ -333,7 +327,6 @@ def _batch_norm_call(input, running_mean, running_var, weight=None, bias=None, t
     return "batch_norm", (input, weight, bias, running_mean, running_var, training, momentum, eps, True), {}
 
 
-_FEATURE_DROPOUT = "Tensor input, float p, bool train"
 _F_CALLS = {
     "poisson_nll_loss": (lambda input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                          reduction="mean": ("poisson_nll_loss", (input, target, log_input, full, eps, 1), {}), None),
@@ -351,9 +344,6 @@ _F_CALLS = {
     "batch_norm": (_batch_norm_call, None),
     "rrelu": (lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False:
               (_inplace("rrelu", inplace), (input, lower, upper, training), {}), None),
-    "dropout1d": (_dropout_call, _FEATURE_DROPOUT),
-    "dropout2d": (_dropout_call, _FEATURE_DROPOUT),
-    "dropout3d": (_dropout_call, _FEATURE_DROPOUT),
     "rms_norm": (lambda input, normalized_shape, weight=None, eps=None:
                  ("rms_norm", (input, normalized_shape, weight, eps), {}),
                  "Tensor input, int[] normalized_shape, Tensor? weight=, float? eps="),
