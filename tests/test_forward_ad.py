@@ -12,6 +12,9 @@ import ampgrad.autograd.forward_ad as fwAD
 from op_db import OPS, rng_for
 from test_ops import _on_device, assert_same, builtin_exc, flat_outputs, instantiate, op_params, realize, torch_lacks
 
+# op_db's "m.nn.functional.softmax(x)" warns about its implicit dim, as torch's does
+pytestmark = pytest.mark.filterwarnings("ignore:Implicit dimension choice:UserWarning")
+
 EPS = 1e-6
 
 

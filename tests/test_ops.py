@@ -17,6 +17,9 @@ import pytest
 import ampgrad
 from op_db import OPS, GRAD_DTYPES, instantiate, make_tensor, realize, rng_for, round_to  # noqa: F401 (realize: test_forward_ad)
 
+# op_db's "m.nn.functional.softmax(x)" warns about its implicit dim, as torch's does
+pytestmark = pytest.mark.filterwarnings("ignore:Implicit dimension choice:UserWarning")
+
 _EXC_ORDER = (NotImplementedError, IndexError, TypeError, ValueError, RuntimeError)
 HAS_CUDA = ampgrad.cuda.is_available()
 DEVICES = ("cpu", "cuda")

@@ -10,8 +10,8 @@ object has no attribute 'dim'", ValueError, RuntimeError, IndexError).
 than TypeError are its arguments matched against torch's signatures of the op (_signatures.py, generated from
 torch's schemas by tools/gen_signatures.py); when no signature accepts them, the call raises torch's TypeError
 instead (same message format). A successful call pays one try block, nothing else. The matching is lenient
-where torch's parser is subtle (any Tensor passes for an int / float / bool, any int for an int list): a
-doubtful case keeps the op's own exception rather than inventing a TypeError that torch would not raise.
+where torch's parser is subtle (any int for an int list; a Tensor for an int or float as torch's rule has it:
+0-d, no grad, integral for an int; never for a bool): a doubtful case keeps the op's own exception rather than inventing a TypeError that torch would not raise.
 `install(namespace, kind)` wraps the Python functions of a namespace that have signatures, every nn.functional
 function and torch.functional's names. For those without a matching signature two more rules apply on failure: a
 body that tripped over a non-Tensor argument ("'str' object has no attribute 'dim'") or took int() / float() of a
@@ -22,7 +22,7 @@ import functools
 import numbers
 import sys
 
-from ._C import Tensor, dtype as _dtype
+from ._C import Tensor, bool as _C_bool, dtype as _dtype
 from ._signatures import SIGS
 
 # keyword arguments torch's Python bindings add to (or accept beyond) the schema: never a reason to reject
@@ -40,9 +40,16 @@ def _is_bool(v):
     return isinstance(v, bool) or type(v).__name__ == "bool_"   # Python and NumPy bools
 
 
+def _tensor_number(v, integral):
+    """torch's parser takes a Tensor for an int (integral, not bool) or a float only when it is 0-d and needs no
+    grad."""
+    return (v.dim() == 0 and not v.requires_grad
+            and (not integral or not (v.is_floating_point() or v.is_complex() or v.dtype == _C_bool)))
+
+
 def _is_int(v):
     if isinstance(v, Tensor):
-        return True
+        return _tensor_number(v, True)
     if _is_bool(v):
         return False
     return isinstance(v, numbers.Integral) or (not isinstance(v, (float, str)) and hasattr(type(v), "__index__"))
@@ -69,9 +76,9 @@ def _ok(t, v):
     if t == "int":
         return _is_int(v)
     if t == "float":
-        return isinstance(v, (numbers.Real, Tensor)) or _is_bool(v)
+        return isinstance(v, numbers.Real) or _is_bool(v) or (isinstance(v, Tensor) and _tensor_number(v, False))
     if t == "bool":
-        return _is_bool(v) or isinstance(v, Tensor)
+        return _is_bool(v)   # never a Tensor, not even a 0-d bool one (torch: "must be bool, not Tensor")
     if t == "Scalar":
         return _is_number(v)
     if t in ("str", "Dimname"):
@@ -95,6 +102,11 @@ def _ok(t, v):
     if t in ("str[]", "Dimname[]"):
         return _seq(v) and all(isinstance(x, str) for x in v)
     return True
+
+
+def _tp_name(v):
+    """The type name torch's parser prints for a value (its tp_name: torch's dtype is 'torch.dtype')."""
+    return "torch.dtype" if isinstance(v, _dtype) else type(v).__name__
 
 
 def _type_name(t):
@@ -166,7 +178,7 @@ def _match(params, args, kwargs, bound=None):
                     i = next(i for i, x in enumerate(v) if not _is_int(x))
                     return (f"(): argument '{p.name}'{where} must be tuple of ints, but found element of type "
                             f"{type(v[i]).__name__} at pos {i}")
-                return f"(): argument '{p.name}'{where} must be {_type_name(p.type)}, not {type(v).__name__}"
+                return f"(): argument '{p.name}'{where} must be {_type_name(p.type)}, not {_tp_name(v)}"
     if bound is not None:
         bound.update((k, v) for k, (v, _) in given.items())
     return None
@@ -191,7 +203,7 @@ def overloads(kind, name):
 
 
 def _got(args, kwargs):
-    parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    parts = [_tp_name(a) for a in args] + [f"{k}={_tp_name(v)}" for k, v in kwargs.items()]
     return ", ".join(parts)
 
 
@@ -300,12 +312,6 @@ def _inplace(op, inplace):
     return op + "_" if inplace else op
 
 
-def _dropout_call(input, p=0.5, training=True, inplace=False):
-    if not isinstance(p, numbers.Real) or p < 0.0 or p > 1.0:
-        return None   # torch's body checks p first (ValueError)
-    return _inplace("feature_dropout", inplace), (input, p, training), {}
-
-
 def _multi_margin_call(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     if (p != 1 and p != 2) or (weight is not None and weight.dim() != 1):
         return None   # torch's body's ValueErrors come first
@@ -321,7 +327,6 @@ def _batch_norm_call(input, running_mean, running_var, weight=None, bias=None, t
     return "batch_norm", (input, weight, bias, running_mean, running_var, training, momentum, eps, True), {}
 
 
-_FEATURE_DROPOUT = "Tensor input, float p, bool train"
 _F_CALLS = {
     "poisson_nll_loss": (lambda input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                          reduction="mean": ("poisson_nll_loss", (input, target, log_input, full, eps, 1), {}), None),
@@ -339,9 +344,6 @@ _F_CALLS = {
     "batch_norm": (_batch_norm_call, None),
     "rrelu": (lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False:
               (_inplace("rrelu", inplace), (input, lower, upper, training), {}), None),
-    "dropout1d": (_dropout_call, _FEATURE_DROPOUT),
-    "dropout2d": (_dropout_call, _FEATURE_DROPOUT),
-    "dropout3d": (_dropout_call, _FEATURE_DROPOUT),
     "rms_norm": (lambda input, normalized_shape, weight=None, eps=None:
                  ("rms_norm", (input, normalized_shape, weight, eps), {}),
                  "Tensor input, int[] normalized_shape, Tensor? weight=, float? eps="),

@@ -16,7 +16,7 @@ from ._creation import (tensor, as_tensor, asarray, scalar_tensor, full, zeros, 
                         default_generator, manual_seed, seed, initial_seed, rand, randn, rand_like, randn_like,
                         randint, randint_like, randperm, normal, bernoulli, multinomial)
 from ._dtype_info import finfo, iinfo  # noqa: F401
-from ._tensor import Tensor, _dims, _minmax, Size, isclose, allclose  # noqa: F401
+from ._tensor import Tensor, _dims, _minmax, _softmax_bool_dim, Size, isclose, allclose  # noqa: F401
 
 
 # ---- reductions with overloads
@@ -58,10 +58,12 @@ def nonzero(input, *, as_tuple=False):
 
 
 def softmax(input, dim, dtype=None):
+    _softmax_bool_dim("fn", "softmax", (input, dim), dim, dtype)
     return _C._softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim, dtype=None):
+    _softmax_bool_dim("fn", "log_softmax", (input, dim), dim, dtype)
     return _C._log_softmax(input, dim, dtype)
 
 

@@ -60,7 +60,8 @@ def kl_div(input, target, reduction=0, *, log_target=False):
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
-    return F._margin_ranking_loss(input1, input2, target, margin, _red(reduction))
+    _red(reduction)
+    return F._margin_ranking_loss(input1, input2, target, margin, reduction)   # aten's: the reduction's enum
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):

@@ -30,10 +30,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
-    for name, v in (("use_input_stats", use_input_stats), ("cudnn_enabled", cudnn_enabled)):
-        if not isinstance(v, bool):
-            raise TypeError(f"instance_norm(): argument '{name}' must be bool, not {type(v).__name__}")
-    return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    return _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
 
 
 def feature_alpha_dropout(input, p, train):

@@ -3,7 +3,7 @@ conversions (to, numpy, tolist), printing, indexing and autograd entry points. T
 bound directly in C++ (csrc/bindings).
 
 Layering (tests/test_import_layers.py): this module imports only _C and the leaf modules below it
-(_creation, _indexing, _tensor_str). Tensor.backward calls ampgrad.autograd, a layer above, so that
+(_argparse, _creation, _indexing, _tensor_str). Tensor.backward calls ampgrad.autograd, a layer above, so that
 package installs it (ampgrad/autograd/_backward.py)."""
 import builtins
 import collections
@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from . import _C
+from . import _argparse
 from . import _creation
 from . import _indexing
 from . import _tensor_str
@@ -244,13 +245,21 @@ def any(self, dim=None, keepdim=False):
     return _C._any(self, _dims(dim), keepdim)
 
 
+def _softmax_bool_dim(kind, name, args, dim, dtype):
+    """torch's parser never takes a bool for an int dim (the binding would take it as 0 / 1)."""
+    if _argparse._is_bool(dim):
+        raise _argparse.parse_error(kind, name, args, {} if dtype is None else {"dtype": dtype})
+
+
 @_method("softmax")
 def softmax(self, dim, dtype=None):
+    _softmax_bool_dim("method", "softmax", (dim,), dim, dtype)
     return _C._softmax(self, dim, dtype)
 
 
 @_method("log_softmax")
 def log_softmax(self, dim, dtype=None):
+    _softmax_bool_dim("method", "log_softmax", (dim,), dim, dtype)
     return _C._log_softmax(self, dim, dtype)
 
 

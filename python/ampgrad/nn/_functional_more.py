@@ -6,7 +6,8 @@ import math
 import sys
 import warnings
 
-from .. import _C
+from .. import _C, _argparse
+from .._signatures import SIGS as _SIGS
 from .._creation import zeros as _zeros, zeros_like as _zeros_like
 from . import _reduction as _Reduction
 from types import SimpleNamespace as _NS
@@ -302,6 +303,8 @@ def _number(x, fn, arg, pos, input=None):
     """A Python number argument (torch's Scalar): Tensor / other types rejected, ints outside int64 / uint64
     overflow, and for an integer input the value must fit its dtype."""
     import numbers
+    if isinstance(x, _C.Tensor) and x.dim() == 0 and not x.requires_grad:
+        x = x.item()   # the parser takes a 0-d Tensor without grad for a Scalar
     if isinstance(x, _C.Tensor) or not isinstance(x, numbers.Number):
         raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Number, not {type(x).__name__}")
     if isinstance(x, int) and not isinstance(x, bool):
@@ -309,11 +312,27 @@ def _number(x, fn, arg, pos, input=None):
             raise OverflowError("can't convert negative int to unsigned")
         if x >= 2 ** 64:
             raise OverflowError("int too big to convert")
-    if input is not None and not input.is_floating_point() and input.dtype != _C.bool:
+    if input is not None:
+        _fits(x, input)
+    return float(x)
+
+
+def _fits(x, input):
+    """The conversion of Scalar x to an integer input's dtype (after the parser has taken every argument)."""
+    if not input.is_floating_point() and input.dtype != _C.bool:
         lo, hi, cname = _INT_RANGE.get(str(input.dtype).split(".")[-1], (None, None, None))
         if lo is not None and isinstance(x, (int, float)) and not (lo <= x <= hi):  # (NaN too)
             raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
-    return float(x)
+
+
+def _threshold_args(input, threshold, value, fn):
+    # the parser checks the arguments' types in order before either Scalar is converted to the input's dtype
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    th, v = _number(threshold, fn, "threshold", 2), _number(value, fn, "value", 3)
+    _fits(th, input)
+    _fits(v, input)
+    return th, v
 
 
 def hardshrink(input, lambd=0.5):
@@ -325,16 +344,13 @@ def softshrink(input, lambd=0.5):
 
 
 def threshold(input, threshold, value, inplace=False):
-    th = _number(threshold, "threshold", "threshold", 2, input)
-    v = _number(value, "threshold", "value", 3, input)
     if inplace:
-        return _C._threshold_(input, th, v)
-    return _C._threshold(input, th, v)
+        return threshold_(input, threshold, value)
+    return _C._threshold(input, *_threshold_args(input, threshold, value, "threshold"))
 
 
 def threshold_(input, threshold, value):
-    return _C._threshold_(input, _number(threshold, "threshold_", "threshold", 2, input),
-                          _number(value, "threshold_", "value", 3, input))
+    return _C._threshold_(input, *_threshold_args(input, threshold, value, "threshold_"))
 
 
 def _rrelu_args(lower, upper):
@@ -415,15 +431,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                   momentum=0.1, eps=1e-5):
     if use_input_stats:
         _verify_spatial_size(input.size())
-    return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    # then torch.instance_norm: its parser's errors come before aten's checks
+    return _F()._torch_call("instance_norm", _SIGS["fn"]["instance_norm"], _instance_norm, input, weight, bias,
+                            running_mean, running_var, use_input_stats, momentum, eps, False)
 
 
-def _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps):
+def _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
     """torch.instance_norm: the engine's batch_norm over (1, N*C, *) with weight, bias and running stats repeated
     per sample; the running stats are the mean over the samples of the per-instance updates."""
-    if input.dim() < 2:
-        raise ValueError(f"Expected 2D or higher input (got {input.dim()}D input)")
-    N, C = input.shape[0], input.shape[1]
+    if not (_argparse._is_bool(use_input_stats) and _argparse._is_bool(cudnn_enabled)):
+        # the parser's TypeError (a 0-d Tensor would pass the `if use_input_stats` below)
+        args = (input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
+        err = _argparse.parse_error("fn", "instance_norm", args, {})
+        if err is not None:
+            raise err
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    N, C = input.size(0), input.size(1)   # aten's sym_size: a 0-d / 1-d input's IndexError
     x = input.reshape([1, N * C] + list(input.shape[2:]))
     w = weight.repeat(N) if weight is not None else None
     b = bias.repeat(N) if bias is not None else None

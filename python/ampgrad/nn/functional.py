@@ -136,7 +136,17 @@ def softsign(input):
 
 
 def tanhshrink(input):
-    return input - _C.tanh(input)
+    return input - input.tanh()   # torch's body: a non-Tensor input is its AttributeError
+
+
+def _raise_parse_error(name, args, kwargs=None, sig=None):
+    """Raises the error torch's parser raises for its C++-bound op `name` (SIGS["fn"]'s signatures, or sig in SIGS'
+    format) called with these arguments, if any: for a composition's up-front check of an argument that its body
+    would accept but torch's parser does not."""
+    err = (_argparse.parse_error("fn", name, args, kwargs or {}) if sig is None
+           else _argparse.sig_parse_error(name, sig, args, kwargs))
+    if err is not None:
+        raise err
 
 
 def _torch_call(name, sig, f, *args, **kwargs):
@@ -178,27 +188,33 @@ def prelu(input, weight):
     return _C.where(input > 0, input, weight * input)
 
 
-def _softmax_dim(ndim):
+def _softmax_dim(name, ndim, stacklevel):
+    # torch's _get_softmax_dim: the deprecation warning first (a non-int _stacklevel is Python's TypeError there)
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
+# torch's bodies call the Tensor method: a non-Tensor input is its AttributeError, a bad dim / dtype the method's
+# TypeError
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = _softmax_dim(input.dim())
-    return _C._softmax(input, dim, dtype)
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return input.softmax(dim) if dtype is None else input.softmax(dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = _softmax_dim(input.dim())
-    return _C._log_softmax(input, dim, dtype)
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return input.log_softmax(dim) if dtype is None else input.log_softmax(dim, dtype=dtype)
 
 
 @engine_op("softmin")
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = _softmax_dim(input.dim())
-    return _C._softmax(-input, dim, dtype)  # torch negates in the input's dtype, then converts
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    # torch negates in the input's dtype, then converts
+    return (-input).softmax(dim) if dtype is None else (-input).softmax(dim, dtype=dtype)
 
 
 @engine_op("scaled_dot_product_attention")
@@ -279,8 +295,24 @@ def _dropout_mask(input, shape, p):
     return keep.to(input.dtype) * scale
 
 
+_DROPOUT_SIG = ("Tensor input, float p, bool train",)   # _VF.dropout / feature_dropout / alpha_dropout (and _)
+
+
+def _native_dropout(op, input, p, training, inplace):
+    """The checks of torch's _VF.<op>(input, p, train) (op_ in place) that torch's Python body ends in: its parser
+    takes only a bool train; aten scales its mask (div_ by 1 - p) in the input's dtype, which an integer input
+    cannot hold."""
+    if not _argparse._is_bool(training):
+        _raise_parse_error(op + "_" * builtins.bool(inplace), (input, p, training), sig=_DROPOUT_SIG)
+    if (training and 0.0 < p < 1.0 and isinstance(input, _C.Tensor) and not input.is_floating_point()
+            and not input.is_complex() and input.numel()):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_C._scalar_type_name(input.dtype)}")
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
+    _native_dropout("dropout", input, p, training, inplace)
     if not training or p == 0.0:
         return input
     if input.is_floating_point() and input.device.type == "cpu":  # input * mask in one pass (ops/nn_misc.cpp)
@@ -296,6 +328,7 @@ def _feature_dropout(input, p, training, inplace, batched_dim, name):
     if input.dim() not in (batched_dim - 1, batched_dim):
         raise RuntimeError(f"{name}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a "
                            f"{input.dim()}D input.")
+    _native_dropout("feature_dropout", input, p, training, inplace)
     if not training or p == 0.0:
         return input
     # One draw per (sample, channel), broadcast over the spatial dims.
@@ -325,6 +358,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
                       "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
                       "instead.", stacklevel=2)
+    _native_dropout("feature_dropout", input, p, training, inplace)
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if d < 2:
@@ -342,6 +376,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                       "error in a future release. To retain the behavior and silence this warning, please use dropout "
                       "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
                       "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    _native_dropout("feature_dropout", input, p, training, inplace)
     if not training or p == 0.0:
         return input
     batched = input.dim() == 5
@@ -856,9 +891,15 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    if num_groups == 0 and input.dim() >= 2:
-        raise ZeroDivisionError("integer division or modulo by zero")  # torch's _verify_batch_size
-    return _C._group_norm(input, num_groups, weight, bias, eps)
+    # torch's Python body, in its order: the rank check, then the batch-size check of the grouped shape (num_groups
+    # 0: ZeroDivisionError; a Tensor num_groups flows through as a Tensor), then torch.group_norm's parser
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    size = input.size()
+    _verify_batch_size([size[0] * size[1] // num_groups, num_groups] + list(size[2:]))
+    if not _argparse._is_int(num_groups):   # a 1-element Tensor, say: the binding would take its __index__
+        _raise_parse_error("group_norm", (input, num_groups, weight, bias, eps, False))
+    return _torch_call("group_norm", _SIGS["fn"]["group_norm"], _C._group_norm, input, num_groups, weight, bias, eps)
 
 
 _verify_batch_size = _argparse.verify_batch_size
@@ -974,6 +1015,9 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ---------------------------------------------------------------- losses
+_REDUCTIONS = ("none", "mean", "sum")   # by _Reduction.get_enum's value
+
+
 def _legacy(size_average, reduce, reduction):
     if size_average is not None or reduce is not None:
         return _Reduction.legacy_get_string(size_average, reduce)
@@ -1072,22 +1116,34 @@ def _xlogy(x, y):
 @engine_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if size_average is not None or reduce is not None:
-        reduction = _Reduction.legacy_get_string(size_average, reduce)
+        enum = _Reduction.legacy_get_enum(size_average, reduce)
     else:
         if reduction == "mean":
             warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                           "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                           stacklevel=3)  # the caller of the gated kl_div
-        if reduction != "batchmean":
-            _Reduction.get_enum(reduction)
+        enum = _Reduction.get_enum("sum" if reduction == "batchmean" else reduction)
+    # then torch.kl_div: its parser, then aten's checks
+    if not _argparse._is_bool(log_target):   # `if log_target` below would take a 0-d Tensor
+        _raise_parse_error("kl_div", (input, target, enum), {"log_target": log_target})
+    reduced = _torch_call("kl_div", _SIGS["fn"]["kl_div"], _kl_div, input, target, enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+def _kl_div(input, target, reduction=1, log_target=False):
+    """aten::kl_div (reduction: the enum)."""
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (input.is_floating_point() and target.is_floating_point()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
         loss = _xlogy(target, target) - target * input
-    if reduction == "batchmean":
-        return loss.sum() / input.size(0) if input.dim() != 0 else loss.sum()
-    return _reduce(loss, reduction)
+    return _reduce(loss, _REDUCTIONS[reduction])
 
 
 @engine_op("binary_cross_entropy")
@@ -1282,28 +1338,47 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy(size_average, reduce, reduction)
+    reduction = _REDUCTIONS[_Reduction.get_enum(_legacy(size_average, reduce, reduction))]
     if not (input1.dim() == input2.dim() == target.dim()):
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _margin_ranking_loss(input1, input2, target, margin, reduction)
+    return _torch_call("margin_ranking_loss", _SIGS["fn"]["margin_ranking_loss"], _margin_ranking_loss, input1, input2,
+                       target, margin, _Reduction.get_enum(reduction))
 
 
 @engine_op("margin_ranking_loss")
 def _margin_ranking_loss(input1, input2, target, margin, reduction):
-    """aten::margin_ranking_loss: broadcasts its operands (the dimension check is F's)."""
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    """aten::margin_ranking_loss: broadcasts its operands (the dimension check is F's). margin is a C++ double: it
+    promotes integer operands to the default dtype."""
+    return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), _REDUCTIONS[reduction])
+
+
+_SOFT_MARGIN_SIG = ("Tensor input, Tensor target, int reduction=",)   # torch._C._nn.soft_margin_loss
 
 
 @engine_op("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy(size_average, reduce, reduction)
-    return _reduce((-input * target).exp().log1p(), reduction)
+    args = (input, target, _Reduction.get_enum(_legacy(size_average, reduce, reduction)))
+    if not (isinstance(input, _C.Tensor) and isinstance(target, _C.Tensor)):   # a number would broadcast below
+        _raise_parse_error("soft_margin_loss", args, sig=_SOFT_MARGIN_SIG)
+    return _torch_call("soft_margin_loss", _SOFT_MARGIN_SIG, _soft_margin_loss, *args)
+
+
+def _soft_margin_loss(input, target, reduction):
+    """aten's soft_margin_loss: neg(input).mul_(target).exp_().log1p_(), in place as aten's, so a target that
+    broadcasts beyond the input's shape, or an integer input, fails as torch's."""
+    return _reduce((-input).mul_(target).exp_().log1p_(), _REDUCTIONS[reduction])
 
 
 @engine_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy(size_average, reduce, reduction)
+    return _torch_call("cosine_embedding_loss", _SIGS["fn"]["cosine_embedding_loss"], _cosine_embedding_loss, input1,
+                       input2, target, margin, _Reduction.get_enum(_legacy(size_average, reduce, reduction)))
+
+
+def _cosine_embedding_loss(input1, input2, target, margin, reduction):
+    """aten::cosine_embedding_loss (reduction: the enum)."""
+    reduction = _REDUCTIONS[reduction]
     if input1.dim() != input2.dim() or input1.dim() not in (1, 2) or target.dim() != input1.dim() - 1:
         raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of equal dimension and a target with one "
                            f"dimension less, but got input1 {input1.dim()}D, input2 {input2.dim()}D, target "
@@ -1322,7 +1397,10 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
-    _Reduction.get_enum(reduction)
+    enum = _Reduction.get_enum(reduction)
+    if not (_argparse._is_bool(log_input) and _argparse._is_bool(full)):
+        # torch.poisson_nll_loss's parser takes only bools there (a 0-d Tensor would pass `if log_input` below)
+        _raise_parse_error("poisson_nll_loss", (input, target, log_input, full, eps, enum))
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
@@ -1333,7 +1411,18 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 @engine_op("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
-    reduction = _legacy(size_average, reduce, reduction)
+    # torch's Python body: the reduction, then the margin, then torch.triplet_margin_loss (its parser first)
+    enum = _Reduction.get_enum(_legacy(size_average, reduce, reduction))
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    args = (anchor, positive, negative, margin, p, eps, swap, enum)
+    if not _argparse._is_bool(swap):   # `if swap` below would take a 0-d Tensor
+        _raise_parse_error("triplet_margin_loss", args)
+    return _torch_call("triplet_margin_loss", _SIGS["fn"]["triplet_margin_loss"], _triplet_margin_loss, *args)
+
+
+def _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction):
+    """aten::triplet_margin_loss (reduction: the enum)."""
     a, pd, n = anchor.dim(), positive.dim(), negative.dim()
     if not (a == pd == n):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
@@ -1342,7 +1431,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = _C.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+    return _reduce((float(margin) + dist_pos - dist_neg).clamp_min(0), _REDUCTIONS[reduction])   # aten's double
 
 
 @engine_op("multi_margin_loss")
