@@ -155,6 +155,40 @@ def _infer_dtype(data):
     return out or _C.get_default_dtype()
 
 
+def _check_store(data, dtype):
+    """torch's tensor(data, dtype=...) path, which infers nothing: the shape from the chain of first elements,
+    then every element stored as dtype's C type: a sequence of another length is a ValueError, a leaf where a
+    sequence should be a TypeError "not a sequence", and a leaf that is not a number (None, an object) the
+    conversion's TypeError. Data holding tensors or arrays, or strs in the first chain, is left to the caller."""
+    sizes = []
+    x = data
+    while _is_sequence(x):
+        sizes.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    if isinstance(x, (str, Tensor, np.ndarray)) or 0 in sizes:
+        return   # (torch stores nothing into an empty tensor: no element is looked at)
+    integral = not (dtype.is_floating_point or dtype.is_complex)
+
+    def walk(x, dim):
+        if isinstance(x, (Tensor, np.ndarray)):
+            return
+        if dim < len(sizes):
+            if not _is_sequence(x):
+                raise TypeError("not a sequence")
+            if len(x) != sizes[dim]:
+                raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+            for e in x:
+                walk(e, dim + 1)
+        elif not isinstance(x, (numbers.Number, np.generic)):
+            if integral:
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            raise TypeError(f"must be real number, not {type(x).__name__}")
+
+    walk(data, 0)
+
+
 def _to_nested(data):
     if isinstance(data, Tensor):
         return data.tolist()
@@ -193,6 +227,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
         t = _C.from_numpy(_contiguous(arr))
     else:
+        if dtype is not None:
+            _check_store(data, dtype)
         inferred = _infer_dtype(data)
         nested = _to_nested(data)
         try:
