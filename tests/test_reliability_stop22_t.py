@@ -199,3 +199,25 @@ REDUCTIONS = {
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
 def test_reductions(name):
     _check(REDUCTIONS[name])
+
+
+RANGE = {
+    # torch.range's checks in aten's order: dtype, bounds in the accumulate type, step, finiteness, sign
+    "bool_first": lambda L: L.range(float("nan"), 2, 0, dtype=L.bool),
+    "step_zero": lambda L: L.range(0, 2, 0, dtype=L.float16),
+    "nan_start": lambda L: L.range(float("nan"), True, 0.5, dtype=L.bfloat16),
+    "inf_end": lambda L: L.range(0, float("inf")),
+    "inf_int": lambda L: L.range(0, float("inf"), dtype=L.int64),
+    "sign": lambda L: L.range(0, end=-1.5, dtype=L.bfloat16),
+    "scalar_overflow": lambda L: L.range(2, -9223372036854775809, 5),
+    "end_required": lambda L: L.range(5),
+    "value_trunc_int": lambda L: L.range(0.5, 3.7, dtype=L.int64),
+    "value_float_step": lambda L: L.range(1.5, 4, 0.5),
+    "value_descending": lambda L: L.range(5, 0, -1),
+    "value_uint8": lambda L: L.range(0, 5, dtype=L.uint8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANGE))
+def test_range(name):
+    _check(RANGE[name])

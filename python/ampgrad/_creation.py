@@ -14,6 +14,7 @@ import random as _random
 import numpy as np
 
 from . import _C
+from . import _argparse
 from ._out import warn_resized
 
 Tensor = _C.Tensor
@@ -387,9 +388,29 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """Deprecated torch.range: like arange but includes `end`."""
-    if end is None:
-        start, end = 0, start
+    """Deprecated torch.range: like arange but includes `end`. torch's checks in its order: the parser (`end` is
+    required; Scalars beyond int64 / uint64), the dtype (no bool), the bounds converted to the dtype's accumulate
+    type (int64 for integers: truncated, refused when not finite), a nonzero step, finite bounds, the step's sign."""
+    if end is None or builtins.any(isinstance(v, numbers.Integral) and not isinstance(v, builtins.bool)
+                                   and not -2 ** 63 <= v < 2 ** 64 for v in (start, end, step)):
+        err = _argparse.parse_error("fn", "range", (start, end, step) if end is not None else (start,),
+                                    {} if dtype is None else {"dtype": dtype})
+        if err is not None:
+            raise err
+    dt = dtype or _C.get_default_dtype()
+    if dt == _C.bool:
+        raise NotImplementedError('"range_cpu" not implemented for \'Bool\'')
+    if not dt.is_floating_point:
+        vals = [builtins.float(v) for v in (start, end, step)]
+        if not builtins.all(math.isfinite(v) for v in vals):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        start, end, step = (int(v) for v in vals)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {builtins.float(start):g} -> {builtins.float(end):g}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
     t = arange(0, builtins.max(n, 0), dtype=_C.float64, device=device) * step + start
     return _finish(t.to(dtype or _C.get_default_dtype()), requires_grad)
