@@ -531,7 +531,10 @@ def cuda(self, device=None, non_blocking=False):
 for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
                    ("long", "int64"), ("int", "int32"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
                    ("bool", "bool")]:
-    def _conv(self, memory_format=None, _dt=getattr(_C, _dt)):
+    def _conv(self, *args, memory_format=None, _dt=getattr(_C, _dt), _name=_name):
+        if args:   # torch's binding: memory_format is keyword-only
+            raise TypeError(f"{_name}() takes 0 positional arguments but {len(args)} "
+                            f"{'was' if len(args) == 1 else 'were'} given")
         return _C._to(self, None, _dt, False)
     _conv.__name__ = _name
     setattr(Tensor, _name, _conv)
