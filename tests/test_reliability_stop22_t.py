@@ -221,3 +221,25 @@ RANGE = {
 @pytest.mark.parametrize("name", sorted(RANGE))
 def test_range(name):
     _check(RANGE[name])
+
+
+MISC = {
+    # the dtype conversions take memory_format only by keyword
+    "half_positional": lambda L: _z(L, 2).half(1),
+    "bool_two_positional": lambda L: _z(L, 2).bool(1, 2),
+    "char_tensor_positional": lambda L: _z(L, 2).char(_z(L, 1)),
+    "value_int": lambda L: L.tensor([1.5, -2.5]).int(),
+    "value_double": lambda L: L.tensor([1.5, -2.5]).double(),
+    # the autocast state functions' `str device_type`
+    "get_autocast_dtype_int": lambda L: L.get_autocast_dtype(4611686018427387904),
+    "set_autocast_dtype_int": lambda L: L.set_autocast_dtype(3, L.float16),
+    "is_autocast_enabled_int": lambda L: L.is_autocast_enabled(3),
+    "set_autocast_enabled_int": lambda L: L.set_autocast_enabled(3, True),
+    "value_get_autocast_dtype": lambda L: str(L.get_autocast_dtype("cpu")).split(".")[-1],
+    "value_is_autocast_enabled": lambda L: L.is_autocast_enabled("cpu"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MISC))
+def test_misc(name):
+    _check(MISC[name])
