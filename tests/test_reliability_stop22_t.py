@@ -87,6 +87,19 @@ INDEX_PUT = {
     "value_int32_index": lambda L: L.arange(6).reshape(2, 3).index_put_(
         (L.tensor([1], dtype=L.int32),), _ix(L, [9, 8, 7])),
     "value_fn": lambda L: L.index_put(L.arange(4.), [_ix(L, [3])], L.tensor([-1.])),
+    # torch's masked_fill dispatch: one value, one mask (no dtype check; a byte mask refused)
+    "mask_fill_dtype": lambda L: L.tensor([[1., 2.]]).index_put([L.tensor([[True, False]])], _ix(L, [7])),
+    "mask_fill_empty": lambda L: L.tensor([[False]]).index_put_([L.tensor([[False]])], _z(L, 1, 1, dtype="bool")),
+    "mask_fill_0d": lambda L: L.tensor([[1., 2.]]).index_put([L.tensor(True)], L.tensor([7.])),
+    "mask_fill_byte": lambda L: L.tensor([255, 5], dtype=L.uint8).index_put(
+        [L.tensor([2, 4], dtype=L.uint8)], L.tensor([255], dtype=L.uint8)),
+    "mask_fill_shape": lambda L: L.tensor([[1., 2.]]).index_put([L.tensor([True, False])], L.tensor([7.])),
+    # an empty index list: all of self (values checked against its shape), refused unless self is empty
+    "empty_list_value": lambda L: _z(L, 0, 2).index_put((), L.ones(2), True),
+    "empty_list_shape": lambda L: _z(L, 0, 2).index_put((), L.ones(4), True),
+    "empty_list_nonempty": lambda L: L.tensor([4], dtype=L.uint8).expand((2,)).index_put(
+        [], L.tensor([0, 2], dtype=L.uint8), True),
+    "empty_list_one_value": lambda L: L.tensor(3.).index_put([], L.tensor(7.)),
 }
 
 

@@ -343,7 +343,7 @@ def _index_put_check(self, indices, values):
     if len(indices) > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd} (got {len(indices)})")
     if not indices:
-        return   # torch's empty index list: the engine's case
+        return
     for ix in indices:
         if ix.dtype not in (_C.int64, _C.int32, _C.uint8, _C.bool):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -377,21 +377,51 @@ def _index_put_check(self, indices, values):
                 bshape[i] = n
     if 0 in self.shape[:k] and 0 not in bshape:
         raise IndexError("index is out of bounds for dimension with size 0")
-    target = bshape + list(self.shape[k:])
-    vs = list(values.shape)
-    if len(vs) > len(target) or builtins.any(v not in (1, t) for v, t in zip(vs[::-1], target[::-1])):
-        raise RuntimeError(f"shape mismatch: value tensor of shape {vs} cannot be broadcast to indexing result of "
-                           f"shape {target}")
+    _value_fits(values, bshape + list(self.shape[k:]))
     if values.dtype != self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_C._scalar_type_name(self.dtype)} for the destination and "
                            f"{_C._scalar_type_name(values.dtype)} for the source.")
 
 
+def _value_fits(values, target):
+    vs = list(values.shape)
+    if len(vs) > len(target) or builtins.any(v not in (1, t) for v, t in zip(vs[::-1], target[::-1])):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {vs} cannot be broadcast to indexing result of "
+                           f"shape {list(target)}")
+
+
 def _index_put(kind, self, indices, values, accumulate, inplace):
     _index_put_parse(kind, self, indices, values, accumulate)
     if inplace:
         _check_inplace_leaf(self)
+    nd = self.dim()
+    if not accumulate and values.numel() == 1 and not indices:
+        # torch's masked_fill dispatch (one value, no index other than a mask) with no mask at all
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype nullptr (uninitialized)")
+    if not indices:
+        # torch indexes nothing: the result is all of self (its kernel fails on a non-empty one)
+        _value_fits(values, list(self.shape))
+        if self.numel():
+            raise RuntimeError("index_put: an empty index list writes to no indexed dimension (torch's kernel "
+                               "refuses it for a non-empty tensor)")
+        return self if inplace else self.clone()
+    if (not accumulate and values.numel() == 1 and len(indices) == 1 and len(indices) <= nd
+            and indices[0].dtype in (_C.bool, _C.uint8)):
+        # torch's masked_fill dispatch: one mask and one value (checked against self's shape; no dtype check)
+        mask = indices[0]
+        for j in builtins.range(mask.dim()):
+            if j >= nd:
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but "
+                                 f"got {j})")
+            if mask.shape[j] != self.shape[j]:
+                raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape "
+                                 f"of the indexed tensor {list(self.shape)} at index {j}")
+        if mask.dtype != _C.bool:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        mask = mask.reshape(list(mask.shape) + [1] * (nd - mask.dim()))
+        value = values.reshape(()).to(self.dtype)
+        return self.masked_fill_(mask, value) if inplace else self.masked_fill(mask, value)
     _index_put_check(self, indices, values)
     if inplace:
         return self._index_put_(list(indices), values, accumulate)
