@@ -93,6 +93,11 @@ INDEX_PUT = {
     "mask_fill_0d": lambda L: L.tensor([[1., 2.]]).index_put([L.tensor(True)], L.tensor([7.])),
     "mask_fill_byte": lambda L: L.tensor([255, 5], dtype=L.uint8).index_put(
         [L.tensor([2, 4], dtype=L.uint8)], L.tensor([255], dtype=L.uint8)),
+    "mask_fill_overflow_int": lambda L: L.tensor([1, 2]).index_put([L.tensor([True, False])], L.tensor(float("inf"))),
+    "mask_fill_overflow_int8": lambda L: L.tensor([1, 2], dtype=L.int8).index_put(
+        [L.tensor([True, False])], L.tensor(300)),
+    "mask_fill_wrap_uint8": lambda L: L.tensor([1, 2], dtype=L.uint8).index_put(
+        [L.tensor([True, False])], L.tensor(-1)),
     "mask_fill_shape": lambda L: L.tensor([[1., 2.]]).index_put([L.tensor([True, False])], L.tensor([7.])),
     # an empty index list: all of self (values checked against its shape), refused unless self is empty
     "empty_list_value": lambda L: _z(L, 0, 2).index_put((), L.ones(2), True),

@@ -420,7 +420,8 @@ def _index_put(kind, self, indices, values, accumulate, inplace):
         if mask.dtype != _C.bool:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
         mask = mask.reshape(list(mask.shape) + [1] * (nd - mask.dim()))
-        value = values.reshape(()).to(self.dtype)
+        # torch fills value.item() (its overflow check); a value that requires grad stays a tensor for autograd
+        value = values.reshape(()).to(self.dtype) if values.requires_grad and _C.is_grad_enabled() else values.item()
         return self.masked_fill_(mask, value) if inplace else self.masked_fill(mask, value)
     _index_put_check(self, indices, values)
     if inplace:
