@@ -104,6 +104,9 @@ INDEX_PUT = {
     "empty_list_shape": lambda L: _z(L, 0, 2).index_put((), L.ones(4), True),
     "empty_list_nonempty": lambda L: L.tensor([4], dtype=L.uint8).expand((2,)).index_put(
         [], L.tensor([0, 2], dtype=L.uint8), True),
+    "empty_list_dtype": lambda L: _z(L, 0, dtype="bool").index_put_([], _z(L, 0, dtype="int32"), True),
+    "empty_list_grad": lambda L: L.index_put(_z(L, 0, 3, 0), [], _z(L, 0, 3, 0).requires_grad_(), True).requires_grad,
+    "empty_list_grad_inplace": lambda L: _z(L, 0, 1, 2).index_put_([], _z(L, 0, 1, 2).requires_grad_()).requires_grad,
     "empty_list_one_value": lambda L: L.tensor(3.).index_put([], L.tensor(7.)),
 }
 

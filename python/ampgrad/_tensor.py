@@ -378,6 +378,10 @@ def _index_put_check(self, indices, values):
     if 0 in self.shape[:k] and 0 not in bshape:
         raise IndexError("index is out of bounds for dimension with size 0")
     _value_fits(values, bshape + list(self.shape[k:]))
+    _index_put_dtype(self, values)
+
+
+def _index_put_dtype(self, values):
     if values.dtype != self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_C._scalar_type_name(self.dtype)} for the destination and "
@@ -405,7 +409,10 @@ def _index_put(kind, self, indices, values, accumulate, inplace):
         if self.numel():
             raise RuntimeError("index_put: an empty index list writes to no indexed dimension (torch's kernel "
                                "refuses it for a non-empty tensor)")
-        return self if inplace else self.clone()
+        _index_put_dtype(self, values)
+        # nothing to write; adding the (empty) broadcast values keeps autograd's link to them, as torch's result has
+        vals = values.expand(self.shape)
+        return self.add_(vals) if inplace else self + vals
     if (not accumulate and values.numel() == 1 and len(indices) == 1 and len(indices) <= nd
             and indices[0].dtype in (_C.bool, _C.uint8)):
         # torch's masked_fill dispatch: one mask and one value (checked against self's shape; no dtype check)
