@@ -237,7 +237,7 @@ accepted RuntimeError -> value: torch.narrow torch.norm torch.ones torch.pdist t
 accepted RuntimeError -> value: torch.randperm torch.range torch.renorm torch.tensor torch.tile torch.zeros
 accepted TypeError -> value: F.dropout F.dropout2d F.kl_div F.log_softmax F.pairwise_distance F.poisson_nll_loss F.soft_margin_loss F.softmax
 accepted TypeError -> value: F.softmin Tensor.all Tensor.allclose Tensor.amin Tensor.bfloat16 Tensor.bool Tensor.byte Tensor.char
-accepted TypeError -> value: Tensor.chunk Tensor.cumprod Tensor.double Tensor.float Tensor.half Tensor.index_put_ Tensor.int Tensor.isclose
+accepted TypeError -> value: Tensor.chunk Tensor.cumprod Tensor.double Tensor.float Tensor.half Tensor.int Tensor.isclose
 accepted TypeError -> value: Tensor.logical_and_ Tensor.logical_or_ Tensor.logical_xor_ Tensor.logsumexp Tensor.long Tensor.max Tensor.min
 accepted TypeError -> value: Tensor.new_empty Tensor.new_tensor Tensor.prod Tensor.reshape Tensor.short Tensor.std Tensor.sum Tensor.tile
 accepted TypeError -> value: Tensor.type Tensor.unflatten Tensor.view torch.allclose torch.argmax torch.argmin torch.as_strided
@@ -249,8 +249,8 @@ exc_type AttributeError -> TypeError: F.margin_ranking_loss F.mse_loss F.normali
 exc_type AttributeError -> TypeError: torch.split torch.tensordot
 exc_type IndexError -> AssertionError: torch.embedding
 exc_type IndexError -> NotImplementedError: Tensor.log_softmax Tensor.softmax torch.embedding torch.log_softmax torch.softmax
-exc_type IndexError -> RuntimeError: F.scaled_dot_product_attention Tensor.addbmm Tensor.amax Tensor.baddbmm Tensor.index_add Tensor.index_put_
-exc_type IndexError -> RuntimeError: Tensor.scatter torch.addbmm torch.baddbmm torch.group_norm torch.index_copy torch.index_put
+exc_type IndexError -> RuntimeError: F.scaled_dot_product_attention Tensor.addbmm Tensor.amax Tensor.baddbmm Tensor.index_add
+exc_type IndexError -> RuntimeError: Tensor.scatter torch.addbmm torch.baddbmm torch.group_norm torch.index_copy
 exc_type IndexError -> TypeError: Tensor.index_copy_ Tensor.swapaxes torch.swapaxes
 exc_type IndexError -> ValueError: F.bilinear torch.bilinear
 exc_type NotImplementedError -> IndexError: Tensor.inner
@@ -275,7 +275,7 @@ exc_type OverflowError -> TypeError: Tensor.add_ Tensor.scatter_ Tensor.sub_ Ten
 exc_type OverflowError -> ValueError: F.hardtanh_
 exc_type RuntimeError -> AssertionError: torch.embedding
 exc_type RuntimeError -> IndexError: F.embedding Tensor.__setitem__ Tensor.index_add_ Tensor.index_copy_
-exc_type RuntimeError -> IndexError: Tensor.index_put Tensor.index_put_ Tensor.inner Tensor.mH torch.embedding torch.hstack torch.index_put
+exc_type RuntimeError -> IndexError: Tensor.inner Tensor.mH torch.embedding torch.hstack
 exc_type RuntimeError -> IndexError: torch.inner torch.narrow
 exc_type RuntimeError -> NotImplementedError: F.cross_entropy Tensor.addmv Tensor.lerp_ Tensor.norm Tensor.view torch.embedding torch.linspace
 exc_type RuntimeError -> NotImplementedError: torch.multinomial torch.norm torch.normal torch.rand
@@ -298,8 +298,8 @@ exc_type TypeError -> AttributeError: torch.isclose torch.layer_norm
 exc_type TypeError -> AttributeError: torch.ones_like
 exc_type TypeError -> AttributeError: torch.rand_like torch.randn_like
 exc_type TypeError -> AttributeError: torch.zeros_like
-exc_type TypeError -> IndexError: F.embedding F.normalize F.scaled_dot_product_attention Tensor.all Tensor.index_put Tensor.index_put_ Tensor.min
-exc_type TypeError -> IndexError: Tensor.sum torch.index_put torch.std torch.swapdims
+exc_type TypeError -> IndexError: F.embedding F.normalize F.scaled_dot_product_attention Tensor.all Tensor.min
+exc_type TypeError -> IndexError: Tensor.sum torch.std torch.swapdims
 exc_type TypeError -> KeyError: Tensor.type
 exc_type TypeError -> NotImplementedError: F.pad F.softmax Tensor.norm torch.multinomial torch.normal torch.pow torch.rand
 exc_type TypeError -> NotImplementedError: torch.softmax
@@ -307,11 +307,11 @@ exc_type TypeError -> OverflowError: F.leaky_relu torch.range
 exc_type TypeError -> RuntimeError: F.conv_transpose3d F.cosine_embedding_loss
 exc_type TypeError -> RuntimeError: F.cosine_similarity F.group_norm F.layer_norm F.multi_margin_loss F.nll_loss F.poisson_nll_loss
 exc_type TypeError -> RuntimeError: F.rms_norm F.scaled_dot_product_attention Tensor.addcmul_ Tensor.all Tensor.as_strided Tensor.chunk Tensor.clip_
-exc_type TypeError -> RuntimeError: Tensor.expand Tensor.index_put Tensor.index_put_ Tensor.isclose Tensor.logical_and_
+exc_type TypeError -> RuntimeError: Tensor.expand Tensor.isclose Tensor.logical_and_
 exc_type TypeError -> RuntimeError: Tensor.logical_xor_ Tensor.moveaxis Tensor.narrow Tensor.norm
 exc_type TypeError -> RuntimeError: Tensor.permute Tensor.repeat Tensor.stride Tensor.unflatten Tensor.view torch.as_strided torch.as_tensor
 exc_type TypeError -> RuntimeError: torch.bitwise_or torch.cross torch.div
-exc_type TypeError -> RuntimeError: torch.flip torch.full torch.get_autocast_dtype torch.index_put torch.layer_norm torch.linspace
+exc_type TypeError -> RuntimeError: torch.flip torch.full torch.layer_norm torch.linspace
 exc_type TypeError -> RuntimeError: torch.logspace torch.narrow torch.norm torch.normal torch.pairwise_distance
 exc_type TypeError -> RuntimeError: torch.permute torch.pow torch.randn torch.remainder torch.reshape torch.scatter torch.scatter_add
 exc_type TypeError -> RuntimeError: torch.subtract torch.tensordot torch.unflatten torch.var_mean
@@ -332,7 +332,7 @@ exc_type ValueError -> TypeError: F.soft_margin_loss F.softmax F.triplet_margin_
 exc_type ValueError -> TypeError: torch.cdist torch.cumsum torch.gather torch.index_add torch.index_select torch.logspace torch.max torch.scatter
 exc_type ValueError -> TypeError: torch.tensordot
 rejected value -> AssertionError: torch.embedding
-rejected value -> IndexError: Tensor.index_put_ Tensor.inner torch.inner torch.std_mean
+rejected value -> IndexError: Tensor.inner torch.inner torch.std_mean
 rejected value -> NotImplementedError: F.embedding Tensor.normal_ Tensor.view torch.cumsum torch.embedding torch.randn torch.randn_like
 rejected value -> RuntimeError: F.cosine_similarity F.cross_entropy F.dropout2d F.margin_ranking_loss F.scaled_dot_product_attention
 rejected value -> RuntimeError: Tensor.logical_and_ Tensor.logical_or_ Tensor.logical_xor_ Tensor.masked_fill Tensor.new_empty Tensor.split
@@ -346,7 +346,7 @@ rejected value -> ValueError: F.glu F.hardtanh_ F.scaled_dot_product_attention
 accepted NotImplementedError -> value: torch.range torch.round
 accepted RuntimeError -> value: torch.cumprod
 accepted TypeError -> value: Tensor.flip torch.bitwise_or torch.concatenate
-exc_type IndexError -> RuntimeError: Tensor.amin Tensor.index_put Tensor.renorm
+exc_type IndexError -> RuntimeError: Tensor.amin Tensor.renorm
 exc_type NotImplementedError -> MemoryError: F.pad
 exc_type NotImplementedError -> RuntimeError: F.multilabel_margin_loss torch.layer_norm torch.matmul
 exc_type OverflowError -> TypeError: torch.split

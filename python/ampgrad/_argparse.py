@@ -95,10 +95,8 @@ def _ok(t, v):
         return _seq(v) and all(_is_bool(x) for x in v)
     if t == "Scalar[]":
         return _seq(v) and all(_is_number(x) for x in v)
-    if t == "Tensor[]":
-        return _seq(v) and all(isinstance(x, Tensor) for x in v)
-    if t == "Tensor?[]":
-        return _seq(v) and all(x is None or isinstance(x, Tensor) for x in v)
+    if t in ("Tensor[]", "Tensor?[]"):
+        return _seq(v)   # its elements: _bad_tensor_element (torch's parser raises at the first non-Tensor)
     if t in ("str[]", "Dimname[]"):
         return _seq(v) and all(isinstance(x, str) for x in v)
     return True
@@ -112,6 +110,20 @@ def _tp_name(v):
 def _type_name(t):
     t = t.rstrip("?")
     return "tuple of ints" if t.startswith("int[") else _TYPE_NAMES.get(t, t)
+
+
+class _Raw(str):
+    """A _match message that is the whole TypeError (torch's parser raised it while matching), not a suffix."""
+
+
+def _bad_tensor_element(t, v, argnum):
+    """torch's parser checks a Tensor list's elements while matching and raises at the first non-Tensor (None
+    included, for Tensor?[] too: the Python bindings take no None there): its message, or None."""
+    if t in ("Tensor[]", "Tensor?[]") and _seq(v):
+        for i, x in enumerate(v):
+            if not isinstance(x, Tensor):
+                return _Raw(f"expected Tensor as element {i} in argument {argnum}, but got {type(x).__name__}")
+    return None
 
 
 class _Param:
@@ -139,10 +151,11 @@ def _match(params, args, kwargs, bound=None):
     """None when the overload accepts the call, else torch's message (without the op name) for the first problem.
     bound (a dict) receives the accepted call's values by parameter name."""
     pos = [p for p in params if not p.kwonly]
-    if (pos and pos[0].type.startswith("int[") and args and _is_int(args[0]) and not isinstance(args[0], Tensor)
-            and (len(args) > 1 or pos[0].type.rstrip("?") == "int[]")):
-        # torch's varargs int list: x.view(2, 3), torch.zeros(2, 3), x.permute(1, 0) (one int for a sized list,
-        # x.sum(0), is that int)
+    if (len(pos) == 1 and pos[0].type.startswith("int[") and args and _is_int(args[0])
+            and not isinstance(args[0], Tensor) and (len(args) > 1 or pos[0].type.rstrip("?") == "int[]")):
+        # torch's varargs int list, for a signature whose only positional parameter is an int list: x.view(2, 3),
+        # torch.zeros(2, 3), x.permute(1, 0) (one int for a sized list, x.sum(0), is that int; x.amin(1, True) is
+        # dim and keepdim)
         if not all(_is_int(a) for a in args):
             bad = next(a for a in args if not _is_int(a))
             return (f"(): argument '{pos[0].name}' (position 1) must be tuple of ints, but found element of type "
@@ -169,9 +182,12 @@ def _match(params, args, kwargs, bound=None):
     if missing:
         return (f"() missing {len(missing)} required positional argument{'s' if len(missing) > 1 else ''}: "
                 + ", ".join(f'"{m}"' for m in missing))
-    for p in params:
+    for argnum, p in enumerate(params):
         if p.name in given:
             v, at = given[p.name]
+            raw = _bad_tensor_element(p.type, v, argnum)
+            if raw is not None:
+                return raw
             if not _ok(p.type, v):
                 where = f" (position {at})" if at is not None else ""
                 if p.type.startswith("int[") and _seq(v):
@@ -218,6 +234,8 @@ def type_error(kind, name, args, kwargs, ovs=None):
         msg = _match(params, args, kwargs)
         if msg is None:
             return None
+        if isinstance(msg, _Raw):
+            return str(msg)
         problems.append(msg)
     if len(ovs) == 1:
         return name + problems[0]
@@ -246,7 +264,7 @@ def _unpack_error(params, name, args, kwargs):
     None: a Python int beyond what the parameter's C type holds (an int: ValueError "Overflow when unpacking long
     long"; a Scalar, which takes int64 or uint64: OverflowError; a float: OverflowError beyond a double)."""
     pos = [p for p in params if not p.kwonly]
-    if pos and pos[0].type.rstrip("?") == "int[]" and args and _plain_int(args[0]):
+    if len(pos) == 1 and pos[0].type.rstrip("?") == "int[]" and args and _plain_int(args[0]):
         args = (tuple(args),)   # varargs int list (one int for a sized list, int[1] dim, is an int)
     given = dict(zip((p.name for p in pos), args))
     given.update(kwargs)

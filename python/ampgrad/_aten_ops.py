@@ -137,8 +137,8 @@ def _unsafe_masked_index(input, mask, indices, fill):
 
 def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
     masked = values.masked_fill(mask.logical_not(), 0)
-    return input.index_put(tuple(_index_list(input, indices, "_unsafe_masked_index_put_accumulate")), masked,
-                           accumulate=True)
+    # the engine's index_put: its None entries are full slices (torch's Python index_put refuses them)
+    return _C._index_put(input, _index_list(input, indices, "_unsafe_masked_index_put_accumulate"), masked, True)
 
 
 def _chunk_cat(tensors, dim, num_chunks, *, out=None):

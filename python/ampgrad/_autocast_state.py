@@ -9,27 +9,34 @@ autocast_increment_nesting = _C.autocast_increment_nesting
 autocast_decrement_nesting = _C.autocast_decrement_nesting
 
 
+def _device_type_arg(name, device_type):
+    # torch's parser: `str device_type` (position 1), before the device string is read
+    if not isinstance(device_type, str):
+        raise TypeError(f"{name}(): argument 'device_type' (position 1) must be str, not {type(device_type).__name__}")
+    _check_device_type(device_type)
+
+
 def is_autocast_enabled(device_type=None):
     if device_type is None:
         return _C.is_autocast_enabled("cuda")
-    _check_device_type(device_type)
+    _device_type_arg("is_autocast_enabled", device_type)
     return _C.is_autocast_enabled(device_type)
 
 
 def set_autocast_enabled(device_type, enabled=None):
     if enabled is None:  # legacy set_autocast_enabled(enabled): CUDA
         device_type, enabled = "cuda", device_type
-    _check_device_type(device_type)
+    _device_type_arg("set_autocast_enabled", device_type)
     _C._set_autocast_enabled(device_type, bool(enabled))
 
 
 def get_autocast_dtype(device_type):
-    _check_device_type(device_type)
+    _device_type_arg("get_autocast_dtype", device_type)
     return _C.get_autocast_dtype(device_type)
 
 
 def set_autocast_dtype(device_type, dtype):
-    _check_device_type(device_type)
+    _device_type_arg("set_autocast_dtype", device_type)
     _C._set_autocast_dtype(device_type, dtype)
 
 

@@ -14,6 +14,7 @@ import random as _random
 import numpy as np
 
 from . import _C
+from . import _argparse
 from ._out import warn_resized
 
 Tensor = _C.Tensor
@@ -155,6 +156,40 @@ def _infer_dtype(data):
     return out or _C.get_default_dtype()
 
 
+def _check_store(data, dtype):
+    """torch's tensor(data, dtype=...) path, which infers nothing: the shape from the chain of first elements,
+    then every element stored as dtype's C type: a sequence of another length is a ValueError, a leaf where a
+    sequence should be a TypeError "not a sequence", and a leaf that is not a number (None, an object) the
+    conversion's TypeError. Data holding tensors or arrays, or strs in the first chain, is left to the caller."""
+    sizes = []
+    x = data
+    while _is_sequence(x):
+        sizes.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    if isinstance(x, (str, Tensor, np.ndarray)) or 0 in sizes:
+        return   # (torch stores nothing into an empty tensor: no element is looked at)
+    integral = not (dtype.is_floating_point or dtype.is_complex)
+
+    def walk(x, dim):
+        if isinstance(x, (Tensor, np.ndarray)):
+            return
+        if dim < len(sizes):
+            if not _is_sequence(x):
+                raise TypeError("not a sequence")
+            if len(x) != sizes[dim]:
+                raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+            for e in x:
+                walk(e, dim + 1)
+        elif not isinstance(x, (numbers.Number, np.generic)):
+            if integral:
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            raise TypeError(f"must be real number, not {type(x).__name__}")
+
+    walk(data, 0)
+
+
 def _to_nested(data):
     if isinstance(data, Tensor):
         return data.tolist()
@@ -193,6 +228,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
         t = _C.from_numpy(_contiguous(arr))
     else:
+        if dtype is not None:
+            _check_store(data, dtype)
         inferred = _infer_dtype(data)
         nested = _to_nested(data)
         try:
@@ -351,9 +388,29 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """Deprecated torch.range: like arange but includes `end`."""
-    if end is None:
-        start, end = 0, start
+    """Deprecated torch.range: like arange but includes `end`. torch's checks in its order: the parser (`end` is
+    required; Scalars beyond int64 / uint64), the dtype (no bool), the bounds converted to the dtype's accumulate
+    type (int64 for integers: truncated, refused when not finite), a nonzero step, finite bounds, the step's sign."""
+    if end is None or builtins.any(isinstance(v, numbers.Integral) and not isinstance(v, builtins.bool)
+                                   and not -2 ** 63 <= v < 2 ** 64 for v in (start, end, step)):
+        err = _argparse.parse_error("fn", "range", (start, end, step) if end is not None else (start,),
+                                    {} if dtype is None else {"dtype": dtype})
+        if err is not None:
+            raise err
+    dt = dtype or _C.get_default_dtype()
+    if dt == _C.bool:
+        raise NotImplementedError('"range_cpu" not implemented for \'Bool\'')
+    if not dt.is_floating_point:
+        vals = [builtins.float(v) for v in (start, end, step)]
+        if not builtins.all(math.isfinite(v) for v in vals):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        start, end, step = (int(v) for v in vals)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {builtins.float(start):g} -> {builtins.float(end):g}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
     t = arange(0, builtins.max(n, 0), dtype=_C.float64, device=device) * step + start
     return _finish(t.to(dtype or _C.get_default_dtype()), requires_grad)

@@ -16,7 +16,8 @@ from ._creation import (tensor, as_tensor, asarray, scalar_tensor, full, zeros, 
                         default_generator, manual_seed, seed, initial_seed, rand, randn, rand_like, randn_like,
                         randint, randint_like, randperm, normal, bernoulli, multinomial)
 from ._dtype_info import finfo, iinfo  # noqa: F401
-from ._tensor import Tensor, _dims, _minmax, _softmax_bool_dim, Size, isclose, allclose  # noqa: F401
+from ._tensor import (Tensor, _dims, _minmax, _softmax_bool_dim, Size, isclose, allclose,  # noqa: F401
+                      _index_put as _index_put_op)
 
 
 # ---- reductions with overloads
@@ -50,7 +51,7 @@ moveaxis = movedim
 
 
 def index_put(input, indices, values, accumulate=False):
-    return input.index_put(indices, values, accumulate)
+    return _index_put_op("fn", input, indices, values, accumulate, False)
 
 
 def nonzero(input, *, as_tuple=False):

@@ -45,9 +45,11 @@ _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
 
 def _red(reduction):
-    if reduction not in _REDUCTION:
-        raise RuntimeError(f"{reduction} is not a valid value for reduction")
-    return _REDUCTION[reduction]
+    """aten's apply_loss_reduction: 1 is a mean, 2 a sum, any other int no reduction. A non-int is refused (a
+    RuntimeError here, which the op's parser wrapper replaces with torch's TypeError)."""
+    if isinstance(reduction, bool) or not isinstance(reduction, (int, _C.Tensor)):
+        raise RuntimeError(f"{reduction!r} is not a valid value for reduction")
+    return _REDUCTION.get(int(reduction), "none")
 
 
 # The torch.* spellings of these losses reduce nothing by default: their schema says `int reduction=Mean`, but
@@ -65,7 +67,24 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
-    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_red(reduction), pos_weight=pos_weight)
+    red = _red(reduction)
+    def fits(w):   # w broadcasts into input's shape
+        return w is None or (isinstance(w, _C.Tensor) and w.dim() <= input.dim() and all(
+            a in (1, b) for a, b in zip(reversed(w.shape), reversed(input.shape))))
+
+    if (isinstance(input, _C.Tensor) and isinstance(target, _C.Tensor) and input.is_floating_point()
+            and target.dtype == input.dtype and target.shape == input.shape and fits(weight) and fits(pos_weight)):
+        return F.binary_cross_entropy_with_logits(input, target, weight, reduction=red, pos_weight=pos_weight)
+    # aten's composition (no size check of its own, unlike F's): log_sigmoid(input) first (its dtype check), then
+    # in-place arithmetic, which broadcasts into the shape (and casts into the dtype) of the tensor written to
+    log_sig = F.logsigmoid(input)
+    if pos_weight is not None:
+        loss = (1 - target).mul_(input).sub_(log_sig.mul_((pos_weight - 1).mul(target).add_(1)))
+    else:
+        loss = (1 - target).mul_(input).sub_(log_sig)
+    if weight is not None:
+        loss.mul_(weight)
+    return loss if red == "none" else loss.sum() if red == "sum" else loss.mean()
 
 
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):

@@ -9,6 +9,7 @@ import numbers
 from . import _C
 from ._C import Tensor
 from . import _functions as _fn
+from ._tensor import _check_empty_reduction
 from ._creation import empty as _empty
 
 
@@ -609,6 +610,8 @@ def aminmax(input, *, dim=None, keepdim=False):
         if keepdim:
             lo, hi = lo.reshape([1] * input.dim()), hi.reshape([1] * input.dim())
         return _AminmaxResult(lo, hi)
+    if isinstance(dim, int) and input.numel() == 0 and input.dim():
+        _check_empty_reduction(input, dim % input.dim() if -input.dim() <= dim < input.dim() else dim, "aminmax")
     return _AminmaxResult(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from . import _C
 from . import _argparse
 from . import _creation
+from . import _argparse
 from . import _indexing
 from . import _tensor_str
 from ._creation import tensor, full, _check_bernoulli_p
@@ -148,14 +149,32 @@ def min(self, dim=None, keepdim=False):
     return _minmax(self, dim, keepdim, "min")
 
 
+def _check_empty_reduction(self, dims, name):
+    """torch's check of a reduction without identity over an empty tensor, dim by dim in the given order: each
+    dim wrapped (IndexError out of range), then refused where its size is 0 (named as given)."""
+    n = self.dim()
+    lim = builtins.max(n, 1)
+    for d in [dims] if isinstance(dims, int) else dims:
+        if not -lim <= d < lim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-lim}, {lim - 1}], but got {d})")
+        if n and self.shape[d % lim] == 0:
+            raise IndexError(f"{name}: Expected reduction dim {d} to have non-zero size.")
+
+
 @_method("amax")
 def amax(self, dim=(), keepdim=False):
-    return _C._amax(self, _dims(dim), keepdim)
+    dims = _dims(dim)
+    if dims not in (None, []) and self.numel() == 0:
+        _check_empty_reduction(self, dims, "amax()")
+    return _C._amax(self, dims, keepdim)
 
 
 @_method("amin")
 def amin(self, dim=(), keepdim=False):
-    return _C._amin(self, _dims(dim), keepdim)
+    dims = _dims(dim)
+    if dims not in (None, []) and self.numel() == 0:
+        _check_empty_reduction(self, dims, "amin()")
+    return _C._amin(self, dims, keepdim)
 
 
 @_method("argmax")
@@ -303,14 +322,137 @@ def movedim(self, source, destination):
 Tensor.moveaxis = movedim
 
 
+def _check_inplace_leaf(self):
+    """autograd's check before an in-place op runs: a leaf (or a view of one) that requires grad refuses it."""
+    if self.requires_grad and _C.is_grad_enabled():
+        if self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = self._base
+        if base is not None and base.is_leaf and base.requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _index_put_parse(kind, self, indices, values, accumulate):
+    """torch's parser for index_put(_): indices a list or tuple of Tensors (None is refused at the Python level,
+    unlike the engine's slice placeholder), values a Tensor, accumulate a bool."""
+    if (isinstance(indices, (list, tuple)) and builtins.all(isinstance(i, Tensor) for i in indices)
+            and isinstance(values, Tensor) and isinstance(accumulate, bool)):
+        return
+    args = (indices, values, accumulate) if kind == "method" else (self, indices, values, accumulate)
+    err = _argparse.parse_error(kind, "index_put", args, {})
+    if err is not None:
+        raise err
+
+
+def _index_put_check(self, indices, values):
+    """torch's checks of index_put(_), in its order, before the engine's kernel (which checks the index bounds):
+    the index count, index dtypes, bool / byte masks against self's shape, the indices' broadcast, an index into
+    an empty dim, values against the indexing result's shape, then values' dtype."""
+    nd = self.dim()
+    if len(indices) > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd} (got {len(indices)})")
+    if not indices:
+        return
+    for ix in indices:
+        if ix.dtype not in (_C.int64, _C.int32, _C.uint8, _C.bool):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if ix.dtype in (_C.uint8, _C.bool) and ix.dim() == 0:
+            return   # a 0-dim mask: the engine's case
+    shapes = []
+    for ix in indices:
+        if ix.dtype in (_C.uint8, _C.bool):
+            for j in builtins.range(ix.dim()):
+                at = len(shapes) + j
+                if at >= nd:
+                    raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but "
+                                     f"got {at})")
+                if ix.shape[j] != self.shape[at]:
+                    raise IndexError(f"The shape of the mask {list(ix.shape)} at index {j} does not match the shape "
+                                     f"of the indexed tensor {list(self.shape)} at index {at}")
+            shapes.extend([[int(ix.count_nonzero())]] * ix.dim())
+        else:
+            shapes.append(list(ix.shape))
+    k = len(shapes)
+    if k > nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {nd})")
+    rank = builtins.max(len(s) for s in shapes)
+    bshape = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, rank - len(s)):
+            if n != bshape[i] and 1 not in (n, bshape[i]):
+                raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                                 + ", ".join(str(x) for x in shapes))
+            if bshape[i] == 1:
+                bshape[i] = n
+    if 0 in self.shape[:k] and 0 not in bshape:
+        raise IndexError("index is out of bounds for dimension with size 0")
+    _value_fits(values, bshape + list(self.shape[k:]))
+    _index_put_dtype(self, values)
+
+
+def _index_put_dtype(self, values):
+    if values.dtype != self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_C._scalar_type_name(self.dtype)} for the destination and "
+                           f"{_C._scalar_type_name(values.dtype)} for the source.")
+
+
+def _value_fits(values, target):
+    vs = list(values.shape)
+    if len(vs) > len(target) or builtins.any(v not in (1, t) for v, t in zip(vs[::-1], target[::-1])):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {vs} cannot be broadcast to indexing result of "
+                           f"shape {list(target)}")
+
+
+def _index_put(kind, self, indices, values, accumulate, inplace):
+    _index_put_parse(kind, self, indices, values, accumulate)
+    if inplace:
+        _check_inplace_leaf(self)
+    nd = self.dim()
+    if not accumulate and values.numel() == 1 and not indices:
+        # torch's masked_fill dispatch (one value, no index other than a mask) with no mask at all
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype nullptr (uninitialized)")
+    if not indices:
+        # torch indexes nothing: the result is all of self (its kernel fails on a non-empty one)
+        _value_fits(values, list(self.shape))
+        if self.numel():
+            raise RuntimeError("index_put: an empty index list writes to no indexed dimension (torch's kernel "
+                               "refuses it for a non-empty tensor)")
+        _index_put_dtype(self, values)
+        # nothing to write; adding the (empty) broadcast values keeps autograd's link to them, as torch's result has
+        vals = values.expand(self.shape)
+        return self.add_(vals) if inplace else self + vals
+    if (not accumulate and values.numel() == 1 and len(indices) == 1 and len(indices) <= nd
+            and indices[0].dtype in (_C.bool, _C.uint8)):
+        # torch's masked_fill dispatch: one mask and one value (checked against self's shape; no dtype check)
+        mask = indices[0]
+        for j in builtins.range(mask.dim()):
+            if j >= nd:
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but "
+                                 f"got {j})")
+            if mask.shape[j] != self.shape[j]:
+                raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape "
+                                 f"of the indexed tensor {list(self.shape)} at index {j}")
+        if mask.dtype != _C.bool:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        mask = mask.reshape(list(mask.shape) + [1] * (nd - mask.dim()))
+        # torch fills value.item() (its overflow check); a value that requires grad stays a tensor for autograd
+        value = values.reshape(()).to(self.dtype) if values.requires_grad and _C.is_grad_enabled() else values.item()
+        return self.masked_fill_(mask, value) if inplace else self.masked_fill(mask, value)
+    _index_put_check(self, indices, values)
+    if inplace:
+        return self._index_put_(list(indices), values, accumulate)
+    return _C._index_put(self, list(indices), values, accumulate)
+
+
 @_method("index_put_")
 def index_put_(self, indices, values, accumulate=False):
-    return self._index_put_(list(indices), values, accumulate)
+    return _index_put("method", self, indices, values, accumulate, True)
 
 
 @_method("index_put")
 def index_put(self, indices, values, accumulate=False):
-    return _C._index_put(self, list(indices), values, accumulate)
+    return _index_put("method", self, indices, values, accumulate, False)
 
 
 @_method("count_nonzero")
@@ -436,7 +578,10 @@ def cuda(self, device=None, non_blocking=False):
 for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
                    ("long", "int64"), ("int", "int32"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
                    ("bool", "bool")]:
-    def _conv(self, memory_format=None, _dt=getattr(_C, _dt)):
+    def _conv(self, *args, memory_format=None, _dt=getattr(_C, _dt), _name=_name):
+        if args:   # torch's binding: memory_format is keyword-only
+            raise TypeError(f"{_name}() takes 0 positional arguments but {len(args)} "
+                            f"{'was' if len(args) == 1 else 'were'} given")
         return _C._to(self, None, _dt, False)
     _conv.__name__ = _name
     setattr(Tensor, _name, _conv)
