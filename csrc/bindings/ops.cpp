@@ -473,9 +473,10 @@ void init_ops(py::module_& m) {
 
   // In-place shape/index methods computed out of place (Note [In-place ops]).
 #define AG_ARGS(...) __VA_ARGS__
-#define AG_IP(name, call, arg_names, ...)                                                             \
+#define AG_IP(name, pre, call, arg_names, ...)                                                        \
   cls.def(#name "_", [](py::object self, __VA_ARGS__) {                                             \
     Tensor t = self.cast<Tensor>();                                                                   \
+    pre;                                                                                              \
     apply_inplace(t, [&] { return call; }, #name "_");                                                \
     return self;                                                                                      \
   }, AG_ARGS arg_names);
@@ -499,9 +500,10 @@ void init_ops(py::module_& m) {
     return self;
   }, py::arg("mask"), py::arg("value"));
   // Scatter-like writes refuse any memory shared with the index or the source (torch's assert_no_overlap).
-  AG_IP(scatter_add, (assert_no_overlap(t, i), assert_no_overlap(t, s), scatter_add(t, d, i, s)),
+  // torch wraps scatter_add_'s dim (IndexError) before its overlap checks.
+  AG_IP(scatter_add, wrap_dim(d, t.dim(), true), (assert_no_overlap(t, i), assert_no_overlap(t, s), scatter_add(t, d, i, s)),
         (py::arg("dim"), py::arg("index"), py::arg("src")), int64_t d, const Tensor& i, const Tensor& s)
-  AG_IP(index_copy, (assert_no_overlap(t, i), assert_no_overlap(t, s), index_copy(t, d, i, s)),
+  AG_IP(index_copy, (void)0, (assert_no_overlap(t, i), assert_no_overlap(t, s), index_copy(t, d, i, s)),
         (py::arg("dim"), py::arg("index"), py::arg("source")), int64_t d, const Tensor& i, const Tensor& s)
 #undef AG_IP
 #undef AG_ARGS

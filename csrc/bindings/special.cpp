@@ -83,6 +83,9 @@ void init_special(py::module_& m) {
   }, py::arg(other));                                                                                  \
   cls.def(#name "_", [](py::object self, py::handle b) {                                              \
     Tensor t = self.cast<Tensor>(), o = operand(b, #name "_", other, 1, num_b);                       \
+    const ScalarType rt = result_type({&t, &o});  /* torch's cast check comes before the kernel's dtype */ \
+    AG_CHECK(can_cast(rt, t.dtype()), "result type ", scalar_type_name(rt),                            \
+             " can't be cast to the desired output type ", scalar_type_name(t.dtype()));               \
     special_inplace(t, [&](const Tensor& x) { return fn(x, o); }, #name "_");                          \
     return self;                                                                                       \
   }, py::arg(other));

@@ -62,8 +62,8 @@ def kl_div(input, target, reduction=0, *, log_target=False):
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
-    _red(reduction)
-    return F._margin_ranking_loss(input1, input2, target, margin, reduction)   # aten's: the reduction's enum
+    red = _red(reduction)   # aten's enum: 1 mean, 2 sum, any other int none
+    return F._margin_ranking_loss(input1, input2, target, margin, 2 if red == "sum" else 1 if red == "mean" else 0)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
