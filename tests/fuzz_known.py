@@ -157,6 +157,9 @@ KNOWN = [
     K("F.dropout1d F.dropout2d F.dropout3d F.dropout F.alpha_dropout", "mismatch", when=has_dtype("bool"),
       reason="dropout of a bool tensor: torch keeps bool, ampgrad returns float32"),
     K("Tensor.stride", "mismatch", when=zero_size, reason="strides of a 0-size tensor differ"),
+    K("torch.signbit Tensor.signbit", "mismatch", when=nonfinite,
+      reason="the sign of a NaN: torch's float32 -> bfloat16 conversion makes every NaN negative (0xFFC0), so "
+             "signbit(nan) is True there; ampgrad keeps the NaN's sign"),
     K("Tensor.*_", "mismatch", when=self_expanded,
       reason="in-place write into an expanded (overlapping) tensor: result depends on the write order"),
     K("Tensor.*_ Tensor.__i*__", "mismatch", when=operand_requires_grad,
