@@ -157,6 +157,10 @@ KNOWN = [
     K("F.dropout1d F.dropout2d F.dropout3d F.dropout F.alpha_dropout", "mismatch", when=has_dtype("bool"),
       reason="dropout of a bool tensor: torch keeps bool, ampgrad returns float32"),
     K("Tensor.stride", "mismatch", when=zero_size, reason="strides of a 0-size tensor differ"),
+    K("Tensor.logical_and_ Tensor.logical_or_ Tensor.logical_xor_", "rejected", "value", "RuntimeError",
+      reason="better than torch on purpose: torch's logical_*_ are not recorded, so they write a leaf that requires "
+             "grad and let the old gradient through the overwritten values; ampgrad raises torch's leaf error and "
+             "gives overwritten values zero gradient (test_inplace_nondifferentiable_overwrite_gets_zero_grad)"),
     K("torch.signbit Tensor.signbit", "mismatch", when=nonfinite,
       reason="the sign of a NaN: torch's float32 -> bfloat16 conversion makes every NaN negative (0xFFC0), so "
              "signbit(nan) is True there; ampgrad keeps the NaN's sign"),

@@ -337,10 +337,11 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
   Shape bs = broadcast_shapes(self.sizes(), other.sizes());
   AG_CHECK(bs == self.sizes(), "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(bs));
   check_inplace_operands(self, {&other});
-  // torch's logical_and_ / _or_ / _xor_ are not differentiable and not recorded: they write self (even a
-  // leaf that requires grad) and leave its history as it was.
-  const bool logical = op == Op::logical_and || op == Op::logical_or || op == Op::logical_xor;
-  bool grad = !logical && autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
+  // logical_and_ / _or_ / _xor_ differ from torch on purpose: torch records nothing, so it writes a leaf that
+  // requires grad and lets the old gradient flow through the overwritten values (a silently wrong gradient);
+  // here the write is checked and recorded, and the overwritten values get zero gradient
+  // (tests/test_ops.py::test_inplace_nondifferentiable_overwrite_gets_zero_grad).
+  bool grad = autograd::GradMode::is_enabled() && (self.requires_grad() || other.requires_grad());
   const bool relational = op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge;
   if (relational && grad && is_floating(self.dtype())) {
     // torch's gt_ & co. (derivatives.yaml): a node with zero gradients for both operands (GtBackward0 for a
@@ -366,7 +367,7 @@ Tensor& binary_(Op op, Tensor& self, const Tensor& other, Scalar alpha, const st
       return out;
     }, op_name(op), {&other});
   }
-  if (!logical && (grad || fw_has(self) || fw_has(other))) {
+  if (grad || fw_has(self) || fw_has(other)) {
     if (grad) check_inplace(self, op_name(op), true);
     return apply_inplace(self, [&] { return binary_dispatch(op, self, other, alpha, mode); }, op_name(op));
   }
