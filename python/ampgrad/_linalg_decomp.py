@@ -3,6 +3,7 @@ Tensor methods, plus cov / corrcoef / kron / block_diag composed from ampgrad op
 import builtins
 import functools
 import math
+import warnings
 
 from . import _C
 from . import linalg as _la
@@ -143,33 +144,41 @@ def qr(input, some=True):
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
+    # Follows ATen's Correlation.cpp: its check order and its one-observation corner case.
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
     if input.dtype == _C.bool:
         raise RuntimeError("cov(): bool dtype is not supported for input")
-    x = input.unsqueeze(0) if input.dim() < 2 else input
-    if not x.is_floating_point():
-        x = x.to(_C.float32)
-    n_obs = x.shape[1]
-    for wname, wt in (("fweights", fweights), ("aweights", aweights)):
-        if wt is None:
-            continue
-        if wt.dim() > 1:
-            raise RuntimeError(f"cov(): expected {wname} to have one or fewer dimensions but got {wname} with {wt.dim()} dimensions")
-        if wt.numel() != n_obs:
-            raise RuntimeError(f"cov(): expected {wname} to have the same numel as there are observations in the input but got "
-                               f"{wt.numel()} != {n_obs}")
-        if wname == "fweights" and wt.is_floating_point():
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {_la._c10(wt.dtype)} dtype")
-        if wname == "aweights" and not wt.is_floating_point():
-            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with {_la._c10(wt.dtype)} dtype")
-        if wt.numel() and bool((wt < 0).any().item()):
-            raise RuntimeError(f"cov(): {wname} cannot be negative")
-    w = None
+    x_in = input.view(1, -1) if input.dim() < 2 else input
+    n_obs = x_in.shape[1]
     if fweights is not None:
-        w = fweights
+        wt = fweights
+        if wt.dim() > 1:
+            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but got fweights with {wt.dim()} dimensions")
+        if wt.is_floating_point() or wt.is_complex() or wt.dtype == _C.bool:
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {_la._c10(wt.dtype)} dtype")
+        if wt.numel() != n_obs:
+            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the input but got "
+                               f"{wt.numel()} != {n_obs}")
+        if n_obs and bool((wt < 0).any().item()):
+            raise RuntimeError("cov(): fweights cannot be negative")
+    if aweights is not None:
+        wt = aweights
+        if wt.dim() > 1:
+            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but got aweights with {wt.dim()} dimensions")
+        if not wt.is_floating_point():
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with {_la._c10(wt.dtype)} dtype")
+        if wt.numel() != n_obs:
+            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the input but got "
+                               f"{wt.numel()} != {n_obs}")
+        if n_obs and bool((wt < 0).any().item()):
+            raise RuntimeError("cov(): aweights cannot be negative")
+    w = fweights
     if aweights is not None:
         w = aweights if w is None else w * aweights
+    if w is not None and not bool(w.sum().ne(0).item()):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    x = x_in if x_in.is_floating_point() or x_in.is_complex() else x_in.to(_C.float32)
     if w is None:
         avg = x.mean(1)
         w_sum = float(n_obs)
@@ -178,15 +187,24 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         w = w.to(x.dtype)
         avg = (x * w).sum(1) / w.sum()
         w_sum = w.sum()
-        if aweights is None:
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
             norm = w_sum - correction
+        elif fweights is None and n_obs == 1 and correction == 1:
+            norm = 0.0
         else:
             norm = w_sum - correction * (w * aweights).sum() / w_sum
-    if isinstance(norm, Tensor):
-        norm = norm.clamp(min=0)
+    if bool(norm <= 0) if not isinstance(norm, Tensor) else bool((norm <= 0).item()):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of observations.")
+        norm = 0.0
+    if n_obs == 1 and (fweights is None) != (aweights is None):
+        # ATen zeroes the (viewed) input in place here instead of subtracting the
+        # weighted mean: the caller's tensor is modified.
+        x_in.zero_()
+        xm = x_in if x_in.is_floating_point() or x_in.is_complex() else x_in.to(_C.float32)
     else:
-        norm = builtins.max(norm, 0.0)
-    xm = x - avg.unsqueeze(1)
+        xm = x - avg.unsqueeze(1)
     xw = xm if w is None else xm * w
     c = (xm @ xw.mT) / norm
     return c.squeeze()
