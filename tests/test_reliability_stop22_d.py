@@ -81,3 +81,25 @@ COV = {
 @pytest.mark.parametrize("name", sorted(COV))
 def test_cov(name):
     _check(COV[name])
+
+
+BERNOULLI = {
+    # torch.bernoulli binds no Tensor-p overload: the parser's TypeError; a 0-d Tensor without grad is a float p
+    "tensor_p": lambda L: L.bernoulli(L.ones(2), L.tensor([0.5])),
+    "tensor_p_kw": lambda L: L.bernoulli(L.ones(2), p=L.ones(2)),
+    "tensor_p_0d_grad": lambda L: L.bernoulli(L.ones(2), L.tensor(0.5, requires_grad=True)),
+    "tensor_p_0d": lambda L: L.bernoulli(L.ones(3), L.tensor(1.0)),
+    "tensor_p_0d_int": lambda L: L.bernoulli(L.ones(2), L.tensor(0)),
+    # an integral input as its own probabilities: the kernel's NotImplementedError before the range check
+    "int_self_out_of_range": lambda L: L.bernoulli(L.tensor([[2], [2]])),
+    "int_self": lambda L: L.bernoulli(L.tensor([[0], [1]])),
+    "bool_self": lambda L: L.bernoulli(L.tensor([True])),
+    "int_self_empty": lambda L: L.bernoulli(L.ones(0, dtype=L.int64)),
+    "int_self_float_p": lambda L: L.bernoulli(L.tensor([[0], [1]]), 0.0),
+    "float_self_out_of_range": lambda L: L.bernoulli(L.ones(2) * 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BERNOULLI))
+def test_bernoulli(name):
+    _check(BERNOULLI[name])

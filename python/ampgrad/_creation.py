@@ -650,7 +650,21 @@ def _check_bernoulli_p(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
 
 
+# torch.bernoulli's Python bindings: aten's bernoulli.Tensor (a Tensor p) is not among them; the parser takes a
+# 0-d Tensor without grad for the float p.
+_BERNOULLI_SIG = ('Tensor input, *, Any generator=', 'Tensor input, float p, *, Any generator=')
+
+
 def bernoulli(input, p=None, *, generator=None):
+    if isinstance(p, Tensor):
+        if p.dim() != 0 or p.requires_grad:
+            raise _argparse.sig_parse_error("bernoulli", _BERNOULLI_SIG, (input, p), {"generator": generator})
+        p = p.item()
+    if isinstance(input, Tensor) and input.numel():
+        # the kernel's dtype dispatch comes before its range check
+        if p is None and not input.is_floating_point():
+            from .linalg import _c10 as _dtype_c10
+            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_dtype_c10(input.dtype)}\'')
     _check_bernoulli_p(input if p is None else p)
     prob = input if p is None else p
     wide = not isinstance(prob, Tensor) or prob.dtype == _C.float64  # Note [Bernoulli draws]
