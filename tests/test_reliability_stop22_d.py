@@ -103,3 +103,28 @@ BERNOULLI = {
 @pytest.mark.parametrize("name", sorted(BERNOULLI))
 def test_bernoulli(name):
     _check(BERNOULLI[name])
+
+
+def _lu_nograd(L):
+    with L.no_grad():
+        return L.lu_unpack(L.ones(4, requires_grad=True), L.ones(2, dtype=L.int32))
+
+
+LU_UNPACK = {
+    # LU_data requiring grad: torch's autograd kernel reads size(-1), size(-2) first (IndexError)
+    "grad_1d": lambda L: L.lu_unpack(L.ones(4, requires_grad=True), L.ones(2), True, False),
+    "grad_0d": lambda L: L.lu_unpack(L.ones((), requires_grad=True), L.ones(2, dtype=L.int32)),
+    "grad_1d_no_grad_mode": _lu_nograd,
+    "no_grad_1d": lambda L: L.lu_unpack(L.ones(4), L.ones(2, requires_grad=True), True, False),
+    # LU_pivots is read only to unpack them
+    "float_pivots_unused": lambda L: L.lu_unpack(L.ones(1, 1), L.ones(1, 1, requires_grad=True), False, False),
+    "float_pivots_data": lambda L: L.lu_unpack(L.tensor([[2.0, 1], [4, 3]]), L.ones(5, 3), True, False),
+    "batched_pivots_unused": lambda L: L.lu_unpack(L.ones(3, 2, 4), L.ones(2, dtype=L.int32) * 7, True, False),
+    "float_pivots_used": lambda L: L.lu_unpack(L.ones(2, 2), L.ones(5, 3), True, True),
+    "valid": lambda L: L.lu_unpack(L.tensor([[2.0, 1], [4, 3]]), L.tensor([2, 2], dtype=L.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LU_UNPACK))
+def test_lu_unpack(name):
+    _check(LU_UNPACK[name])

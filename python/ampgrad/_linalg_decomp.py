@@ -114,6 +114,12 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     for pos, (name, v) in enumerate((("unpack_data", unpack_data), ("unpack_pivots", unpack_pivots)), 3):
         if not isinstance(v, bool):
             raise TypeError(f"lu_unpack(): argument '{name}' (position {pos}) must be bool, not {type(v).__name__}")
+    if isinstance(LU_data, Tensor) and LU_data.requires_grad and _C.is_grad_enabled():
+        LU_data.size(-1), LU_data.size(-2)   # torch's autograd kernel reads both sizes before the op's checks
+    if not unpack_pivots and isinstance(LU_data, Tensor) and isinstance(LU_pivots, Tensor) and LU_data.dim() >= 2:
+        # torch reads LU_pivots only to unpack them: any Tensor will do
+        k = builtins.min(LU_data.shape[-2], LU_data.shape[-1])
+        LU_pivots = zeros(list(LU_data.shape[:-2]) + [k], dtype=_C.int32) + 1
     return _rt.lu_unpack(*_C._lu_unpack(LU_data, LU_pivots, bool(unpack_data), bool(unpack_pivots)))
 
 
