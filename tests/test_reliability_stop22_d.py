@@ -128,3 +128,44 @@ LU_UNPACK = {
 @pytest.mark.parametrize("name", sorted(LU_UNPACK))
 def test_lu_unpack(name):
     _check(LU_UNPACK[name])
+
+
+def _cl(L):
+    return L.arange(120.0).reshape(2, 4, 5, 3).permute(0, 3, 1, 2)   # channels-last dense
+
+
+GROUP_NORM = {
+    # aten's check_group_norm_inputs: num_groups > 0 (F.group_norm's ZeroDivisionError is F's own)
+    "zero_groups": lambda L: L.group_norm(L.ones(1, 3, 2), 0, cudnn_enabled=False),
+    "negative_groups": lambda L: L.group_norm(L.ones(1, 3, 2), -1),
+    "empty_zero_groups": lambda L: L.group_norm(L.ones(0, 3, 2), 0),
+    "not_divisible": lambda L: L.group_norm(L.ones(1, 3, 2), 2),
+    "valid": lambda L: L.group_norm(L.arange(6.0).reshape(1, 3, 2), 3),
+    "native_zero_groups": lambda L: L.native_group_norm(L.ones(1, 3, 2), None, None, 1, 3, 2, 0, 1e-5),
+    "native_empty_zero_groups": lambda L: L.native_group_norm(L.ones(0, 3, 2), None, None, 0, 3, 2, 0, 1e-5),
+    # the CPU kernel wants X contiguous in its suggested memory format
+    "native_strided": lambda L: L.native_group_norm(L.ones(1, 3, 2)[:, ::2], None, None, 1, 2, 2, 1, 1e-5),
+    "native_strided_4d": lambda L: L.native_group_norm(L.arange(120.0).reshape(2, 3, 4, 5)[:, :, ::2], None, None,
+                                                       2, 3, 10, 3, 1e-5),
+    "native_channels_last": lambda L: L.native_group_norm(_cl(L), None, None, 2, 3, 20, 3, 1e-5)[1:],
+}
+
+
+@pytest.mark.parametrize("name", sorted(GROUP_NORM))
+def test_group_norm(name):
+    _check(GROUP_NORM[name])
+
+
+NORM_EXCEPT_DIM = {
+    # the norm's dtype check: floating point or complex only
+    "bool": lambda L: L.norm_except_dim(L.tensor([True, False]), dim=0),
+    "int_dim1": lambda L: L.norm_except_dim(L.tensor([[1, 2]]), dim=1),
+    "int_all": lambda L: L.norm_except_dim(L.tensor([1, 2]), dim=-1),
+    "int_bad_dim": lambda L: L.norm_except_dim(L.tensor([[1, 2]]), dim=3),
+    "float": lambda L: L.norm_except_dim(L.tensor([[1.0, 2], [3, 4]]), dim=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORM_EXCEPT_DIM))
+def test_norm_except_dim(name):
+    _check(NORM_EXCEPT_DIM[name])

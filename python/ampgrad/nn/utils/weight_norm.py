@@ -15,6 +15,9 @@ def norm_except_dim(v, pow=2, dim=0):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     dim = dim % n
+    if not (v.is_floating_point() or v.is_complex()):   # the norm's dtype check
+        from ...linalg import _c10
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {_c10(v.dtype)} instead.")
     dims = [d for d in range(v.dim()) if d != dim]
     if not dims:
         return v.abs() if pow != 2 else (v * v).sqrt()
