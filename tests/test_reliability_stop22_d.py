@@ -169,3 +169,33 @@ NORM_EXCEPT_DIM = {
 @pytest.mark.parametrize("name", sorted(NORM_EXCEPT_DIM))
 def test_norm_except_dim(name):
     _check(NORM_EXCEPT_DIM[name])
+
+
+def _ts(L, b_shape, A_shape, dtype="int16", A_dtype=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = L.ones(*b_shape, dtype=getattr(L, dtype))
+        A = L.eye(A_shape[-1], dtype=getattr(L, A_dtype or dtype)).expand(*A_shape) if A_shape[-1] == A_shape[-2] \
+            else L.ones(*A_shape, dtype=getattr(L, A_dtype or dtype))
+        return L.triangular_solve(b, A)
+
+
+TRIANGULAR_SOLVE = {
+    # shape and dtype-equality checks first, then the CPU kernel's NotImplementedError for non-float dtypes
+    "int16": lambda L: _ts(L, (2, 1), (2, 2)),
+    "int64": lambda L: _ts(L, (2, 1), (2, 2), "int64"),
+    "bool": lambda L: _ts(L, (2, 1), (2, 2), "bool"),
+    "float16": lambda L: _ts(L, (2, 1), (2, 2), "float16"),
+    "int_empty": lambda L: _ts(L, (2, 0), (2, 2)),
+    "mixed_dtypes": lambda L: _ts(L, (2, 1), (2, 2), "float32", "int16"),
+    "int_not_square": lambda L: _ts(L, (2, 1), (2, 3)),
+    "int_incompatible": lambda L: _ts(L, (3, 1), (2, 2)),
+    "int_b_1d": lambda L: _ts(L, (2,), (2, 2)),
+    "int_batch_mismatch": lambda L: _ts(L, (3, 2, 1), (2, 2, 2)),
+    "float": lambda L: _ts(L, (3, 2, 1), (1, 2, 2), "float32"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRIANGULAR_SOLVE))
+def test_triangular_solve(name):
+    _check(TRIANGULAR_SOLVE[name])

@@ -104,10 +104,35 @@ class CholeskySolve(Function):
         return gB.sum_to_size(ctx.shapes[0]), gL.sum_to_size(ctx.shapes[1]), None
 
 
+def _triangular_solve_checks(b, A):
+    """aten's triangular_solve: its dimension checks, linearSolveCheckInputs, the batch broadcast, then the CPU
+    kernel's dtype dispatch (float32/float64/complex only: NotImplementedError), in that order."""
+    for name, t in (("b", b), ("A", A)):
+        if t.dim() < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 dimensions, but it has {t.dim()} "
+                               "dimensions instead")
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_la._c10(b.dtype)} and A of "
+                           f"type {_la._c10(A.dtype)} instead.")
+    n = A.shape[-1]
+    if A.shape[-2] != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {n} matrices")
+    if b.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {b.shape[-2]} by {b.shape[-1]}")
+    _C.broadcast_shapes_(list(b.shape[:-2]), list(A.shape[:-2]))
+    if b.dtype not in (_C.float32, _C.float64) and not b.is_complex():
+        raise NotImplementedError(f'"triangular_solve_cpu" not implemented for \'{_la._c10(b.dtype)}\'')
+
+
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    if isinstance(b, Tensor) and isinstance(A, Tensor):
+        _triangular_solve_checks(b, A)
     M = A.mT if transpose else A
     x = _la.solve_triangular(M, b, upper=bool(upper) != bool(transpose), unitriangular=bool(unitriangular))
-    return _rt.triangular_solve(x, A.clone())
+    # the cloned coefficient is A broadcast to the batch shape, as aten's
+    batch = _C.broadcast_shapes_(list(b.shape[:-2]), list(A.shape[:-2]))
+    return _rt.triangular_solve(x, A.expand(batch + list(A.shape[-2:])).clone())
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
