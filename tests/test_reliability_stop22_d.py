@@ -199,3 +199,57 @@ TRIANGULAR_SOLVE = {
 @pytest.mark.parametrize("name", sorted(TRIANGULAR_SOLVE))
 def test_triangular_solve(name):
     _check(TRIANGULAR_SOLVE[name])
+
+
+THRESHOLD = {
+    # the Scalars convert exactly to an integer dtype; float32 / half / bfloat16 convert them to float
+    "int64_bounds_empty": lambda L: L.threshold_(L.zeros((3, 0), dtype=L.int64), 2147483648, 9223372036854775807),
+    "int64_bounds": lambda L: L.threshold(L.zeros((3, 1), dtype=L.int64), 2147483648, 9223372036854775807),
+    "int32_overflow": lambda L: L.threshold_(L.zeros((3, 1), dtype=L.int32), 2147483648, 9223372036854775807),
+    "float_value_overflow": lambda L: L.threshold(L.zeros((2, 2, 0)), 2, 1e300),
+    "float_threshold_overflow": lambda L: L.threshold(L.zeros((2, 2, 1)), 1e300, 1),
+    "bfloat16_overflow": lambda L: L.threshold(L.zeros(2, dtype=L.bfloat16), 0.5, 1e39),
+    "int64_exact": lambda L: L.threshold(L.tensor([9223372036854775806, 9223372036854775807, -5, 3]),
+                                         9223372036854775806, -9223372036854775808),
+    "int64_exact_float_threshold": lambda L: L.threshold(L.tensor([9223372036854775806, -5, 3]), 2.5,
+                                                         9223372036854775807),
+    "int64_exact_inplace": _with_input(lambda L: L.tensor([9223372036854775806, 9223372036854775807, -5]),
+                                       lambda L, x: L.threshold_(x, 9223372036854775806, -9223372036854775808)),
+    "float64_huge": lambda L: L.threshold(L.tensor([0.0, 3.0], dtype=L.float64), 2, 1e300),
+    "float_inf": lambda L: L.threshold(L.tensor([0.0, 3.0]), 2, float("inf")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THRESHOLD))
+def test_threshold(name):
+    _check(THRESHOLD[name])
+
+
+def _rrelu_(L, lower, upper, training, dtype="float64"):
+    x = L.tensor([-1.0, 0.0, 2.0], dtype=getattr(L, dtype))
+    r = L.rrelu_(x, lower, upper, training)
+    return r if training is False or lower == upper else r.shape
+
+
+_INF = float("inf")
+RRELU_ = {
+    # aten's rrelu_ checks no finiteness: evaluation is leaky_relu with the mean slope (its float conversion),
+    # training uniform_'s bound checks; a NaN bound fails lower <= upper
+    "inf_eval": lambda L: _rrelu_(L, _INF, _INF, False),
+    "inf_train": lambda L: _rrelu_(L, _INF, _INF, True),
+    "half_inf_train": lambda L: _rrelu_(L, 0.0, _INF, True),
+    "neg_inf_eval": lambda L: _rrelu_(L, -_INF, 0.0, False),
+    "huge_eval_f64": lambda L: _rrelu_(L, 1e300, 1e300, False),
+    "huge_eval_f32": lambda L: _rrelu_(L, 1e300, 1e300, False, "float32"),
+    "huge_train_f32": lambda L: _rrelu_(L, 1e300, 1e300, True, "float32"),
+    "huge_train_f64": lambda L: _rrelu_(L, 1e300, 1e300, True),
+    "wide_train_f64": lambda L: _rrelu_(L, -1e308, 1e308, True),
+    "nan_lower": lambda L: _rrelu_(L, float("nan"), 1.0, False),
+    "nan_upper": lambda L: _rrelu_(L, 0.1, float("nan"), True),
+    "empty_inf": lambda L: L.rrelu_(L.zeros((1, 2, 0, 2), dtype=L.float64), _INF, _INF),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RRELU_))
+def test_rrelu_(name):
+    _check(RRELU_[name])

@@ -317,12 +317,21 @@ def _number(x, fn, arg, pos, input=None):
     return float(x)
 
 
+_FLOAT_MAX = 3.4028234663852886e38
+
+
 def _fits(x, input):
-    """The conversion of Scalar x to an integer input's dtype (after the parser has taken every argument)."""
+    """The conversion of Scalar x to the input's op type (after the parser has taken every argument): an integer
+    dtype's range; float for float32 / float16 / bfloat16 (their op math), where a finite x beyond it overflows."""
+    if isinstance(x, _C.Tensor):
+        x = x.item()
     if not input.is_floating_point() and input.dtype != _C.bool:
         lo, hi, cname = _INT_RANGE.get(str(input.dtype).split(".")[-1], (None, None, None))
         if lo is not None and isinstance(x, (int, float)) and not (lo <= x <= hi):  # (NaN too)
             raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
+    elif input.dtype in (_C.float32, _C.float16, _C.bfloat16) and isinstance(x, (int, float)) \
+            and math.isfinite(x) and abs(x) > _FLOAT_MAX:
+        raise RuntimeError("value cannot be converted to type float without overflow")
 
 
 def _threshold_args(input, threshold, value, fn):
@@ -330,8 +339,8 @@ def _threshold_args(input, threshold, value, fn):
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     th, v = _number(threshold, fn, "threshold", 2), _number(value, fn, "value", 3)
-    _fits(th, input)
-    _fits(v, input)
+    _fits(threshold, input)   # the exact Scalar (an int near int64's bounds is no float)
+    _fits(value, input)
     return th, v
 
 
@@ -343,14 +352,32 @@ def softshrink(input, lambd=0.5):
     return _C._softshrink(input, _number(lambd, "softshrink", "lambd", 2))
 
 
+def _int64_threshold(input, threshold, value):
+    """The kernel takes its Scalars as doubles: an int64 input with an int Scalar beyond 2**53 is composed exactly
+    instead (both Scalars converted to int64 first, as aten's kernel does); None otherwise."""
+    if input.dtype != _C.int64:
+        return None
+    raw = [a.item() if isinstance(a, _C.Tensor) else a for a in (threshold, value)]
+    if not any(isinstance(a, int) and abs(a) > 2 ** 53 for a in raw):
+        return None
+    th, v = (_C._full([], int(a), _C.int64, input.device) for a in raw)
+    return _C.where(input > th, input, v)
+
+
 def threshold(input, threshold, value, inplace=False):
     if inplace:
         return threshold_(input, threshold, value)
-    return _C._threshold(input, *_threshold_args(input, threshold, value, "threshold"))
+    args = _threshold_args(input, threshold, value, "threshold")
+    exact = _int64_threshold(input, threshold, value)
+    return exact if exact is not None else _C._threshold(input, *args)
 
 
 def threshold_(input, threshold, value):
-    return _C._threshold_(input, *_threshold_args(input, threshold, value, "threshold_"))
+    args = _threshold_args(input, threshold, value, "threshold_")
+    exact = _int64_threshold(input, threshold, value)
+    if exact is not None:
+        return _C._threshold_(input, *args) if input.numel() == 0 else input.copy_(exact)
+    return _C._threshold_(input, *args)
 
 
 def _rrelu_args(lower, upper):
@@ -390,14 +417,28 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
     lo, up = _number(lower, "rrelu_", "lower", 2), _number(upper, "rrelu_", "upper", 3)
-    if lo > up:
+    if not lo <= up:   # (NaN too)
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"{'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'}\" not implemented "
                                   f"for '{_TORCH_TYPE_NAMES.get(str(input.dtype).split('.')[-1])}'")
-    lower, upper = _rrelu_args(lower, upper)
+    # aten's rrelu_ has no finiteness check (that is F.rrelu's): evaluation is a leaky_relu with the mean slope,
+    # training draws the slopes with uniform_(lower, upper), which checks the bounds in the input's dtype
     _rrelu_dtype(input, training)
-    return _C._rrelu_(input, lower, upper, bool(training))
+    if training:
+        _fits(lo, input)
+        _fits(up, input)
+        if not up - lo <= _FINFO_MAX.get(str(input.dtype).split(".")[-1], _FLOAT_MAX):
+            raise RuntimeError("Expected to - from <= std::numeric_limits<T>::max() to be true, but got false.  (Could "
+                               "this error message be improved?  If so, please report an enhancement request to "
+                               "PyTorch.)")
+    else:
+        _fits((lo + up) / 2, input)   # leaky_relu's negative_slope
+    return _C._rrelu_(input, lo, up, bool(training))
+
+
+_FINFO_MAX = {"float64": 1.7976931348623157e308, "float32": _FLOAT_MAX, "float16": 65504.0,
+              "bfloat16": 3.3895313892515355e38}
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
