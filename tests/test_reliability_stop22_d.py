@@ -253,3 +253,26 @@ RRELU_ = {
 @pytest.mark.parametrize("name", sorted(RRELU_))
 def test_rrelu_(name):
     _check(RRELU_[name])
+
+
+PARSER = {
+    # torch's parser takes only a bool for a bool parameter, only an int (not a bool) for an int, a tuple for size
+    "isin_int_assume_unique": lambda L: L.isin(-1.5, L.ones(3), assume_unique=1099511627776, invert=True),
+    "isin_int_invert": lambda L: L.isin(L.ones(3), L.ones(2), invert=0),
+    "isin_bools": lambda L: L.isin(L.tensor([1.0, 2.0]), L.ones(2), assume_unique=True, invert=True),
+    "sort_int_descending": lambda L: L.sort(L.tensor([[4]], dtype=L.int16), 1, descending=-9223372036854775809),
+    "sort_int_descending_pos": lambda L: L.sort(L.tensor([3.0, 1.0]), 0, 1),
+    "sort_method_int_descending": lambda L: L.tensor([3.0, 1.0]).sort(0, 1),
+    "sort_none_descending": lambda L: L.sort(L.tensor([3.0, 1.0]), 0, None),
+    "sort_bools": lambda L: L.sort(L.tensor([3.0, 1.0, 2.0]), dim=0, descending=True, stable=True),
+    "randperm_bool": lambda L: L.randperm(True, dtype=L.int64),
+    "randperm_int": lambda L: L.randperm(3).sort()[0],
+    "normal_int_size": lambda L: L.normal(0.0, 0.0, 1),
+    "normal_tuple_size": lambda L: L.normal(0.0, 0.0, (2,)),
+    "normal_list_size": lambda L: L.normal(0.0, 0.0, [2, 1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARSER))
+def test_parser(name):
+    _check(PARSER[name])

@@ -609,6 +609,10 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 @_outable
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
+    if _argparse._is_bool(n):   # the parser's int: no bool
+        err = _argparse.parse_error("fn", "randperm", (n,), {})
+        if err is not None:
+            raise err
     with _use_generator(generator, "randperm"):
         return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
 
@@ -636,6 +640,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         return out
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        err = _argparse.parse_error("fn", "normal", (mean, std, size), {})   # size is a tuple of ints, never an int
+        if err is not None:
+            raise err
     t = empty(*_size((size,)), dtype=dtype, device=device)
     with _use_generator(generator, "normal"):
         t.normal_(mean, std)
