@@ -276,3 +276,22 @@ PARSER = {
 @pytest.mark.parametrize("name", sorted(PARSER))
 def test_parser(name):
     _check(PARSER[name])
+
+
+NONZERO_STATIC = {
+    # the parser: int arguments (no bool, no float), then an int64 overflow on unpacking (ValueError)
+    "fill_2_64": lambda L: L.nonzero_static(L.ones(2), size=3, fill_value=18446744073709551616),
+    "fill_2_63": lambda L: L.nonzero_static(L.ones(2), size=3, fill_value=2 ** 63),
+    "fill_min": lambda L: L.nonzero_static(L.ones(2), size=3, fill_value=-2 ** 63),
+    "fill_below_min": lambda L: L.nonzero_static(L.ones(2), size=3, fill_value=-2 ** 63 - 1),
+    "fill_max": lambda L: L.nonzero_static(L.ones(2), size=3, fill_value=2 ** 63 - 1),
+    "fill_float": lambda L: L.nonzero_static(L.ones(2), size=3, fill_value=2.5),
+    "fill_bool": lambda L: L.nonzero_static(L.ones(2), size=3, fill_value=True),
+    "size_2_63": lambda L: L.nonzero_static(L.ones(2), size=2 ** 63, fill_value=0),
+    "size_negative": lambda L: L.nonzero_static(L.ones(2), size=-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NONZERO_STATIC))
+def test_nonzero_static(name):
+    _check(NONZERO_STATIC[name])

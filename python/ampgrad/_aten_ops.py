@@ -197,8 +197,12 @@ def _chunk_cat(tensors, dim, num_chunks, *, out=None):
 
 def nonzero_static(input, *, size, fill_value=-1):
     """nonzero(input) cut or padded with fill_value to `size` rows."""
-    if not isinstance(size, _int) or isinstance(size, bool):
-        raise TypeError("nonzero_static(): argument 'size' must be int")
+    for name, v in (("size", size), ("fill_value", fill_value)):   # the parser's types, then its unpacking
+        if not isinstance(v, _int) or isinstance(v, bool):
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not {type(v).__name__}")
+    for v in (size, fill_value):
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
     nz = input.nonzero()
