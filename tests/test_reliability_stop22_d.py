@@ -295,3 +295,30 @@ NONZERO_STATIC = {
 @pytest.mark.parametrize("name", sorted(NONZERO_STATIC))
 def test_nonzero_static(name):
     _check(NONZERO_STATIC[name])
+
+
+def _x3(L):
+    return L.tensor([-3.0, -3.0, 2.0])
+
+
+GRADIENT = {
+    # aten's pre_check_gradient order: uint8, the spacing list's length, edge_order, the dims, then the sizes
+    "spacing_len_before_dim_range": lambda L: L.gradient(
+        L.zeros((3, 0, 2, 1), dtype=L.int16),
+        spacing=[L.zeros((1, 0, 2, 3), dtype=L.int16).transpose(0, 3), L.zeros((3, 0, 2, 1), dtype=L.int16)], dim=[4]),
+    "uint8": lambda L: L.gradient(_x3(L).to(L.uint8), dim=[5]),
+    "edge_order_before_dim_range": lambda L: L.gradient(_x3(L), dim=[5], edge_order=3),
+    "spacing_len_no_dim": lambda L: L.gradient(_x3(L), spacing=[1.0, 2.0], edge_order=3),
+    "duplicate_dims": lambda L: L.gradient(_x3(L), dim=[0, 0]),
+    # coordinates with fewer than two values: aten's IndexError
+    "one_coordinate": lambda L: L.gradient(L.tensor([-3, -3, 2], dtype=L.int32),
+                                           spacing=[L.tensor([-3], dtype=L.int32)], dim=[0]),
+    "no_coordinate": lambda L: L.gradient(_x3(L), spacing=[L.ones(0)], dim=0),
+    "coordinates": lambda L: L.gradient(_x3(L), spacing=[L.tensor([1.0, 2, 4])], dim=0),
+    "scalar_spacing": lambda L: L.gradient(_x3(L), spacing=2.0, dim=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENT))
+def test_gradient(name):
+    _check(GRADIENT[name])
