@@ -322,3 +322,28 @@ GRADIENT = {
 @pytest.mark.parametrize("name", sorted(GRADIENT))
 def test_gradient(name):
     _check(GRADIENT[name])
+
+
+def _chol(f):
+    def g(L):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = f(L)
+        return [r, r.requires_grad]
+    return g
+
+
+CHOLESKY = {
+    # aten's cholesky returns empty_like for an empty input before its square / dtype checks
+    "empty_not_square": _chol(lambda L: L.cholesky(L.zeros((2, 0), dtype=L.float64), upper=True)),
+    "empty_rows": _chol(lambda L: L.cholesky(L.zeros((0, 3), dtype=L.float64))),
+    "empty_1d_int": _chol(lambda L: L.cholesky(L.zeros((0,), dtype=L.int64))),
+    "empty_grad": _chol(lambda L: L.cholesky(L.zeros((0, 2), requires_grad=True))),
+    "not_square": _chol(lambda L: L.cholesky(L.zeros((2, 3), dtype=L.float64))),
+    "valid": _chol(lambda L: L.cholesky(L.eye(2, dtype=L.float64) * 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHOLESKY))
+def test_cholesky(name):
+    _check(CHOLESKY[name])

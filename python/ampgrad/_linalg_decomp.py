@@ -36,6 +36,9 @@ def inverse(input):
 
 
 def cholesky(input, upper=False):
+    if isinstance(input, Tensor) and input.numel() == 0:
+        # aten's cholesky returns empty_like(input) for an empty input before any check
+        return input.clone()   # (no elements: keeps the autograd history only)
     try:
         return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
     except RuntimeError as e:
