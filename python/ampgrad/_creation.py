@@ -671,8 +671,7 @@ def bernoulli(input, p=None, *, generator=None):
     if isinstance(input, Tensor) and input.numel():
         # the kernel's dtype dispatch comes before its range check
         if p is None and not input.is_floating_point():
-            from .linalg import _c10 as _dtype_c10
-            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_dtype_c10(input.dtype)}\'')
+            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_dtype_name(input.dtype)}\'')
     _check_bernoulli_p(input if p is None else p)
     prob = input if p is None else p
     wide = not isinstance(prob, Tensor) or prob.dtype == _C.float64  # Note [Bernoulli draws]
