@@ -73,6 +73,12 @@ COV = {
     "fweights_dtype_before_numel": lambda L: L.cov(L.tensor([[1, 2, 4], [3, 5, 0]]), fweights=L.tensor([1.0, 2.0])),
     "both_weights": lambda L: L.cov(L.tensor([[1.0, 2, 4], [3, 5, 0]]), aweights=L.tensor([2.0, 1, 3]),
                                     fweights=L.tensor([1, 2, 2])),
+    # the input promotes with floating weights (an integer input alone: the default float)
+    "int_input_half_aweights": lambda L: L.cov(L.tensor([-3, -5, 3], dtype=L.int32), correction=-1,
+                                               aweights=L.tensor([3.0, 2.0, 1.5], dtype=L.float16, requires_grad=True)),
+    "float_input_double_aweights": lambda L: L.cov(L.tensor([-3.0, -5, 3]),
+                                                   aweights=L.tensor([3.0, 2.0, 1.5], dtype=L.float64)),
+    "int_input_fweights": lambda L: L.cov(L.tensor([-3, -5, 3]), fweights=L.tensor([1, 2, 1])),
     "aweights_correction0": lambda L: L.cov(L.tensor([[1.0, 2, 4], [3, 5, 0]]), aweights=L.tensor([2.0, 1, 3]),
                                             correction=0),
 }
@@ -215,6 +221,11 @@ THRESHOLD = {
                                                          9223372036854775807),
     "int64_exact_inplace": _with_input(lambda L: L.tensor([9223372036854775806, 9223372036854775807, -5]),
                                        lambda L, x: L.threshold_(x, 9223372036854775806, -9223372036854775808)),
+    "half_range": lambda L: L.threshold(L.tensor([1.0], dtype=L.float16), 0.5, 1e5),
+    "half_in_range": lambda L: L.threshold(L.tensor([1.0], dtype=L.float16), 0.5, 60000),
+    "bfloat16_range": lambda L: L.threshold(L.tensor([1.0], dtype=L.bfloat16), 0.5, 1e39),
+    "uint8_negative_wraps": lambda L: L.threshold(L.tensor([1, 4], dtype=L.uint8), -3, 2),
+    "uint8_too_negative": lambda L: L.threshold(L.tensor([1, 4], dtype=L.uint8), -300, 2),
     "float64_huge": lambda L: L.threshold(L.tensor([0.0, 3.0], dtype=L.float64), 2, 1e300),
     "float_inf": lambda L: L.threshold(L.tensor([0.0, 3.0]), 2, float("inf")),
 }
@@ -264,6 +275,8 @@ PARSER = {
     "sort_int_descending_pos": lambda L: L.sort(L.tensor([3.0, 1.0]), 0, 1),
     "sort_method_int_descending": lambda L: L.tensor([3.0, 1.0]).sort(0, 1),
     "sort_none_descending": lambda L: L.sort(L.tensor([3.0, 1.0]), 0, None),
+    "sort_stable_none": lambda L: L.sort(L.tensor([3], dtype=L.int64).expand((3, 4)), stable=None, dim=-1,
+                                         descending=True),
     "sort_bools": lambda L: L.sort(L.tensor([3.0, 1.0, 2.0]), dim=0, descending=True, stable=True),
     "randperm_bool": lambda L: L.randperm(True, dtype=L.int64),
     "randperm_int": lambda L: L.randperm(3).sort()[0],
@@ -314,6 +327,7 @@ GRADIENT = {
     "one_coordinate": lambda L: L.gradient(L.tensor([-3, -3, 2], dtype=L.int32),
                                            spacing=[L.tensor([-3], dtype=L.int32)], dim=[0]),
     "no_coordinate": lambda L: L.gradient(_x3(L), spacing=[L.ones(0)], dim=0),
+    "coordinates_2d": lambda L: L.gradient(L.ones(2, 3), spacing=[L.zeros((2, 0)), L.ones(3)]),
     "coordinates": lambda L: L.gradient(_x3(L), spacing=[L.tensor([1.0, 2, 4])], dim=0),
     "scalar_spacing": lambda L: L.gradient(_x3(L), spacing=2.0, dim=0),
 }

@@ -212,7 +212,11 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         w = aweights if w is None else w * aweights
     if w is not None and not bool(w.sum().ne(0).item()):
         raise RuntimeError("cov(): weights sum to zero, can't be normalized")
-    x = x_in if x_in.is_floating_point() or x_in.is_complex() else x_in.to(_C.float32)
+    # ATen's arithmetic promotes the input with floating weights (an integer input alone: the default float)
+    dt = x_in.dtype if x_in.is_floating_point() or x_in.is_complex() else None
+    if w is not None and (w.is_floating_point() or w.is_complex()):
+        dt = w.dtype if dt is None else promote_types(dt, w.dtype)
+    x = x_in.to(dt or _C.float32)
     if w is None:
         avg = x.mean(1)
         w_sum = float(n_obs)

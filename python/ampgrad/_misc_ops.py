@@ -216,7 +216,11 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if isinstance(spacing, (list, tuple)):
         spacings = list(spacing)
         for h in spacings:
-            if isinstance(h, Tensor) and h.dim() > 0 and h.numel() < 2:
+            if isinstance(h, Tensor) and h.dim() > 1:
+                raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, but got an "
+                                   f"element with {h.dim()} dimensions!")
+        for h in spacings:
+            if isinstance(h, Tensor) and h.dim() == 1 and h.numel() < 2:
                 # coordinates: aten selects the first of their differences (an empty diff)
                 raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
     else:

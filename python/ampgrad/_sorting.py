@@ -19,8 +19,8 @@ def _idx(v, what):
 
 
 def sort(input, dim=-1, descending=False, *, stable=False):
-    if not (_argparse._is_bool(descending) and _argparse._is_bool(stable)):   # the parser's bools: no int
-        err = _argparse.parse_error("fn", "sort", (input, dim, descending), {"stable": stable})
+    if not _argparse._is_bool(descending):   # the parser's bool: no int
+        err = _argparse.parse_error("fn", "sort", (input,), {"dim": dim, "descending": descending})
         if err is not None:
             raise err
     v, i = _C._sort(input, _idx(dim, "dim"), bool(descending), bool(stable))

@@ -295,7 +295,8 @@ __all__ += ["hardshrink", "softshrink", "threshold", "threshold_", "rrelu", "rre
 
 
 _TORCH_TYPE_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
-_INT_RANGE = {"uint8": (0, 255, "uint8_t"), "int8": (-128, 127, "int8_t"), "int16": (-32768, 32767, "int16_t"),
+_INT_RANGE = {"uint8": (-255, 255, "uint8_t"),   # c10's overflow check lets an unsigned type wrap a negative
+               "int8": (-128, 127, "int8_t"), "int16": (-32768, 32767, "int16_t"),
               "int32": (-2 ** 31, 2 ** 31 - 1, "int32_t"), "int64": (-2 ** 63, 2 ** 63 - 1, "int64_t")}
 
 
@@ -320,18 +321,24 @@ def _number(x, fn, arg, pos, input=None):
 _FLOAT_MAX = 3.4028234663852886e38
 
 
-def _fits(x, input):
-    """The conversion of Scalar x to the input's op type (after the parser has taken every argument): an integer
-    dtype's range; float for float32 / float16 / bfloat16 (their op math), where a finite x beyond it overflows."""
+_FLOAT_RANGE = {"float32": (_FLOAT_MAX, "float"), "float16": (65504.0, "c10::Half"),
+                "bfloat16": (3.3895313892515355e38, "c10::BFloat16")}
+
+
+def _fits(x, input, opmath=False):
+    """The conversion of Scalar x to the input's dtype (after the parser has taken every argument): an integer
+    dtype's range; a reduced float dtype's (float's with opmath: the kernel computes in float), where a finite x
+    beyond it overflows."""
     if isinstance(x, _C.Tensor):
         x = x.item()
     if not input.is_floating_point() and input.dtype != _C.bool:
         lo, hi, cname = _INT_RANGE.get(str(input.dtype).split(".")[-1], (None, None, None))
         if lo is not None and isinstance(x, (int, float)) and not (lo <= x <= hi):  # (NaN too)
             raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
-    elif input.dtype in (_C.float32, _C.float16, _C.bfloat16) and isinstance(x, (int, float)) \
-            and math.isfinite(x) and abs(x) > _FLOAT_MAX:
-        raise RuntimeError("value cannot be converted to type float without overflow")
+    elif input.dtype in (_C.float32, _C.float16, _C.bfloat16) and isinstance(x, (int, float)) and math.isfinite(x):
+        hi, cname = _FLOAT_RANGE["float32" if opmath else str(input.dtype).split(".")[-1]]
+        if abs(x) > hi:
+            raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
 
 
 def _threshold_args(input, threshold, value, fn):
@@ -426,14 +433,14 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     # training draws the slopes with uniform_(lower, upper), which checks the bounds in the input's dtype
     _rrelu_dtype(input, training)
     if training:
-        _fits(lo, input)
-        _fits(up, input)
+        _fits(lo, input, opmath=True)
+        _fits(up, input, opmath=True)
         if not up - lo <= _FINFO_MAX.get(str(input.dtype).split(".")[-1], _FLOAT_MAX):
             raise RuntimeError("Expected to - from <= std::numeric_limits<T>::max() to be true, but got false.  (Could "
                                "this error message be improved?  If so, please report an enhancement request to "
                                "PyTorch.)")
     else:
-        _fits((lo + up) / 2, input)   # leaky_relu's negative_slope
+        _fits((lo + up) / 2, input, opmath=True)   # leaky_relu's negative_slope
     return _C._rrelu_(input, lo, up, bool(training))
 
 
