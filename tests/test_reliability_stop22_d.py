@@ -226,6 +226,12 @@ THRESHOLD = {
     "bfloat16_range": lambda L: L.threshold(L.tensor([1.0], dtype=L.bfloat16), 0.5, 1e39),
     "uint8_negative_wraps": lambda L: L.threshold(L.tensor([1, 4], dtype=L.uint8), -3, 2),
     "uint8_too_negative": lambda L: L.threshold(L.tensor([1, 4], dtype=L.uint8), -300, 2),
+    # the threshold is compared in the op math (float), the value converts to the dtype; a negative float no uint8
+    "half_threshold_in_float": lambda L: L.threshold(L.tensor([-4.0, 1.5], dtype=L.float16), 9223372036854775807, 1.5),
+    "half_threshold_beyond_float": lambda L: L.threshold(L.tensor([1.0], dtype=L.float16), 1e39, 1.0),
+    "uint8_negative_float_threshold": lambda L: L.threshold(L.tensor([0, 1, 0, 2], dtype=L.uint8), -1.5, value=2),
+    "uint8_negative_int_value": lambda L: L.threshold(L.tensor([1], dtype=L.uint8), 2, -3),
+    "int8_float_below": lambda L: L.threshold(L.tensor([1], dtype=L.int8), 2, -128.5),
     "float64_huge": lambda L: L.threshold(L.tensor([0.0, 3.0], dtype=L.float64), 2, 1e300),
     "float_inf": lambda L: L.threshold(L.tensor([0.0, 3.0]), 2, float("inf")),
 }

@@ -295,7 +295,7 @@ __all__ += ["hardshrink", "softshrink", "threshold", "threshold_", "rrelu", "rre
 
 
 _TORCH_TYPE_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
-_INT_RANGE = {"uint8": (-255, 255, "uint8_t"),   # c10's overflow check lets an unsigned type wrap a negative
+_INT_RANGE = {"uint8": (-255, 255, "uint8_t"),   # c10's overflow check lets an unsigned type wrap a negative int
                "int8": (-128, 127, "int8_t"), "int16": (-32768, 32767, "int16_t"),
               "int32": (-2 ** 31, 2 ** 31 - 1, "int32_t"), "int64": (-2 ** 63, 2 ** 63 - 1, "int64_t")}
 
@@ -333,6 +333,8 @@ def _fits(x, input, opmath=False):
         x = x.item()
     if not input.is_floating_point() and input.dtype != _C.bool:
         lo, hi, cname = _INT_RANGE.get(str(input.dtype).split(".")[-1], (None, None, None))
+        if lo is not None and isinstance(x, float) and lo < 0 and input.dtype == _C.uint8:
+            lo = 0   # (a negative float does not wrap)
         if lo is not None and isinstance(x, (int, float)) and not (lo <= x <= hi):  # (NaN too)
             raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
     elif input.dtype in (_C.float32, _C.float16, _C.bfloat16) and isinstance(x, (int, float)) and math.isfinite(x):
@@ -346,7 +348,8 @@ def _threshold_args(input, threshold, value, fn):
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     th, v = _number(threshold, fn, "threshold", 2), _number(value, fn, "value", 3)
-    _fits(threshold, input)   # the exact Scalar (an int near int64's bounds is no float)
+    # the exact Scalars (an int near int64's bounds is no float); the threshold is compared in the op math
+    _fits(threshold, input, opmath=True)
     _fits(value, input)
     return th, v
 
