@@ -53,7 +53,32 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return out, mean.to(odt), rstd.to(odt)
 
 
+def _dense_in_order(t, order):
+    """t's elements lie densely with dims in `order` (outermost first), size-1 dims ignored."""
+    expected = 1
+    for d in reversed(order):
+        if t.shape[d] != 1 and t.stride(d) != expected:
+            return False
+        expected *= t.shape[d]
+    return True
+
+
+def _suggested_contiguous(t):
+    """X.is_contiguous(X.suggest_memory_format()) on CPU: a 4-d (5-d) tensor may be channels-last dense."""
+    if t.is_contiguous():
+        return True
+    if t.dim() in (4, 5):
+        return _dense_in_order(t, [0] + list(range(2, t.dim())) + [1])
+    return False
+
+
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    # aten's check_group_norm_inputs, then the CPU kernel's contiguity check, before the computation
+    if isinstance(group, int) and group <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {group}")
+    if isinstance(input, Tensor) and not _suggested_contiguous(input):
+        raise RuntimeError("Expected X.is_contiguous(memory_format) to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
     out = _F.group_norm(input, _int(group), weight, bias, eps)
     odt = _out_dtype(input, weight, bias)
     if input.numel() == 0:
@@ -172,8 +197,12 @@ def _chunk_cat(tensors, dim, num_chunks, *, out=None):
 
 def nonzero_static(input, *, size, fill_value=-1):
     """nonzero(input) cut or padded with fill_value to `size` rows."""
-    if not isinstance(size, _int) or isinstance(size, bool):
-        raise TypeError("nonzero_static(): argument 'size' must be int")
+    for name, v in (("size", size), ("fill_value", fill_value)):   # the parser's types, then its unpacking
+        if not isinstance(v, _int) or isinstance(v, bool):
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not {type(v).__name__}")
+    for v in (size, fill_value):
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
     nz = input.nonzero()

@@ -609,6 +609,10 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 @_outable
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
+    if _argparse._is_bool(n):   # the parser's int: no bool
+        err = _argparse.parse_error("fn", "randperm", (n,), {})
+        if err is not None:
+            raise err
     with _use_generator(generator, "randperm"):
         return _finish(_C._randperm(int(n), dtype or _C.int64, _check_device(_device(device))), requires_grad)
 
@@ -636,6 +640,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         return out
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        err = _argparse.parse_error("fn", "normal", (mean, std, size), {})   # size is a tuple of ints, never an int
+        if err is not None:
+            raise err
     t = empty(*_size((size,)), dtype=dtype, device=device)
     with _use_generator(generator, "normal"):
         t.normal_(mean, std)
@@ -650,7 +658,20 @@ def _check_bernoulli_p(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
 
 
+# torch.bernoulli's Python bindings: aten's bernoulli.Tensor (a Tensor p) is not among them; the parser takes a
+# 0-d Tensor without grad for the float p.
+_BERNOULLI_SIG = ('Tensor input, *, Any generator=', 'Tensor input, float p, *, Any generator=')
+
+
 def bernoulli(input, p=None, *, generator=None):
+    if isinstance(p, Tensor):
+        if p.dim() != 0 or p.requires_grad:
+            raise _argparse.sig_parse_error("bernoulli", _BERNOULLI_SIG, (input, p), {"generator": generator})
+        p = p.item()
+    if isinstance(input, Tensor) and input.numel():
+        # the kernel's dtype dispatch comes before its range check
+        if p is None and not input.is_floating_point():
+            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_dtype_name(input.dtype)}\'')
     _check_bernoulli_p(input if p is None else p)
     prob = input if p is None else p
     wide = not isinstance(prob, Tensor) or prob.dtype == _C.float64  # Note [Bernoulli draws]

@@ -3,6 +3,7 @@ Tensor methods, plus cov / corrcoef / kron / block_diag composed from ampgrad op
 import builtins
 import functools
 import math
+import warnings
 
 from . import _C
 from . import linalg as _la
@@ -35,6 +36,9 @@ def inverse(input):
 
 
 def cholesky(input, upper=False):
+    if isinstance(input, Tensor) and input.numel() == 0:
+        # aten's cholesky returns empty_like(input) for an empty input before any check
+        return input.clone()   # (no elements: keeps the autograd history only)
     try:
         return _C._linalg_cholesky_ex(_la._square(input, "cholesky"), bool(upper), True, True)[0]
     except RuntimeError as e:
@@ -103,16 +107,47 @@ class CholeskySolve(Function):
         return gB.sum_to_size(ctx.shapes[0]), gL.sum_to_size(ctx.shapes[1]), None
 
 
+def _triangular_solve_checks(b, A):
+    """aten's triangular_solve: its dimension checks, linearSolveCheckInputs, the batch broadcast, then the CPU
+    kernel's dtype dispatch (float32/float64/complex only: NotImplementedError), in that order."""
+    for name, t in (("b", b), ("A", A)):
+        if t.dim() < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 dimensions, but it has {t.dim()} "
+                               "dimensions instead")
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_la._c10(b.dtype)} and A of "
+                           f"type {_la._c10(A.dtype)} instead.")
+    n = A.shape[-1]
+    if A.shape[-2] != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {n} matrices")
+    if b.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {b.shape[-2]} by {b.shape[-1]}")
+    _C.broadcast_shapes_(list(b.shape[:-2]), list(A.shape[:-2]))
+    if b.dtype not in (_C.float32, _C.float64) and not b.is_complex():
+        raise NotImplementedError(f'"triangular_solve_cpu" not implemented for \'{_la._c10(b.dtype)}\'')
+
+
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    if isinstance(b, Tensor) and isinstance(A, Tensor):
+        _triangular_solve_checks(b, A)
     M = A.mT if transpose else A
     x = _la.solve_triangular(M, b, upper=bool(upper) != bool(transpose), unitriangular=bool(unitriangular))
-    return _rt.triangular_solve(x, A.clone())
+    # the cloned coefficient is A broadcast to the batch shape, as aten's
+    batch = _C.broadcast_shapes_(list(b.shape[:-2]), list(A.shape[:-2]))
+    return _rt.triangular_solve(x, A.expand(batch + list(A.shape[-2:])).clone())
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     for pos, (name, v) in enumerate((("unpack_data", unpack_data), ("unpack_pivots", unpack_pivots)), 3):
         if not isinstance(v, bool):
             raise TypeError(f"lu_unpack(): argument '{name}' (position {pos}) must be bool, not {type(v).__name__}")
+    if isinstance(LU_data, Tensor) and LU_data.requires_grad and _C.is_grad_enabled():
+        LU_data.size(-1), LU_data.size(-2)   # torch's autograd kernel reads both sizes before the op's checks
+    if not unpack_pivots and isinstance(LU_data, Tensor) and isinstance(LU_pivots, Tensor) and LU_data.dim() >= 2:
+        # torch reads LU_pivots only to unpack them: any Tensor will do
+        k = builtins.min(LU_data.shape[-2], LU_data.shape[-1])
+        LU_pivots = zeros(list(LU_data.shape[:-2]) + [k], dtype=_C.int32) + 1
     return _rt.lu_unpack(*_C._lu_unpack(LU_data, LU_pivots, bool(unpack_data), bool(unpack_pivots)))
 
 
@@ -143,33 +178,45 @@ def qr(input, some=True):
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
+    # Follows ATen's Correlation.cpp: its check order and its one-observation corner case.
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
     if input.dtype == _C.bool:
         raise RuntimeError("cov(): bool dtype is not supported for input")
-    x = input.unsqueeze(0) if input.dim() < 2 else input
-    if not x.is_floating_point():
-        x = x.to(_C.float32)
-    n_obs = x.shape[1]
-    for wname, wt in (("fweights", fweights), ("aweights", aweights)):
-        if wt is None:
-            continue
-        if wt.dim() > 1:
-            raise RuntimeError(f"cov(): expected {wname} to have one or fewer dimensions but got {wname} with {wt.dim()} dimensions")
-        if wt.numel() != n_obs:
-            raise RuntimeError(f"cov(): expected {wname} to have the same numel as there are observations in the input but got "
-                               f"{wt.numel()} != {n_obs}")
-        if wname == "fweights" and wt.is_floating_point():
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {_la._c10(wt.dtype)} dtype")
-        if wname == "aweights" and not wt.is_floating_point():
-            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with {_la._c10(wt.dtype)} dtype")
-        if wt.numel() and bool((wt < 0).any().item()):
-            raise RuntimeError(f"cov(): {wname} cannot be negative")
-    w = None
+    x_in = input.view(1, -1) if input.dim() < 2 else input
+    n_obs = x_in.shape[1]
     if fweights is not None:
-        w = fweights
+        wt = fweights
+        if wt.dim() > 1:
+            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but got fweights with {wt.dim()} dimensions")
+        if wt.is_floating_point() or wt.is_complex() or wt.dtype == _C.bool:
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {_la._c10(wt.dtype)} dtype")
+        if wt.numel() != n_obs:
+            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the input but got "
+                               f"{wt.numel()} != {n_obs}")
+        if n_obs and bool((wt < 0).any().item()):
+            raise RuntimeError("cov(): fweights cannot be negative")
+    if aweights is not None:
+        wt = aweights
+        if wt.dim() > 1:
+            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but got aweights with {wt.dim()} dimensions")
+        if not wt.is_floating_point():
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with {_la._c10(wt.dtype)} dtype")
+        if wt.numel() != n_obs:
+            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the input but got "
+                               f"{wt.numel()} != {n_obs}")
+        if n_obs and bool((wt < 0).any().item()):
+            raise RuntimeError("cov(): aweights cannot be negative")
+    w = fweights
     if aweights is not None:
         w = aweights if w is None else w * aweights
+    if w is not None and not bool(w.sum().ne(0).item()):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    # ATen's arithmetic promotes the input with floating weights (an integer input alone: the default float)
+    dt = x_in.dtype if x_in.is_floating_point() or x_in.is_complex() else None
+    if w is not None and (w.is_floating_point() or w.is_complex()):
+        dt = w.dtype if dt is None else promote_types(dt, w.dtype)
+    x = x_in.to(dt or _C.float32)
     if w is None:
         avg = x.mean(1)
         w_sum = float(n_obs)
@@ -178,15 +225,24 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         w = w.to(x.dtype)
         avg = (x * w).sum(1) / w.sum()
         w_sum = w.sum()
-        if aweights is None:
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
             norm = w_sum - correction
+        elif fweights is None and n_obs == 1 and correction == 1:
+            norm = 0.0
         else:
             norm = w_sum - correction * (w * aweights).sum() / w_sum
-    if isinstance(norm, Tensor):
-        norm = norm.clamp(min=0)
+    if bool(norm <= 0) if not isinstance(norm, Tensor) else bool((norm <= 0).item()):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of observations.")
+        norm = 0.0
+    if n_obs == 1 and (fweights is None) != (aweights is None):
+        # ATen zeroes the (viewed) input in place here instead of subtracting the
+        # weighted mean: the caller's tensor is modified.
+        x_in.zero_()
+        xm = x_in if x_in.is_floating_point() or x_in.is_complex() else x_in.to(_C.float32)
     else:
-        norm = builtins.max(norm, 0.0)
-    xm = x - avg.unsqueeze(1)
+        xm = x - avg.unsqueeze(1)
     xw = xm if w is None else xm * w
     c = (xm @ xw.mT) / norm
     return c.squeeze()

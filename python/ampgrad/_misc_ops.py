@@ -194,23 +194,35 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     ok_dim = dim is None or _is_int(dim) or (isinstance(dim, (list, tuple)) and all(_is_int(v) for v in dim))
     if not (ok_spacing and ok_dim and _is_int(edge_order)):
         raise _bad_combination("gradient", input, spacing=spacing, dim=dim, edge_order=edge_order)
+    # aten's pre_check_gradient order: uint8, the spacing list's length, edge_order, then the dims
+    if input.dtype == _C.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
     if dim is None and isinstance(spacing, (list, tuple)) and len(spacing) != input.dim():
         raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to "
                            f"'self.dim() = {input.dim()}', since dim argument was not given, but got a list of length "
                            f"{len(spacing)}")
-    dims = _dim_list(dim, input.dim())
+    n_dims = None if dim is None else (1 if _is_int(dim) else len(dim))
+    if n_dims is not None and isinstance(spacing, (list, tuple)) and len(spacing) != n_dims:
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length "
+                           f"{len(spacing)} and a dim argument of length {n_dims}.")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = _dim_list(dim, input.dim())
     if spacing is None:
         spacing = 1
     if isinstance(spacing, Tensor) and spacing.dim() == 0:
         spacing = spacing.item()
     if isinstance(spacing, (list, tuple)):
-        if len(spacing) != len(dims):
-            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
-                               f"arguments to have the same length, but got a spacing argument of length "
-                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
         spacings = list(spacing)
+        for h in spacings:
+            if isinstance(h, Tensor) and h.dim() > 1:
+                raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, but got an "
+                                   f"element with {h.dim()} dimensions!")
+        for h in spacings:
+            if isinstance(h, Tensor) and h.dim() == 1 and h.numel() < 2:
+                # coordinates: aten selects the first of their differences (an empty diff)
+                raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
     else:
         spacings = [spacing] * len(dims)
     for d in dims:

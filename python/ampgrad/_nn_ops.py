@@ -26,6 +26,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     if isinstance(input, _C.Tensor) and input.dim() < 2:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions" if input.dim() == 0 else
                          "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if isinstance(num_groups, int) and num_groups <= 0:   # aten's check_group_norm_inputs (F.group_norm divides first)
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 

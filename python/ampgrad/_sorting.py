@@ -1,6 +1,7 @@
 """Sorting and order statistics (torch.sort, argsort, msort, topk, kthvalue, median, nanmedian): thin
 fronts over the engine's sort op (csrc/ops/sort.cpp), as functions and Tensor methods."""
 from . import _C
+from . import _argparse
 from . import return_types as _rt
 from ._C import Tensor
 
@@ -18,6 +19,10 @@ def _idx(v, what):
 
 
 def sort(input, dim=-1, descending=False, *, stable=False):
+    if not _argparse._is_bool(descending):   # the parser's bool: no int
+        err = _argparse.parse_error("fn", "sort", (input,), {"dim": dim, "descending": descending})
+        if err is not None:
+            raise err
     v, i = _C._sort(input, _idx(dim, "dim"), bool(descending), bool(stable))
     return _rt.sort(v, i)
 

@@ -5,6 +5,7 @@ import collections
 import numbers
 
 from . import _C
+from . import _argparse
 from ._C import Tensor
 
 __all__ = ["digamma", "lgamma", "polygamma", "mvlgamma", "logit", "i0", "sgn", "signbit", "frexp", "igamma",
@@ -60,6 +61,11 @@ def frexp(input):
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """torch.isin: whether each element of `elements` is in `test_elements` (either may be a number). The
     engine kernel binary-searches the test values, passed sorted and NaN-free (NaN is never found)."""
+    if not (_argparse._is_bool(assume_unique) and _argparse._is_bool(invert)):   # the parser's bools: no int
+        err = _argparse.parse_error("fn", "isin", (elements, test_elements),
+                                    {"assume_unique": assume_unique, "invert": invert})
+        if err is not None:
+            raise err
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: at least one of elements and "
                         "test_elements must be a Tensor")

@@ -295,7 +295,8 @@ __all__ += ["hardshrink", "softshrink", "threshold", "threshold_", "rrelu", "rre
 
 
 _TORCH_TYPE_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
-_INT_RANGE = {"uint8": (0, 255, "uint8_t"), "int8": (-128, 127, "int8_t"), "int16": (-32768, 32767, "int16_t"),
+_INT_RANGE = {"uint8": (-255, 255, "uint8_t"),   # c10's overflow check lets an unsigned type wrap a negative int
+               "int8": (-128, 127, "int8_t"), "int16": (-32768, 32767, "int16_t"),
               "int32": (-2 ** 31, 2 ** 31 - 1, "int32_t"), "int64": (-2 ** 63, 2 ** 63 - 1, "int64_t")}
 
 
@@ -317,11 +318,28 @@ def _number(x, fn, arg, pos, input=None):
     return float(x)
 
 
-def _fits(x, input):
-    """The conversion of Scalar x to an integer input's dtype (after the parser has taken every argument)."""
+_FLOAT_MAX = 3.4028234663852886e38
+
+
+_FLOAT_RANGE = {"float32": (_FLOAT_MAX, "float"), "float16": (65504.0, "c10::Half"),
+                "bfloat16": (3.3895313892515355e38, "c10::BFloat16")}
+
+
+def _fits(x, input, opmath=False):
+    """The conversion of Scalar x to the input's dtype (after the parser has taken every argument): an integer
+    dtype's range; a reduced float dtype's (float's with opmath: the kernel computes in float), where a finite x
+    beyond it overflows."""
+    if isinstance(x, _C.Tensor):
+        x = x.item()
     if not input.is_floating_point() and input.dtype != _C.bool:
         lo, hi, cname = _INT_RANGE.get(str(input.dtype).split(".")[-1], (None, None, None))
+        if lo is not None and isinstance(x, float) and lo < 0 and input.dtype == _C.uint8:
+            lo = 0   # (a negative float does not wrap)
         if lo is not None and isinstance(x, (int, float)) and not (lo <= x <= hi):  # (NaN too)
+            raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
+    elif input.dtype in (_C.float32, _C.float16, _C.bfloat16) and isinstance(x, (int, float)) and math.isfinite(x):
+        hi, cname = _FLOAT_RANGE["float32" if opmath else str(input.dtype).split(".")[-1]]
+        if abs(x) > hi:
             raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
 
 
@@ -330,8 +348,9 @@ def _threshold_args(input, threshold, value, fn):
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     th, v = _number(threshold, fn, "threshold", 2), _number(value, fn, "value", 3)
-    _fits(th, input)
-    _fits(v, input)
+    # the exact Scalars (an int near int64's bounds is no float); the threshold is compared in the op math
+    _fits(threshold, input, opmath=True)
+    _fits(value, input)
     return th, v
 
 
@@ -343,14 +362,32 @@ def softshrink(input, lambd=0.5):
     return _C._softshrink(input, _number(lambd, "softshrink", "lambd", 2))
 
 
+def _int64_threshold(input, threshold, value):
+    """The kernel takes its Scalars as doubles: an int64 input with an int Scalar beyond 2**53 is composed exactly
+    instead (both Scalars converted to int64 first, as aten's kernel does); None otherwise."""
+    if input.dtype != _C.int64:
+        return None
+    raw = [a.item() if isinstance(a, _C.Tensor) else a for a in (threshold, value)]
+    if not any(isinstance(a, int) and abs(a) > 2 ** 53 for a in raw):
+        return None
+    th, v = (_C._full([], int(a), _C.int64, input.device) for a in raw)
+    return _C.where(input > th, input, v)
+
+
 def threshold(input, threshold, value, inplace=False):
     if inplace:
         return threshold_(input, threshold, value)
-    return _C._threshold(input, *_threshold_args(input, threshold, value, "threshold"))
+    args = _threshold_args(input, threshold, value, "threshold")
+    exact = _int64_threshold(input, threshold, value)
+    return exact if exact is not None else _C._threshold(input, *args)
 
 
 def threshold_(input, threshold, value):
-    return _C._threshold_(input, *_threshold_args(input, threshold, value, "threshold_"))
+    args = _threshold_args(input, threshold, value, "threshold_")
+    exact = _int64_threshold(input, threshold, value)
+    if exact is not None:
+        return _C._threshold_(input, *args) if input.numel() == 0 else input.copy_(exact)
+    return _C._threshold_(input, *args)
 
 
 def _rrelu_args(lower, upper):
@@ -390,14 +427,28 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
     lo, up = _number(lower, "rrelu_", "lower", 2), _number(upper, "rrelu_", "upper", 3)
-    if lo > up:
+    if not lo <= up:   # (NaN too)
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"{'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'}\" not implemented "
                                   f"for '{_TORCH_TYPE_NAMES.get(str(input.dtype).split('.')[-1])}'")
-    lower, upper = _rrelu_args(lower, upper)
+    # aten's rrelu_ has no finiteness check (that is F.rrelu's): evaluation is a leaky_relu with the mean slope,
+    # training draws the slopes with uniform_(lower, upper), which checks the bounds in the input's dtype
     _rrelu_dtype(input, training)
-    return _C._rrelu_(input, lower, upper, bool(training))
+    if training:
+        _fits(lo, input, opmath=True)
+        _fits(up, input, opmath=True)
+        if not up - lo <= _FINFO_MAX.get(str(input.dtype).split(".")[-1], _FLOAT_MAX):
+            raise RuntimeError("Expected to - from <= std::numeric_limits<T>::max() to be true, but got false.  (Could "
+                               "this error message be improved?  If so, please report an enhancement request to "
+                               "PyTorch.)")
+    else:
+        _fits((lo + up) / 2, input, opmath=True)   # leaky_relu's negative_slope
+    return _C._rrelu_(input, lo, up, bool(training))
+
+
+_FINFO_MAX = {"float64": 1.7976931348623157e308, "float32": _FLOAT_MAX, "float16": 65504.0,
+              "bfloat16": 3.3895313892515355e38}
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):

@@ -2,6 +2,7 @@
 parametrizations.weight_norm): weight = g * v / ||v|| with the norm over every dim but `dim`."""
 import warnings
 
+from ..._creation import _dtype_name
 from ..parameter import Parameter, UninitializedTensorMixin
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm", "norm_except_dim", "_weight_norm"]
@@ -15,6 +16,9 @@ def norm_except_dim(v, pow=2, dim=0):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     dim = dim % n
+    if not (v.is_floating_point() or v.is_complex()):   # the norm's dtype check
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
+                           f"{_dtype_name(v.dtype)} instead.")
     dims = [d for d in range(v.dim()) if d != dim]
     if not dims:
         return v.abs() if pow != 2 else (v * v).sqrt()
