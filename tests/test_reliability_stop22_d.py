@@ -59,14 +59,13 @@ def _with_input(mk, call):
 
 
 COV = {
-    # ATen zeroes the input in place for one observation with exactly one kind of weights
-    "one_obs_fweights_int": _with_input(lambda L: L.tensor([-4], dtype=L.int32),
-                                        lambda L, x: L.cov(x, correction=1, fweights=L.tensor(1, dtype=L.int8))),
-    "one_obs_aweights": _with_input(lambda L: L.tensor([[3.0], [5.0]]),
-                                    lambda L, x: L.cov(x, aweights=L.tensor([2.0]))),
+    # one observation with exactly one kind of weights: torch's result is that of a zeroed input (and torch zeroes
+    # the caller's tensor in place: a torch bug ampgrad does not copy, test_cov_one_observation_keeps_the_input)
+    "one_obs_fweights_int": lambda L: L.cov(L.tensor([-4], dtype=L.int32), correction=1,
+                                            fweights=L.tensor(1, dtype=L.int8)),
+    "one_obs_aweights": lambda L: L.cov(L.tensor([[3.0], [5.0]]), aweights=L.tensor([2.0])),
     "one_obs_both": _with_input(lambda L: L.tensor([[3.0], [5.0]]),
                                 lambda L, x: L.cov(x, fweights=L.tensor([2]), aweights=L.tensor([0.5]))),
-    "one_obs_leaf_grad": lambda L: L.cov(L.tensor([[3.0], [5.0]], requires_grad=True), fweights=L.tensor([2])),
     "zero_dim": lambda L: L.cov(L.tensor(3.0)),
     "weights_sum_zero": lambda L: L.cov(L.tensor([[1, 2, 4], [3, 5, 0]]), fweights=L.tensor([0, 0, 0])),
     "fweights_bool": lambda L: L.cov(L.tensor([[1, 2, 4], [3, 5, 0]]), fweights=L.tensor([True, False, True])),
@@ -367,3 +366,24 @@ CHOLESKY = {
 @pytest.mark.parametrize("name", sorted(CHOLESKY))
 def test_cholesky(name):
     _check(CHOLESKY[name])
+
+
+@pytest.mark.filterwarnings("ignore:cov")
+def test_cov_one_observation_keeps_the_input():
+    """torch.cov zeroes its input in place for one observation with one kind of weights (ATen's Correlation.cpp);
+    ampgrad returns the same result and leaves the input as it was."""
+    for kw in ({"fweights": "f"}, {"aweights": "a"}):
+        res = {}
+        for L in (torch, ampgrad):
+            x = L.tensor([[3.0], [5.0]])
+            w = L.tensor([2]) if "fweights" in kw else L.tensor([2.0])
+            c = L.cov(x, **{next(iter(kw)): w})
+            res[L.__name__] = (np.asarray(c.tolist(), dtype=float), x.tolist())
+        np.testing.assert_array_equal(res["ampgrad"][0], res["torch"][0])
+        assert res["torch"][1] == [[0.0], [0.0]]        # torch's bug, still there
+        assert res["ampgrad"][1] == [[3.0], [5.0]]
+    # the same bug makes torch raise for a leaf that requires grad (its in-place zero_); ampgrad returns the value
+    c = ampgrad.cov(ampgrad.tensor([[3.0], [5.0]], requires_grad=True), fweights=ampgrad.tensor([2]))
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        torch.cov(torch.tensor([[3.0], [5.0]], requires_grad=True), fweights=torch.tensor([2]))
+    assert c.isnan().all().item()

@@ -237,10 +237,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of observations.")
         norm = 0.0
     if n_obs == 1 and (fweights is None) != (aweights is None):
-        # ATen zeroes the (viewed) input in place here instead of subtracting the
-        # weighted mean: the caller's tensor is modified.
-        x_in.zero_()
-        xm = x_in if x_in.is_floating_point() or x_in.is_complex() else x_in.to(_C.float32)
+        # ATen's result here is that of a zeroed input (it zeroes the caller's tensor in place instead of
+        # subtracting the weighted mean: a torch bug, which modifies the input). Same result, input untouched.
+        xm = x.new_zeros(x.shape)
     else:
         xm = x - avg.unsqueeze(1)
     xw = xm if w is None else xm * w
