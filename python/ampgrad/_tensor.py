@@ -722,7 +722,16 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 for _name in ("zeros", "ones", "empty"):
-    def _new(self, *size, dtype=None, device=None, requires_grad=False, _name=_name):
+    def _new(self, *size, dtype=None, device=None, requires_grad=False, _name=_name, **kwargs):
+        # torch's `int[] size` is also a keyword (x.new_zeros(size=[1, 3])) and is required
+        if not size or kwargs:
+            from ._argparse import parse_error
+            err = parse_error("method", "new_" + _name, size, kwargs)
+            if err is not None:
+                raise err
+            if "size" not in kwargs:
+                raise TypeError(f"new_{_name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+            size = (kwargs.pop("size"),)
         return getattr(_creation, _name)(*size, dtype=dtype or self.dtype, device=device or self.device,
                                           requires_grad=requires_grad)
     setattr(Tensor, "new_" + _name, _new)

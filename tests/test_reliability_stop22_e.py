@@ -1,0 +1,62 @@
+"""Issue 10, stop 22 (Tensor.* and F.*): method / nn.functional fuzz groups fixed in Python, each against torch
+(values, dtypes, exception types)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ampgrad
+
+torch = pytest.importorskip("torch")
+
+inf = float("inf")
+
+
+def _outcome(f, L):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return "ok", f(L)
+        except Exception as e:  # noqa: BLE001
+            return "raise", (type(e).__name__, str(e).replace("torch.", "").replace("ampgrad.", ""))
+
+
+def _np(r):
+    if isinstance(r, (tuple, list)):
+        return [_np(x) for x in r]
+    v = r.detach()
+    return (str(r.dtype).split(".")[-1], tuple(r.shape), (v.float() if v.is_floating_point() else v).numpy().tolist())
+
+
+def _F(L):
+    return L.nn.functional
+
+
+CASES = {
+    # new_zeros / new_ones / new_empty: `size` is also a keyword, and is required
+    "new_zeros_size_kw": lambda L: L.tensor([3, -1, 1])[::3].new_zeros(size=[1, 3]),
+    "new_empty_size_kw_dtype": lambda L: L.zeros(2, dtype=L.int16).new_empty(size=[], dtype=L.bool).shape,
+    "new_ones_size_kw_overflow": lambda L: L.zeros((0, 4), dtype=L.uint8).new_ones(size=[2 ** 62, 2]),
+    "new_ones_no_size": lambda L: L.zeros(2).new_ones(dtype=L.float32),
+    "new_zeros_size_twice": lambda L: L.zeros(2).new_zeros([2], size=[2]),
+    "new_zeros_varargs": lambda L: L.zeros(2).new_zeros(2, 3),
+    "new_full_size_kw": lambda L: L.zeros(2).new_full(size=[2], fill_value=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name):
+    ka, ra = _outcome(CASES[name], ampgrad)
+    kt, rt = _outcome(CASES[name], torch)
+    assert ka == kt, (name, ra, rt)
+    if ka == "raise":
+        assert ra[0] == rt[0], (name, ra, rt)
+        return
+    if not hasattr(rt, "detach"):
+        assert tuple(ra) == tuple(rt), name
+        return
+    a, t = _np(ra), _np(rt)
+    assert a[:2] == t[:2], name
+    if name.startswith("new_empty"):
+        return
+    np.testing.assert_allclose(np.array(a[2], dtype=float), np.array(t[2], dtype=float), rtol=1e-5, atol=1e-6)
