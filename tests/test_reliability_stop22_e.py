@@ -41,6 +41,13 @@ CASES = {
     "new_zeros_size_twice": lambda L: L.zeros(2).new_zeros([2], size=[2]),
     "new_zeros_varargs": lambda L: L.zeros(2).new_zeros(2, 3),
     "new_full_size_kw": lambda L: L.zeros(2).new_full(size=[2], fill_value=3),
+    # median / nanmedian: torch's signatures are () and (int dim, bool keepdim=False); None is not a dim
+    "median_method_none_dim": lambda L: L.tensor([[-2.5, -4.0], [-2.5, -4.0]], dtype=L.bfloat16).median(None, True),
+    "median_fn_none_dim": lambda L: L.median(L.tensor([[1.0, 2.0]]), None),
+    "nanmedian_dim_kw_none": lambda L: L.nanmedian(L.tensor([[1.0, 2.0]]), dim=None),
+    "median_keepdim_only": lambda L: L.median(L.tensor([[1.0, 2.0]]), keepdim=True),
+    "median_all": lambda L: L.tensor([[1.0, 2.0], [3.0, 4.0]]).median(),
+    "median_dim": lambda L: tuple(L.tensor([[1.0, 2.0], [3.0, 4.0]]).nanmedian(1, True)),
 }
 
 
@@ -52,11 +59,12 @@ def test_matches_torch(name):
     if ka == "raise":
         assert ra[0] == rt[0], (name, ra, rt)
         return
-    if not hasattr(rt, "detach"):
+    if isinstance(rt, torch.Size):
         assert tuple(ra) == tuple(rt), name
         return
-    a, t = _np(ra), _np(rt)
-    assert a[:2] == t[:2], name
-    if name.startswith("new_empty"):
-        return
-    np.testing.assert_allclose(np.array(a[2], dtype=float), np.array(t[2], dtype=float), rtol=1e-5, atol=1e-6)
+    pairs = zip(ra, rt) if isinstance(rt, tuple) else [(ra, rt)]
+    for x, y in pairs:
+        a, t = _np(x), _np(y)
+        assert a[:2] == t[:2], name
+        if not name.startswith("new_empty"):
+            np.testing.assert_allclose(np.array(a[2], dtype=float), np.array(t[2], dtype=float), rtol=1e-5, atol=1e-6)
