@@ -48,6 +48,16 @@ CASES = {
     "median_keepdim_only": lambda L: L.median(L.tensor([[1.0, 2.0]]), keepdim=True),
     "median_all": lambda L: L.tensor([[1.0, 2.0], [3.0, 4.0]]).median(),
     "median_dim": lambda L: tuple(L.tensor([[1.0, 2.0], [3.0, 4.0]]).nanmedian(1, True)),
+    # bernoulli_: a Tensor p's dtype is dispatched on before its values are read; uniform_: the dtype before the bounds
+    "bernoulli_bool_p": lambda L: L.tensor(True).bernoulli_(L.tensor(True)),
+    "bernoulli_int_p_out_of_range": lambda L: L.zeros((3, 6), dtype=L.int32)[:, ::3].bernoulli_(L.tensor(-5, dtype=L.int32)),
+    "bernoulli_float_p_out_of_range": lambda L: L.zeros(3, dtype=L.int32).bernoulli_(L.tensor(2.0)),
+    "bernoulli_int_self_float_p": lambda L: L.zeros(3, dtype=L.int32).bernoulli_(L.tensor([0.0, 1.0, 1.0])),
+    "uniform_int_nan_bound": lambda L: L.tensor([[[-5, 3]]], dtype=L.int16).uniform_(0.0, float("nan")),
+    "uniform_bool": lambda L: L.zeros(2, dtype=L.bool).uniform_(),
+    "uniform_int_str": lambda L: L.zeros(2, dtype=L.int32).uniform_("a"),
+    "uniform_float_reversed": lambda L: L.zeros(2).uniform_(3.0, 1.0),
+    "uniform_float_range": lambda L: L.zeros(2).uniform_(2.0, 2.0),
 }
 
 

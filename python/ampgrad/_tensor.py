@@ -771,8 +771,22 @@ for _name in ("uniform_", "normal_", "exponential_", "cauchy_", "log_normal_", "
     _with_generator(_name)
 
 
+_uniform_bounds = Tensor.uniform_
+
+
+@_method("uniform_")
+def uniform_(self, *args, **kwargs):
+    if not self.is_floating_point():
+        # torch dispatches its bounds check (check_uniform_bounds) on the dtype before it reads the bounds
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{_creation._dtype_name(self.dtype)}\'')
+    return _uniform_bounds(self, *args, **kwargs)
+
+
 @_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor) and not (p.is_floating_point() or p.is_complex()):
+        # torch's kernel dispatches on a Tensor p's dtype before it reads p's values
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_creation._dtype_name(p.dtype)}\'')
     _check_bernoulli_p(p)
     # torch's CPU draws (Note [Bernoulli draws]): a scalar or float64 p compares a double uniform, a
     # float / half / bf16 tensor p a float uniform, element by element
