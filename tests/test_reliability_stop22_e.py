@@ -58,6 +58,12 @@ CASES = {
     "uniform_int_str": lambda L: L.zeros(2, dtype=L.int32).uniform_("a"),
     "uniform_float_reversed": lambda L: L.zeros(2).uniform_(3.0, 1.0),
     "uniform_float_range": lambda L: L.zeros(2).uniform_(2.0, 2.0),
+    # Tensor.type: torch's parser checks `bool non_blocking` before the dtype string
+    "type_str_non_blocking": lambda L: L.tensor(False).type("abc", "abc"),
+    "type_int_non_blocking_kw": lambda L: L.zeros(2).type("abc", non_blocking=1),
+    "type_dtype_non_blocking": lambda L: L.zeros(2).type(L.int32, True),
+    "type_bad_str": lambda L: L.zeros(2).type("abc"),
+    "type_str": lambda L: L.zeros(2).type(dtype="torch.IntTensor"),
 }
 
 

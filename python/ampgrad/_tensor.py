@@ -588,7 +588,17 @@ for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float1
 
 
 @_method("type")
-def type(self, dtype=None, non_blocking=False):
+def type(self, dtype=None, *args, **kwargs):
+    # torch's parser takes `bool non_blocking=False` (positionally after dtype, or as a keyword) before the dtype
+    for k in kwargs:
+        if k != "non_blocking":
+            raise TypeError(f"type() got an unexpected keyword argument '{k}'")
+    if builtins.len(args) + builtins.len(kwargs) > 1:
+        raise TypeError(f"type() takes at most 2 arguments ({2 + builtins.len(args)} given)")
+    non_blocking = args[0] if args else kwargs.get("non_blocking", False)
+    if not isinstance(non_blocking, bool):
+        where = " (position 2)" if args else ""
+        raise TypeError(f"type(): argument 'non_blocking'{where} must be bool, not {builtins.type(non_blocking).__name__}")
     names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
              "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
              "uint8": "ByteTensor", "bool": "BoolTensor"}
