@@ -64,6 +64,21 @@ CASES = {
     "type_dtype_non_blocking": lambda L: L.zeros(2).type(L.int32, True),
     "type_bad_str": lambda L: L.zeros(2).type("abc"),
     "type_str": lambda L: L.zeros(2).type(dtype="torch.IntTensor"),
+    # F.bilinear: aten's checks in order (dtypes, ranks, batch sizes, then weight.size(d): IndexError when missing)
+    "bilinear_0d_weight": lambda L: _F(L).bilinear(L.tensor([0.5], dtype=L.float64), L.tensor([3.0, 3.0, -2.5], dtype=L.float64),
+                                                    weight=L.tensor(4.0, dtype=L.float64), bias=None),
+    "bilinear_int_weight": lambda L: _F(L).bilinear(L.zeros(2, 2, dtype=L.bfloat16), L.zeros(2, 3, dtype=L.bfloat16),
+                                                     L.tensor([-2, 5, 0])),
+    "bilinear_rank_mismatch": lambda L: _F(L).bilinear(L.zeros(2, 3), L.zeros(4), L.zeros(5, 3, 4)),
+    "bilinear_batch_mismatch": lambda L: _F(L).bilinear(L.zeros(2, 3), L.zeros(3, 4), L.zeros(5, 3, 4)),
+    "bilinear_0d_inputs": lambda L: _F(L).bilinear(L.zeros(()), L.zeros(()), L.zeros(5, 3, 4)),
+    "bilinear_2d_weight": lambda L: _F(L).bilinear(L.zeros(2, 3), L.zeros(2, 4), L.zeros(5, 3)),
+    "bilinear_bias_size": lambda L: _F(L).bilinear(L.zeros(2, 3), L.zeros(2, 4), L.zeros(5, 3, 4), L.zeros(6)),
+    "bilinear_0d_bias": lambda L: _F(L).bilinear(L.zeros(2, 3), L.zeros(2, 4), L.zeros(5, 3, 4), L.zeros(())),
+    "bilinear_4d_weight": lambda L: _F(L).bilinear(L.zeros(2, 3), L.zeros(2, 4), L.zeros(5, 3, 4, 2)),
+    "bilinear_values": lambda L: _F(L).bilinear(L.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]]), L.tensor([[1.0, -2.0], [3.0, 0.5]]),
+                                                 L.arange(12.0).reshape(2, 3, 2), L.tensor([0.5, -0.5])),
+    "bilinear_1d_values": lambda L: _F(L).bilinear(L.tensor([1.0, 2.0, 3.0]), L.tensor([1.0, -2.0]), L.arange(12.0).reshape(2, 3, 2)),
 }
 
 

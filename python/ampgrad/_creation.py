@@ -79,6 +79,12 @@ def _dtype_name(dt):
     return _DTYPE_NAMES.get(str(dt).split(".")[-1], str(dt))
 
 
+# the C++ type names of torch's caffe2::TypeMeta, as its messages print a dtype ("got input1: c10::BFloat16")
+_META_NAMES = {"float32": "float", "float64": "double", "bfloat16": "c10::BFloat16", "float16": "c10::Half",
+               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+               "uint8": "unsigned char", "bool": "bool"}
+
+
 def _outable(fn):
     takes = inspect.signature(fn).parameters
 

@@ -735,8 +735,7 @@ for _name in ("zeros", "ones", "empty"):
     def _new(self, *size, dtype=None, device=None, requires_grad=False, _name=_name, **kwargs):
         # torch's `int[] size` is also a keyword (x.new_zeros(size=[1, 3])) and is required
         if not size or kwargs:
-            from ._argparse import parse_error
-            err = parse_error("method", "new_" + _name, size, kwargs)
+            err = _argparse.parse_error("method", "new_" + _name, size, kwargs)
             if err is not None:
                 raise err
             if "size" not in kwargs:

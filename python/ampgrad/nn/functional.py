@@ -13,7 +13,7 @@ import numpy as np
 from .. import _C, _argparse
 from .._signatures import SIGS as _SIGS
 # Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
-from .._creation import arange as _arange, rand as _rand
+from .._creation import arange as _arange, rand as _rand, _META_NAMES
 from .._dtype_info import finfo as _finfo
 from .._op_gate import engine_op
 from .._functions import broadcast_tensors as _broadcast_tensors
@@ -1521,16 +1521,30 @@ def _vector_norm(x, p, dim, keepdim=False):
 
 @engine_op("bilinear")
 def bilinear(input1, input2, weight, bias=None):
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
-                           f"{list(input2.shape[:-1])}")
+    # aten::bilinear's checks, in its order: the dtypes, the ranks, the batch sizes, then the sizes it reads from
+    # weight / bias with size(d) (a weight of fewer than 3 dims: size()'s IndexError)
+    tensors = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
+    if len({t.dtype for _, t in tensors}) > 1:
+        got = ", ".join(f"{n}: {_META_NAMES.get(str(t.dtype).split('.')[-1], t.dtype)}" for n, t in tensors)
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.size(i) != input2.size(i):
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.size(i)} and "
+                               f"{input2.size(i)}")
+    if input1.size(-1) != weight.size(1):
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.size(-1)} but expected "
+                           f"{weight.size(1)}")
+    if input2.size(-1) != weight.size(2):
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.size(-1)} but expected "
+                           f"{weight.size(2)}")
+    if bias is not None and bias.size(0) != weight.size(0):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.size(0)} but expected "
+                           f"{weight.size(0)}")
+    if weight.dim() != 3:   # torch's _trilinear of the unsqueezed inputs and weight
+        raise RuntimeError("number of dimensions must match")
     O, I1, I2 = weight.shape
-    if input1.shape[-1] != I1:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected "
-                           f"{I1}")
-    if input2.shape[-1] != I2:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected "
-                           f"{I2}")
     lead = list(input1.shape[:-1])
     x1 = input1.reshape(-1, I1)
     x2 = input2.reshape(-1, I2)
