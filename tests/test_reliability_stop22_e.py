@@ -79,6 +79,24 @@ CASES = {
     "bilinear_values": lambda L: _F(L).bilinear(L.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]]), L.tensor([[1.0, -2.0], [3.0, 0.5]]),
                                                  L.arange(12.0).reshape(2, 3, 2), L.tensor([0.5, -0.5])),
     "bilinear_1d_values": lambda L: _F(L).bilinear(L.tensor([1.0, 2.0, 3.0]), L.tensor([1.0, -2.0]), L.arange(12.0).reshape(2, 3, 2)),
+    # F.relu: torch's body calls torch.relu_ / torch.relu, whose parser rejects a non-Tensor
+    "relu_dtype_inplace": lambda L: _F(L).relu(L.int64, True),
+    "relu_dtype": lambda L: _F(L).relu(L.int64),
+    "relu_list": lambda L: _F(L).relu([1.0]),
+    "relu_inplace_int": lambda L: _F(L).relu(L.tensor([-1, 2]), True),
+    # F.rms_norm: aten's rank check (a ValueError) after the empty-shape check, before the shape match
+    "rms_norm_0d": lambda L: _F(L).rms_norm(L.tensor(2, dtype=L.int32), [2, 1], None),
+    "rms_norm_1d_rank": lambda L: _F(L).rms_norm(L.zeros(3), [2, 1]),
+    "rms_norm_0d_empty_shape": lambda L: _F(L).rms_norm(L.tensor(2.0), []),
+    "rms_norm_shape_mismatch": lambda L: _F(L).rms_norm(L.zeros(2, 3), [2, 2]),
+    "rms_norm_int": lambda L: _F(L).rms_norm(L.zeros(3, dtype=L.int32), [3]),
+    "rms_norm_values": lambda L: _F(L).rms_norm(L.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]), [3], eps=1e-6),
+    # F.smooth_l1_loss: torch's body broadcasts, then reads the reduction, before aten's beta check
+    "smooth_l1_bad_reduction_negative_beta": lambda L: _F(L).smooth_l1_loss(
+        L.tensor([32767, 4], dtype=L.int16), L.tensor(-4, dtype=L.int16), reduction="bad", beta=-inf),
+    "smooth_l1_unbroadcastable_bad_reduction": lambda L: _F(L).smooth_l1_loss(L.zeros(2), L.zeros(3), reduction="bad"),
+    "smooth_l1_negative_beta": lambda L: _F(L).smooth_l1_loss(L.zeros(2), L.zeros(2), beta=-1.0),
+    "smooth_l1_values": lambda L: _F(L).smooth_l1_loss(L.tensor([1.0, 3.0]), L.zeros(2), beta=0.5),
 }
 
 

@@ -372,6 +372,7 @@ _F_CALLS = {
     "multi_margin_loss": (_multi_margin_call, "Tensor input, Tensor target, Scalar p=, Scalar margin=, "
                                               "Tensor? weight=, int reduction="),
     "mish": (lambda input, inplace=False: (_inplace("mish", inplace), (input,), {}), "Tensor input"),
+    "relu": (lambda input, inplace=False: (_inplace("relu", inplace), (input,), {}), "Tensor input"),
     "multilabel_margin_loss": (lambda input, target, size_average=None, reduce=None, reduction="mean":
                                ("multilabel_margin_loss", (input, target, 1), {}),
                                "Tensor input, Tensor target, int reduction="),

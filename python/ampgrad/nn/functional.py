@@ -887,7 +887,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    return _C._rms_norm(input, _shape_list(normalized_shape), weight, eps)
+    shape = _shape_list(normalized_shape)
+    if shape and input.dim() < len(shape):   # aten::rms_norm's rank check (after the empty-shape one, the kernel's)
+        raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.dim()}")
+    return _C._rms_norm(input, shape, weight, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -1078,6 +1081,11 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
+    try:   # torch's body: broadcast_tensors, then get_enum(reduction), then aten's beta check
+        _Reduction.get_enum(reduction)
+    except ValueError:
+        _broadcast_tensors(input, target)
+        raise
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:  # torch's l1_loss
