@@ -97,6 +97,14 @@ CASES = {
     "smooth_l1_unbroadcastable_bad_reduction": lambda L: _F(L).smooth_l1_loss(L.zeros(2), L.zeros(3), reduction="bad"),
     "smooth_l1_negative_beta": lambda L: _F(L).smooth_l1_loss(L.zeros(2), L.zeros(2), beta=-1.0),
     "smooth_l1_values": lambda L: _F(L).smooth_l1_loss(L.tensor([1.0, 3.0]), L.zeros(2), beta=0.5),
+    # kthvalue: the dim's range, then the empty reduction dim (IndexError), then k's range
+    "kthvalue_empty_dim_bad_k": lambda L: L.tensor([[[[255]]]], dtype=L.uint8).expand((3, 4, 2, 0)).kthvalue(-1),
+    "kthvalue_empty_dim": lambda L: L.zeros(3, 0, 2).kthvalue(1, 1),
+    "kthvalue_dim_range": lambda L: L.zeros(3, 0, 2).kthvalue(1, 5),
+    "kthvalue_k_range": lambda L: L.zeros(3, 0, 2).kthvalue(5, 0),
+    "kthvalue_other_dim_empty": lambda L: tuple(L.zeros(3, 0, 2).kthvalue(1, 0)),
+    "kthvalue_0d": lambda L: tuple(L.tensor(2.0).kthvalue(1)),
+    "kthvalue_values": lambda L: tuple(L.tensor([[3.0, 1.0], [2.0, 0.0]]).kthvalue(1, 0, True)),
 }
 
 

@@ -36,7 +36,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    v, i = _C._kthvalue(input, _idx(k, "k"), _idx(dim, "dim"), bool(keepdim))
+    k, dim = _idx(k, "k"), _idx(dim, "dim")
+    if input.dim() > 0 and input.size(dim) == 0:   # size(dim): the dim's range check comes first, as torch's
+        # torch's zero_numel_check_dims precedes the k range check
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim % input.dim()} to have non-zero size.")
+    v, i = _C._kthvalue(input, k, dim, bool(keepdim))
     return _rt.kthvalue(v, i)
 
 
