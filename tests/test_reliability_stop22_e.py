@@ -105,6 +105,23 @@ CASES = {
     "kthvalue_other_dim_empty": lambda L: tuple(L.zeros(3, 0, 2).kthvalue(1, 0)),
     "kthvalue_0d": lambda L: tuple(L.tensor(2.0).kthvalue(1)),
     "kthvalue_values": lambda L: tuple(L.tensor([[3.0, 1.0], [2.0, 0.0]]).kthvalue(1, 0, True)),
+    # F.binary_cross_entropy_with_logits: after the body's size check, torch's parser rejects a non-Tensor weight
+    "bce_logits_str_weight": lambda L: _F(L).binary_cross_entropy_with_logits(
+        L.zeros((0, 3, 0), dtype=L.int16), L.zeros((0, 3, 0), dtype=L.int16), "abc", reduction="mean"),
+    "bce_logits_str_pos_weight": lambda L: _F(L).binary_cross_entropy_with_logits(L.zeros(2), L.zeros(2), pos_weight="abc"),
+    "bce_logits_size_first": lambda L: _F(L).binary_cross_entropy_with_logits(L.zeros(2), L.zeros(3), "abc"),
+    "bce_logits_reduction_first": lambda L: _F(L).binary_cross_entropy_with_logits(L.zeros(2), L.zeros(2), "abc",
+                                                                                    reduction="bad"),
+    "bce_logits_values": lambda L: _F(L).binary_cross_entropy_with_logits(L.tensor([1.0, -2.0]), L.tensor([1.0, 0.0]),
+                                                                           L.tensor([2.0, 1.0])),
+    # F.poisson_nll_loss: its body's own reduction check (reduction + " is not ...": a TypeError for a non-str)
+    "poisson_int_reduction": lambda L: _F(L).poisson_nll_loss(L.zeros(2, 2), L.zeros(2, 2), eps=float("nan"),
+                                                              reduction=2 ** 64),
+    "poisson_none_reduction": lambda L: _F(L).poisson_nll_loss(L.zeros(2), L.zeros(2), reduction=None),
+    "poisson_elementwise_mean": lambda L: _F(L).poisson_nll_loss(L.zeros(2), L.zeros(2), reduction="elementwise_mean"),
+    "poisson_bad_reduction": lambda L: _F(L).poisson_nll_loss(L.zeros(2), L.zeros(2), reduction="bad"),
+    "poisson_values": lambda L: _F(L).poisson_nll_loss(L.tensor([1.0, 2.0]), L.tensor([2.0, 0.5]), full=True),
+    "l1_int_reduction": lambda L: _F(L).l1_loss(L.zeros(2), L.zeros(2), reduction=5),
 }
 
 

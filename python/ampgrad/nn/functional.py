@@ -1405,6 +1405,9 @@ def _cosine_embedding_loss(input1, input2, target, margin, reduction):
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
+    if reduction != "none" and reduction != "mean" and reduction != "sum":
+        # torch's body's own check ('elementwise_mean' too; a non-str reduction: the concatenation's TypeError)
+        raise ValueError(reduction + " is not a valid value for reduction")
     enum = _Reduction.get_enum(reduction)
     if not (_argparse._is_bool(log_input) and _argparse._is_bool(full)):
         # torch.poisson_nll_loss's parser takes only bools there (a 0-d Tensor would pass `if log_input` below)
