@@ -122,6 +122,16 @@ CASES = {
     "poisson_bad_reduction": lambda L: _F(L).poisson_nll_loss(L.zeros(2), L.zeros(2), reduction="bad"),
     "poisson_values": lambda L: _F(L).poisson_nll_loss(L.tensor([1.0, 2.0]), L.tensor([2.0, 0.5]), full=True),
     "l1_int_reduction": lambda L: _F(L).l1_loss(L.zeros(2), L.zeros(2), reduction=5),
+    # weighted F.l1_loss / F.mse_loss: broadcast, then weight.size(), before the errors are computed
+    "l1_bool_int_weight": lambda L: _F(L).l1_loss(L.tensor([False, False]), L.tensor([False, True]), reduction="none",
+                                                   weight=2 ** 64),
+    "mse_bool_int_weight": lambda L: _F(L).mse_loss(L.tensor([False, False]), L.tensor([False, True]), weight=5),
+    "l1_unbroadcastable_int_weight": lambda L: _F(L).l1_loss(L.zeros(2), L.zeros(3), weight=5),
+    "l1_weight_size": lambda L: _F(L).l1_loss(L.zeros(2), L.zeros(2), weight=L.zeros(3)),
+    "l1_bool_weight": lambda L: _F(L).l1_loss(L.tensor([False, True]), L.tensor([False, True]), weight=L.zeros(2)),
+    "l1_weighted_values": lambda L: _F(L).l1_loss(L.tensor([1.0, -2.0]), L.tensor([0.5, 1.0]), weight=L.tensor([2.0, 1.0])),
+    "mse_weighted_values": lambda L: _F(L).mse_loss(L.tensor([1.0, -2.0]), L.tensor([0.5, 1.0]), weight=L.tensor([2.0, 1.0]),
+                                                    reduction="none"),
 }
 
 

@@ -1041,9 +1041,15 @@ def _warn_size(input, target):
                       "Please ensure they have the same size.", stacklevel=4)  # caller -> gate -> loss -> here
 
 
-def _weighted(errors, weight, input, reduction):
-    if weight.shape != input.shape:
+def _check_weight(input, target, weight):
+    # torch's weighted l1_loss / mse_loss bodies: broadcast_tensors, then weight.size() (a non-Tensor weight: its
+    # AttributeError), before the errors are computed
+    _broadcast_tensors(input, target)
+    if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
+
+
+def _weighted(errors, weight, input, reduction):
     errors = errors * weight
     if reduction == "none":
         return errors
@@ -1059,6 +1065,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     if weight is not None:  # torch composes the weighted form too
+        _check_weight(input, target, weight)
         d = input - target
         return _weighted(d * d, weight, input, reduction)
     if input.device.type != "cpu":  # no fused kernel there yet
@@ -1071,10 +1078,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
-    d = (input - target).abs()
     if weight is not None:
-        return _weighted(d, weight, input, reduction)
-    return _reduce(d, reduction)
+        _check_weight(input, target, weight)
+        return _weighted((input - target).abs(), weight, input, reduction)
+    return _reduce((input - target).abs(), reduction)
 
 
 @engine_op("smooth_l1_loss")
