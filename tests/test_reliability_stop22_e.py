@@ -132,6 +132,16 @@ CASES = {
     "l1_weighted_values": lambda L: _F(L).l1_loss(L.tensor([1.0, -2.0]), L.tensor([0.5, 1.0]), weight=L.tensor([2.0, 1.0])),
     "mse_weighted_values": lambda L: _F(L).mse_loss(L.tensor([1.0, -2.0]), L.tensor([0.5, 1.0]), weight=L.tensor([2.0, 1.0]),
                                                     reduction="none"),
+    # arange dispatches on a bool dtype before its step check; F.embedding_bag builds a 2-D input's offsets with it
+    "arange_bool_zero_step": lambda L: L.arange(0, 0, 0, dtype=L.bool),
+    "arange_bool": lambda L: L.arange(0, 6, 3, dtype=L.bool),
+    "arange_zero_step": lambda L: L.arange(0, 6, 0, dtype=L.int64),
+    "embedding_bag_bool_bad_mode": lambda L: _F(L).embedding_bag(L.zeros((0, 0), dtype=L.bool), L.zeros((0, 0), dtype=L.bool),
+                                                                 scale_grad_by_freq=False, mode="bad"),
+    "embedding_bag_empty_bags": lambda L: _F(L).embedding_bag(L.zeros((2, 0), dtype=L.int64), L.zeros(3, 2)),
+    "embedding_bag_bad_mode": lambda L: _F(L).embedding_bag(L.tensor([[0, 1], [2, 2]]), L.zeros(3, 2), mode="bad"),
+    "embedding_bag_max": lambda L: _F(L).embedding_bag(L.tensor([[0, 1], [2, 2]]), L.arange(6.0).reshape(3, 2), mode="max"),
+    "embedding_bag_no_bags": lambda L: _F(L).embedding_bag(L.zeros((0, 3), dtype=L.int64), L.zeros(3, 2)),
 }
 
 

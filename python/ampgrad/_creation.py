@@ -387,6 +387,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
     if dtype is None:
         dtype = _C.get_default_dtype() if builtins.any(isinstance(v, builtins.float) for v in vals) else _C.int64
+    if dtype == _C.bool:   # torch's kernel dispatches on the dtype before its step check
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
     if vals[2] == 0:
         raise RuntimeError("step must be nonzero")
     t = _C._arange(builtins.float(vals[0]), builtins.float(vals[1]), builtins.float(vals[2]), dtype, _check_device(_device(device)))
