@@ -142,6 +142,12 @@ CASES = {
     "embedding_bag_bad_mode": lambda L: _F(L).embedding_bag(L.tensor([[0, 1], [2, 2]]), L.zeros(3, 2), mode="bad"),
     "embedding_bag_max": lambda L: _F(L).embedding_bag(L.tensor([[0, 1], [2, 2]]), L.arange(6.0).reshape(3, 2), mode="max"),
     "embedding_bag_no_bags": lambda L: _F(L).embedding_bag(L.zeros((0, 3), dtype=L.int64), L.zeros(3, 2)),
+    # Tensor.lu / torch.lu: torch's body calls torch._lu_with_info(A, pivot=pivot, ...): its parser's bool pivot first
+    "lu_str_pivot_0d": lambda L: L.tensor(False).lu("abc", "abc"),
+    "lu_int_pivot": lambda L: L.tensor([[2.0, 1.0], [1.0, 3.0]]).lu(1),
+    "torch_lu_str_pivot": lambda L: L.lu(L.tensor([[2.0, 1.0], [1.0, 3.0]]), "a"),
+    "lu_truthy_get_infos": lambda L: L.tensor([[2.0, 1.0], [1.0, 3.0]]).lu(True, "a"),
+    "lu_1d": lambda L: L.zeros(3).lu(),
 }
 
 
