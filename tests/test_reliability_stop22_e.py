@@ -148,6 +148,15 @@ CASES = {
     "torch_lu_str_pivot": lambda L: L.lu(L.tensor([[2.0, 1.0], [1.0, 3.0]]), "a"),
     "lu_truthy_get_infos": lambda L: L.tensor([[2.0, 1.0], [1.0, 3.0]]).lu(True, "a"),
     "lu_1d": lambda L: L.zeros(3).lu(),
+    # (re-fuzz) rms_norm checks the weight's shape before the rank; bernoulli_ expands p first and an empty self
+    # never reaches the kernel's dtype dispatch
+    "rms_norm_weight_before_rank": lambda L: _F(L).rms_norm(L.zeros(3, 4, dtype=L.float64), [2, 0, 1],
+                                                            L.zeros((4, 0, 2, 2), dtype=L.float64)),
+    "rms_norm_1d_weight_shape": lambda L: _F(L).rms_norm(L.zeros(4), [2, 1], L.zeros(3)),
+    "rms_norm_weighted_values": lambda L: _F(L).rms_norm(L.ones(2, 3), [3], L.tensor([1.0, 2.0, 3.0])),
+    "bernoulli_int_p_unexpandable": lambda L: L.tensor(3, dtype=L.int16).bernoulli_(L.tensor([[[-3, -2, 4]]], dtype=L.int16)),
+    "bernoulli_int_p_empty_self": lambda L: L.zeros((0, 2, 2), dtype=L.int32)[::2].bernoulli_(L.zeros((0, 2, 2), dtype=L.int32)),
+    "bernoulli_int_p_broadcast": lambda L: L.zeros(2, dtype=L.int32).bernoulli_(L.zeros(1, dtype=L.int32)),
 }
 
 

@@ -794,7 +794,11 @@ def uniform_(self, *args, **kwargs):
 @_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor) and not (p.is_floating_point() or p.is_complex()):
-        # torch's kernel dispatches on a Tensor p's dtype before it reads p's values
+        # torch expands p to self's shape, then its kernel (run only on a non-empty self) dispatches on p's dtype
+        # before it reads p's values
+        p.expand(self.shape)
+        if self.numel() == 0:
+            return self
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_creation._dtype_name(p.dtype)}\'')
     _check_bernoulli_p(p)
     # torch's CPU draws (Note [Bernoulli draws]): a scalar or float64 p compares a double uniform, a

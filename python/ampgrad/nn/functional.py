@@ -888,8 +888,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = _shape_list(normalized_shape)
-    if shape and input.dim() < len(shape):   # aten::rms_norm's rank check (after the empty-shape one, the kernel's)
-        raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.dim()}")
+    if shape:   # aten::rms_norm's checks after the empty-shape one (the kernel's): the weight's shape, then the rank
+        if weight is not None and list(weight.shape) != shape:
+            raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                               f"{list(weight.shape)} and normalized_shape = {shape}")
+        if input.dim() < len(shape):
+            raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.dim()}")
     return _C._rms_norm(input, shape, weight, eps)
 
 
