@@ -345,6 +345,12 @@ def _batch_norm_call(input, running_mean, running_var, weight=None, bias=None, t
     return "batch_norm", (input, weight, bias, running_mean, running_var, training, momentum, eps, True), {}
 
 
+def _bce_logits_call(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    if target.size() != input.size():
+        return None   # torch's body's ValueError (or AttributeError) comes first
+    return "binary_cross_entropy_with_logits", (input, target, weight, pos_weight, 1), {}
+
+
 _F_CALLS = {
     "poisson_nll_loss": (lambda input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                          reduction="mean": ("poisson_nll_loss", (input, target, log_input, full, eps, 1), {}), None),
@@ -372,6 +378,9 @@ _F_CALLS = {
     "multi_margin_loss": (_multi_margin_call, "Tensor input, Tensor target, Scalar p=, Scalar margin=, "
                                               "Tensor? weight=, int reduction="),
     "mish": (lambda input, inplace=False: (_inplace("mish", inplace), (input,), {}), "Tensor input"),
+    "relu": (lambda input, inplace=False: (_inplace("relu", inplace), (input,), {}), "Tensor input"),
+    "binary_cross_entropy_with_logits": (_bce_logits_call, "Tensor input, Tensor target, Tensor? weight=, "
+                                                           "Tensor? pos_weight=, int reduction="),
     "multilabel_margin_loss": (lambda input, target, size_average=None, reduce=None, reduction="mean":
                                ("multilabel_margin_loss", (input, target, 1), {}),
                                "Tensor input, Tensor target, int reduction="),
@@ -465,8 +474,8 @@ _REDUCTION_FIRST = frozenset((
 
 
 def _bad_reduction(fn, name, args, kwargs):
-    """torch's ValueError for an invalid `reduction` of a _REDUCTION_FIRST loss (None when it is valid, or the legacy
-    size_average / reduce arguments decide it)."""
+    """torch's ValueError message for an invalid `reduction` of a _REDUCTION_FIRST loss (None when it is valid, or the
+    legacy size_average / reduce arguments decide it; a TypeError to raise for poisson_nll_loss's non-str one)."""
     import inspect
     try:
         given = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
@@ -477,6 +486,12 @@ def _bad_reduction(fn, name, args, kwargs):
     r = given.get("reduction", "mean")
     if r in ("none", "mean", "sum") or (name == "kl_div" and r == "batchmean"):
         return None
+    if name == "poisson_nll_loss":
+        # torch's body builds its message as reduction + " is not ...": a non-str reduction is that TypeError
+        try:
+            return r + " is not a valid value for reduction"
+        except TypeError as e:
+            return e
     return f"{r} is not a valid value for reduction"
 
 
@@ -505,7 +520,7 @@ def parsed(fn, kind, name, always=False):
             if reduction_first:
                 bad = _bad_reduction(fn, name, args, kwargs)
                 if bad is not None:
-                    raise ValueError(bad) from None
+                    raise (bad if isinstance(bad, TypeError) else ValueError(bad)) from None
             rest = args[1:] if method else args
             err = parse_error(kind, name, rest, kwargs)   # pybind11's TypeError: an int beyond int64, say
             if (isinstance(err, TypeError) and isinstance(e, TypeError)

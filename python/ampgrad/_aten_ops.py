@@ -16,6 +16,7 @@ from ._C import Tensor
 from . import _C
 from . import return_types as _return_types
 from ._creation import empty as _empty, zeros as _zeros, full as _full, ones as _ones, linspace as _linspace
+from ._creation import _META_NAMES as _META
 from ._scan_index import searchsorted as _searchsorted
 from .autograd import Function as _Function
 from .nn import functional as _F
@@ -213,8 +214,6 @@ def nonzero_static(input, *, size, fill_value=-1):
     return _C.cat([nz, pad], 0)
 
 
-_META = {"float32": "float", "float64": "double", "bfloat16": "c10::BFloat16", "float16": "c10::Half", "int64": "long int",
-         "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 _SHORT = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
 
 

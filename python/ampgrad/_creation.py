@@ -79,6 +79,12 @@ def _dtype_name(dt):
     return _DTYPE_NAMES.get(str(dt).split(".")[-1], str(dt))
 
 
+# the C++ type names of torch's caffe2::TypeMeta, as its messages print a dtype ("got input1: c10::BFloat16")
+_META_NAMES = {"float32": "float", "float64": "double", "bfloat16": "c10::BFloat16", "float16": "c10::Half",
+               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+               "uint8": "unsigned char", "bool": "bool"}
+
+
 def _outable(fn):
     takes = inspect.signature(fn).parameters
 
@@ -381,6 +387,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
     if dtype is None:
         dtype = _C.get_default_dtype() if builtins.any(isinstance(v, builtins.float) for v in vals) else _C.int64
+    if dtype == _C.bool:   # torch's kernel dispatches on the dtype before its step check
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
     if vals[2] == 0:
         raise RuntimeError("step must be nonzero")
     t = _C._arange(builtins.float(vals[0]), builtins.float(vals[1]), builtins.float(vals[2]), dtype, _check_device(_device(device)))

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from . import _C
+from . import _C, _argparse
 from ._C import Tensor
 from ._creation import tensor as _tensor, empty as _empty, zeros as _zeros, arange as _arange
 from . import _functions as _fn
@@ -621,6 +621,11 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu: (LU, pivots), or (LU, pivots, infos) with get_infos; linalg.lu_factor_ex underneath."""
+    # torch's body calls torch._lu_with_info(A, pivot=pivot, check_errors=not get_infos): its parser's errors first
+    err = _argparse.sig_parse_error("_lu_with_info", ("Tensor input, bool pivot=, bool check_errors=",), (A,),
+                                    {"pivot": pivot, "check_errors": not get_infos})
+    if err is not None:
+        raise err
     if isinstance(A, Tensor) and A.dim() >= 2 and A.numel() == 0:  # torch returns empty factors for any dtype
         batch = tuple(A.shape[:-2])
         from_ex = (A.clone(), _zeros(batch + (min(A.shape[-2], A.shape[-1]),), dtype=_C.int32),

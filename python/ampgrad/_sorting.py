@@ -41,19 +41,47 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    v, i = _C._kthvalue(input, _idx(k, "k"), _idx(dim, "dim"), bool(keepdim))
+    k, dim = _idx(k, "k"), _idx(dim, "dim")
+    if input.dim() > 0 and input.size(dim) == 0:   # size(dim): the dim's range check comes first, as torch's
+        # torch's zero_numel_check_dims precedes the k range check
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim % input.dim()} to have non-zero size.")
+    v, i = _C._kthvalue(input, k, dim, bool(keepdim))
     return _rt.kthvalue(v, i)
 
 
-def median(input, dim=None, keepdim=False):
-    if dim is None:
+class _Unset:
+    """median's defaults, told apart from explicit arguments (an explicit None dim, or a keepdim without a dim, is
+    torch's parser's TypeError)."""
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    def __bool__(self):
+        return False
+
+
+_ALL, _NO_KEEPDIM = _Unset("None"), _Unset("False")
+
+
+def median(input, dim=_ALL, keepdim=_NO_KEEPDIM):
+    if dim is _ALL or dim is None:
+        if dim is None or keepdim is not _NO_KEEPDIM:
+            # torch's signatures are () and (int dim, bool keepdim=False): a None dim, or a keepdim without a dim,
+            # is its parser's TypeError (the parsed wrapper raises torch's text)
+            raise TypeError("median(): incompatible function arguments: dim must be int")
         return _C._median_all(input, False)
     v, i = _C._median_dim(input, _idx(dim, "dim"), bool(keepdim), False)
     return _rt.median(v, i)
 
 
-def nanmedian(input, dim=None, keepdim=False):
-    if dim is None:
+def nanmedian(input, dim=_ALL, keepdim=_NO_KEEPDIM):
+    if dim is _ALL or dim is None:
+        if dim is None or keepdim is not _NO_KEEPDIM:
+            # torch's signatures are () and (int dim, bool keepdim=False): a None dim, or a keepdim without a dim,
+            # is its parser's TypeError (the parsed wrapper raises torch's text)
+            raise TypeError("nanmedian(): incompatible function arguments: dim must be int")
         return _C._median_all(input, True)
     v, i = _C._median_dim(input, _idx(dim, "dim"), bool(keepdim), True)
     return _rt.nanmedian(v, i)

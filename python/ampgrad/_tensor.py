@@ -588,7 +588,17 @@ for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float1
 
 
 @_method("type")
-def type(self, dtype=None, non_blocking=False):
+def type(self, dtype=None, *args, **kwargs):
+    # torch's parser takes `bool non_blocking=False` (positionally after dtype, or as a keyword) before the dtype
+    for k in kwargs:
+        if k != "non_blocking":
+            raise TypeError(f"type() got an unexpected keyword argument '{k}'")
+    if builtins.len(args) + builtins.len(kwargs) > 1:
+        raise TypeError(f"type() takes at most 2 arguments ({2 + builtins.len(args)} given)")
+    non_blocking = args[0] if args else kwargs.get("non_blocking", False)
+    if not isinstance(non_blocking, bool):
+        where = " (position 2)" if args else ""
+        raise TypeError(f"type(): argument 'non_blocking'{where} must be bool, not {builtins.type(non_blocking).__name__}")
     names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
              "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
              "uint8": "ByteTensor", "bool": "BoolTensor"}
@@ -722,7 +732,15 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 for _name in ("zeros", "ones", "empty"):
-    def _new(self, *size, dtype=None, device=None, requires_grad=False, _name=_name):
+    def _new(self, *size, dtype=None, device=None, requires_grad=False, _name=_name, **kwargs):
+        # torch's `int[] size` is also a keyword (x.new_zeros(size=[1, 3])) and is required
+        if not size or kwargs:
+            err = _argparse.parse_error("method", "new_" + _name, size, kwargs)
+            if err is not None:
+                raise err
+            if "size" not in kwargs:
+                raise TypeError(f"new_{_name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+            size = (kwargs.pop("size"),)
         return getattr(_creation, _name)(*size, dtype=dtype or self.dtype, device=device or self.device,
                                           requires_grad=requires_grad)
     setattr(Tensor, "new_" + _name, _new)
@@ -762,8 +780,26 @@ for _name in ("uniform_", "normal_", "exponential_", "cauchy_", "log_normal_", "
     _with_generator(_name)
 
 
+_uniform_bounds = Tensor.uniform_
+
+
+@_method("uniform_")
+def uniform_(self, *args, **kwargs):
+    if not self.is_floating_point():
+        # torch dispatches its bounds check (check_uniform_bounds) on the dtype before it reads the bounds
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{_creation._dtype_name(self.dtype)}\'')
+    return _uniform_bounds(self, *args, **kwargs)
+
+
 @_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor) and not (p.is_floating_point() or p.is_complex()):
+        # torch expands p to self's shape, then its kernel (run only on a non-empty self) dispatches on p's dtype
+        # before it reads p's values
+        p.expand(self.shape)
+        if self.numel() == 0:
+            return self
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_creation._dtype_name(p.dtype)}\'')
     _check_bernoulli_p(p)
     # torch's CPU draws (Note [Bernoulli draws]): a scalar or float64 p compares a double uniform, a
     # float / half / bf16 tensor p a float uniform, element by element

@@ -556,6 +556,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
                              f"length sequences. However, found offsets of type {type(offsets)}")
         B, L = input.shape
+        # torch's body builds these offsets with arange(0, numel, L, dtype=input.dtype): its errors (a bool input, an
+        # empty L) come before the mode check
+        _creation.arange(0, input.numel(), L, dtype=input.dtype, device=input.device)
         offsets_l = [i * L for i in range(B)]
         include_last_offset = False
         input = input.reshape(-1)

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _C, _argparse
 from .._signatures import SIGS as _SIGS
 # Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
-from .._creation import arange as _arange, rand as _rand
+from .._creation import arange as _arange, rand as _rand, _META_NAMES
 from .._dtype_info import finfo as _finfo
 from .._op_gate import engine_op
 from .._functions import broadcast_tensors as _broadcast_tensors
@@ -887,7 +887,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    return _C._rms_norm(input, _shape_list(normalized_shape), weight, eps)
+    shape = _shape_list(normalized_shape)
+    if shape:   # aten::rms_norm's checks after the empty-shape one (the kernel's): the weight's shape, then the rank
+        if weight is not None and list(weight.shape) != shape:
+            raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                               f"{list(weight.shape)} and normalized_shape = {shape}")
+        if input.dim() < len(shape):
+            raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.dim()}")
+    return _C._rms_norm(input, shape, weight, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -1038,9 +1045,15 @@ def _warn_size(input, target):
                       "Please ensure they have the same size.", stacklevel=4)  # caller -> gate -> loss -> here
 
 
-def _weighted(errors, weight, input, reduction):
-    if weight.shape != input.shape:
+def _check_weight(input, target, weight):
+    # torch's weighted l1_loss / mse_loss bodies: broadcast_tensors, then weight.size() (a non-Tensor weight: its
+    # AttributeError), before the errors are computed
+    _broadcast_tensors(input, target)
+    if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
+
+
+def _weighted(errors, weight, input, reduction):
     errors = errors * weight
     if reduction == "none":
         return errors
@@ -1056,6 +1069,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
     if weight is not None:  # torch composes the weighted form too
+        _check_weight(input, target, weight)
         d = input - target
         return _weighted(d * d, weight, input, reduction)
     if input.device.type != "cpu":  # no fused kernel there yet
@@ -1068,16 +1082,21 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
-    d = (input - target).abs()
     if weight is not None:
-        return _weighted(d, weight, input, reduction)
-    return _reduce(d, reduction)
+        _check_weight(input, target, weight)
+        return _weighted((input - target).abs(), weight, input, reduction)
+    return _reduce((input - target).abs(), reduction)
 
 
 @engine_op("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _warn_size(input, target)
     reduction = _legacy(size_average, reduce, reduction)
+    try:   # torch's body: broadcast_tensors, then get_enum(reduction), then aten's beta check
+        _Reduction.get_enum(reduction)
+    except ValueError:
+        _broadcast_tensors(input, target)
+        raise
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:  # torch's l1_loss
@@ -1397,6 +1416,9 @@ def _cosine_embedding_loss(input1, input2, target, margin, reduction):
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     reduction = _legacy(size_average, reduce, reduction)
+    if reduction != "none" and reduction != "mean" and reduction != "sum":
+        # torch's body's own check ('elementwise_mean' too; a non-str reduction: the concatenation's TypeError)
+        raise ValueError(reduction + " is not a valid value for reduction")
     enum = _Reduction.get_enum(reduction)
     if not (_argparse._is_bool(log_input) and _argparse._is_bool(full)):
         # torch.poisson_nll_loss's parser takes only bools there (a 0-d Tensor would pass `if log_input` below)
@@ -1521,16 +1543,30 @@ def _vector_norm(x, p, dim, keepdim=False):
 
 @engine_op("bilinear")
 def bilinear(input1, input2, weight, bias=None):
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
-                           f"{list(input2.shape[:-1])}")
+    # aten::bilinear's checks, in its order: the dtypes, the ranks, the batch sizes, then the sizes it reads from
+    # weight / bias with size(d) (a weight of fewer than 3 dims: size()'s IndexError)
+    tensors = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
+    if len({t.dtype for _, t in tensors}) > 1:
+        got = ", ".join(f"{n}: {_META_NAMES.get(str(t.dtype).split('.')[-1], t.dtype)}" for n, t in tensors)
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.size(i) != input2.size(i):
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.size(i)} and "
+                               f"{input2.size(i)}")
+    if input1.size(-1) != weight.size(1):
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.size(-1)} but expected "
+                           f"{weight.size(1)}")
+    if input2.size(-1) != weight.size(2):
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.size(-1)} but expected "
+                           f"{weight.size(2)}")
+    if bias is not None and bias.size(0) != weight.size(0):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.size(0)} but expected "
+                           f"{weight.size(0)}")
+    if weight.dim() != 3:   # torch's _trilinear of the unsqueezed inputs and weight
+        raise RuntimeError("number of dimensions must match")
     O, I1, I2 = weight.shape
-    if input1.shape[-1] != I1:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected "
-                           f"{I1}")
-    if input2.shape[-1] != I2:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected "
-                           f"{I2}")
     lead = list(input1.shape[:-1])
     x1 = input1.reshape(-1, I1)
     x2 = input2.reshape(-1, I2)
