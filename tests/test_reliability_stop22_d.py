@@ -388,3 +388,9 @@ def test_cov_one_observation_keeps_the_input():
         torch.cov(torch.tensor([[3.0], [5.0]], requires_grad=True), fweights=torch.tensor([2]))
     ref = torch.cov(torch.tensor([[3.0], [5.0]]), fweights=torch.tensor([2]))
     np.testing.assert_array_equal(np.asarray(c.tolist()), ref.numpy())
+
+
+@pytest.mark.parametrize("dims", [None, "abc", 1.5])
+def test_tensordot_dims_type_checked_first(dims):
+    _check(lambda L: L.tensordot(L.tensor([True]), L.tensor([True, True]), dims))
+    _check(lambda L: L.tensordot(L.ones(2, 3), L.ones(3, 2), dims))

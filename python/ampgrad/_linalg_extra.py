@@ -169,6 +169,9 @@ def linalg_cross(input, other, *, dim=-1):
 
 @engine_op("tensordot")
 def tensordot(a, b, dims=2):
+    if not isinstance(dims, (tuple, list, Tensor, numbers.Integral)):   # torch.functional.tensordot's first check
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, numbers.Integral):
