@@ -394,3 +394,12 @@ def test_cov_one_observation_keeps_the_input():
 def test_tensordot_dims_type_checked_first(dims):
     _check(lambda L: L.tensordot(L.tensor([True]), L.tensor([True, True]), dims))
     _check(lambda L: L.tensordot(L.ones(2, 3), L.ones(3, 2), dims))
+
+
+@pytest.mark.parametrize("dts", [("bfloat16", "float16"), ("float32", "float64"), ("bfloat16", "float32")])
+def test_lu_solve_same_dtype_checked_first(dts):
+    def f(L):
+        LU = L.tensor([[2.0, 1.0], [0.5, 3.0]], dtype=getattr(L, dts[0]))
+        return L.linalg.lu_solve(LU, L.tensor([1, 2], dtype=L.int32), L.ones(2, 1, dtype=getattr(L, dts[1])))
+    _check(f)
+    _check(lambda L: L.linalg.lu_solve(L.ones(3), L.tensor([1, 2], dtype=L.int32), L.ones(2, 1, dtype=L.float64)))
