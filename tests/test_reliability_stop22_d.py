@@ -2,6 +2,8 @@
 (the exception type, values / dtypes where the call succeeds, and the inputs afterwards)."""
 import warnings
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -403,3 +405,20 @@ def test_lu_solve_same_dtype_checked_first(dts):
         return L.linalg.lu_solve(LU, L.tensor([1, 2], dtype=L.int32), L.ones(2, 1, dtype=getattr(L, dts[1])))
     _check(f)
     _check(lambda L: L.linalg.lu_solve(L.ones(3), L.tensor([1, 2], dtype=L.int32), L.ones(2, 1, dtype=L.float64)))
+
+
+@pytest.mark.parametrize("fn", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize("args", [(3, 3, 0), (3, 3, 10), (3, 3, -10), (4, 6, 2), (6, 4, -2), (5, 2**62, 2), (0, 2**62, 0),
+                                  (-1, 4, 2), (3, -1, 0), (1, 1, 0), (7, 3, -1), (3, 7, 1), (2**31, 2**31, 0)])
+@pytest.mark.parametrize("dtype", [None, "int32", "float64", "int16", "bool"])
+def test_tri_indices_orders_and_counts(fn, args, dtype):
+    if fn == "triu_indices" and args[1] >= 2**62 and args[0] > 0:
+        pytest.skip("torch allocates 2**62 elements")
+    kw = {} if dtype is None else {"dtype": dtype}
+    _check(lambda L: getattr(L, fn)(*args, **{k: getattr(L, v) for k, v in kw.items()}))
+
+
+def test_tri_indices_every_small_case():
+    for r, c, k in itertools.product(range(0, 6), range(0, 6), range(-7, 8)):
+        for fn in ("tril_indices", "triu_indices"):
+            assert getattr(ampgrad, fn)(r, c, k).tolist() == getattr(torch, fn)(r, c, k).tolist(), (fn, r, c, k)

@@ -10,7 +10,7 @@ from . import _C
 from ._C import Tensor
 from . import _functions as _fn
 from ._tensor import _check_empty_reduction
-from ._creation import empty as _empty
+from ._creation import empty as _empty, _dtype_name
 
 
 def _seq(tensors):
@@ -315,10 +315,46 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return total / count
 
 
+def _tril_count(row, col, k):
+    """How many (r, c) with 0 <= r < row, 0 <= c < col and c <= r + k (row r holds clamp(r + k + 1, 0, col))."""
+    r0 = builtins.max(0, -k)                                  # the first row with an element
+    if r0 >= row or col <= 0:
+        return 0
+    r1 = builtins.min(row, builtins.max(r0, col - k - 1))     # rows before r1 are partial, from r1 on full
+    return (r1 - r0) * (r0 + r1 + 2 * k + 1) // 2 + (row - r1) * col
+
+
 def _tri_indices(row, col, offset, dtype, device, lower):
+    # aten's order: the sizes, the (2, count) allocation (whose size the engine checks: a huge count is its
+    # RuntimeError), then the kernel's dtype dispatch (int32 / int64 only)
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = dtype or _C.int64
+    count = _tril_count(row, col, offset) if lower else row * col - _tril_count(row, col, offset - 1)
+    out = _empty((2, count), dtype=dt)
+    if dt not in (_C.int32, _C.int64):
+        raise NotImplementedError(f'"{"tril" if lower else "triu"}_indices" not implemented for '
+                                  f"'{_dtype_name(dt)}'")
+    if count == 0:
+        return out
     import numpy as np
-    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
-    return _C.from_numpy(np.stack([r, c]).astype(np.int64)).to(dtype or _C.int64)
+    # row r holds columns [start_r, start_r + n_r): [0, clamp(r + k + 1)) below the diagonal k, [clamp(r + k), col)
+    # above it; only the rows that hold one are generated
+    r_lo = builtins.max(0, -offset) if lower else 0
+    r_hi = row if lower else builtins.min(row, builtins.max(0, col - offset))
+    rs = np.arange(r_lo, r_hi, dtype=np.int64)
+    if lower:
+        start, n = np.zeros_like(rs), np.clip(rs + offset + 1, 0, col)
+    else:
+        start = np.clip(rs + offset, 0, col)
+        n = col - start
+    first = np.cumsum(n) - n
+    rows = np.repeat(rs, n)
+    cols = np.arange(count, dtype=np.int64) - np.repeat(first, n) + np.repeat(start, n)
+    out.copy_(_C.from_numpy(np.stack([rows, cols])))
+    return out
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
