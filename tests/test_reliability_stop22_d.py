@@ -1,8 +1,7 @@
 """Issue 10, stop 22 (d): differential-fuzz groups of torch.* functions fixed in Python, each against torch
 (the exception type, values / dtypes where the call succeeds, and the inputs afterwards)."""
-import warnings
-
 import itertools
+import warnings
 
 import numpy as np
 import pytest
