@@ -421,3 +421,24 @@ def test_tri_indices_every_small_case():
     for r, c, k in itertools.product(range(0, 6), range(0, 6), range(-7, 8)):
         for fn in ("tril_indices", "triu_indices"):
             assert getattr(ampgrad, fn)(r, c, k).tolist() == getattr(torch, fn)(r, c, k).tolist(), (fn, r, c, k)
+
+
+INDEX_FILL = {
+    "int32_index": lambda L: L.index_fill(L.tensor([[-5, 4]], dtype=L.int16), 0, L.tensor(0, dtype=L.int32), 5),
+    "int32_index_nan": lambda L: L.index_fill(L.tensor([[-5, 4]], dtype=L.int16), 0, L.tensor(0, dtype=L.int32),
+                                              float("nan")),
+    "2d_index": lambda L: L.index_fill(L.tensor([[-5, 4]], dtype=L.int16), 0, L.tensor([[0]]), float("nan")),
+    "bad_dim_first": lambda L: L.index_fill(L.tensor([[-5, 4]], dtype=L.int16), 3, L.tensor([[0]]), 1),
+    "nan_into_int": lambda L: L.index_fill(L.tensor([[-5, 4]], dtype=L.int16), 0, L.tensor(0), float("nan")),
+    "out_of_bounds": lambda L: L.index_fill(L.tensor([[-5, 4]], dtype=L.int16), 0, L.tensor(7), 1),
+    "value_1d": lambda L: L.index_fill(L.tensor([[-5.0, 4]]), 0, L.tensor([0], dtype=L.int32), L.tensor([1.0, 2])),
+    "ok": lambda L: L.index_fill(L.tensor([[-5.0, 4], [1, 2]]), 1, L.tensor([1, 1]), -3.5),
+    "diag_embed_dim": lambda L: L.tensor([0], dtype=L.int8).diag_embed(-3, -1, 2**63 - 1),
+    "diag_embed_huge": lambda L: L.diag_embed(L.zeros((5, 0), dtype=L.int16)[::2], 2**40, 2**63 - 1),
+    "diag_embed_ok": lambda L: L.diag_embed(L.tensor([[1.0, 2.0]]), 1, 0, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_FILL))
+def test_index_fill_and_diag_embed_orders(name):
+    _check(INDEX_FILL[name])

@@ -485,7 +485,7 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """input's last dim on the offset diagonal of new dims dim1, dim2 (an index_put into zeros)."""
     nd = input.dim() + 1
-    d1, d2 = dim1 % nd, dim2 % nd
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = input.shape[-1] if input.dim() else 1
@@ -517,7 +517,12 @@ def index_fill(input, dim, index, value):
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
-    d = dim % builtins.max(input.dim(), 1)
+    # aten's order: the dim, the index's dtype and rank, then the value's conversion and the bounds
+    d = _wrap_dim(dim, input.dim())
+    if index.dtype != _C.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
     import numpy as np
     n = input.shape[d] if input.dim() else 1
     raw = index.cpu().numpy().reshape(-1).astype(np.int64)
