@@ -442,3 +442,12 @@ INDEX_FILL = {
 @pytest.mark.parametrize("name", sorted(INDEX_FILL))
 def test_index_fill_and_diag_embed_orders(name):
     _check(INDEX_FILL[name])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int64", "bool", "float16", "float32"])
+@pytest.mark.parametrize("case", [("adaptive_avg_pool1d", (1, 2), 1), ("adaptive_avg_pool1d", (1, 2), 2),
+                                  ("adaptive_avg_pool2d", (1, 2, 2), 1), ("adaptive_avg_pool2d", (1, 2, 2), (1, 2)),
+                                  ("adaptive_avg_pool3d", (1, 2, 2, 2), 1), ("adaptive_avg_pool3d", (1, 2, 2, 2), 2)])
+def test_adaptive_avg_pool_output_of_ones_is_mean(dtype, case):
+    fn, shape, size = case
+    _check(lambda L: getattr(L.nn.functional, fn)(L.ones(shape, dtype=getattr(L, dtype)), size))

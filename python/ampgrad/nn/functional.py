@@ -678,20 +678,29 @@ def _adaptive_size(output_size, input, nd, fn):
     return [defaults[i - nd] if v is None else int(v) for i, v in enumerate(sizes)]
 
 
+def _mean_path_dtype(input, sizes):
+    """aten's adaptive_avg_pool with an output of ones is input.mean(...): an integer input gets mean's error."""
+    if isinstance(input, _C.Tensor) and not input.is_floating_point() and all(s == 1 for s in sizes):
+        input.mean()   # raises mean()'s "could not infer output dtype"
+
+
 def adaptive_avg_pool1d(input, output_size):
     (o,) = _adaptive_size(output_size, input, 1, "adaptive_avg_pool1d")
+    _mean_path_dtype(input, (1, o))
     return _C._adaptive_avg_pool(_unsqueeze_1d(input, "adaptive_avg_pool1d"), [1, o]).squeeze(-2)
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _torch_call("adaptive_avg_pool2d", ("Tensor input, int[2] output_size",), _C._adaptive_avg_pool, input,
-                       _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d"))
+    size = _adaptive_size(output_size, input, 2, "adaptive_avg_pool2d")
+    _mean_path_dtype(input, size)
+    return _torch_call("adaptive_avg_pool2d", ("Tensor input, int[2] output_size",), _C._adaptive_avg_pool, input, size)
 
 
 @engine_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
-    return _torch_call("adaptive_avg_pool3d", ("Tensor input, int[3] output_size",), _C._adaptive_avg_pool, input,
-                       _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d"))
+    size = _adaptive_size(output_size, input, 3, "adaptive_avg_pool3d")
+    _mean_path_dtype(input, size)
+    return _torch_call("adaptive_avg_pool3d", ("Tensor input, int[3] output_size",), _C._adaptive_avg_pool, input, size)
 
 
 def _adaptive_max(nd, input, output_size, return_indices, fn):
