@@ -451,3 +451,11 @@ def test_index_fill_and_diag_embed_orders(name):
 def test_adaptive_avg_pool_output_of_ones_is_mean(dtype, case):
     fn, shape, size = case
     _check(lambda L: getattr(L.nn.functional, fn)(L.ones(shape, dtype=getattr(L, dtype)), size))
+
+
+@pytest.mark.parametrize("args", [((3,), (1,), 1, -1), ((2, 2), (2,), 0, 0, 1), ((2, 2), (2,), 0, 0, 0),
+                                  ((2, 2), (2,), 0, 0, 5), ((2, 2), (3,), 0, 0, 1), ((2, 3), (2,), 1, 0, 1),
+                                  ((3, 2, 4), (2, 2), -1, 2, 0)])
+def test_diagonal_scatter_checks_the_diagonal_first(args):
+    shape, src_shape, *rest = args
+    _check(lambda L: L.diagonal_scatter(L.zeros(shape), L.arange(float(np.prod(src_shape))).reshape(src_shape), *rest))

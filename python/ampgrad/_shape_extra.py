@@ -575,6 +575,8 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    # aten: the slice is input.diagonal(offset, dim1, dim2) (its dim checks), and src must have its size
+    _check_slice_src(src, list(input.diagonal(offset, dim1, dim2).shape))
     nd = input.dim()
     d1, d2 = dim1 % nd, dim2 % nd
     moved = input.movedim([d1, d2], [nd - 2, nd - 1])
