@@ -459,3 +459,9 @@ def test_adaptive_avg_pool_output_of_ones_is_mean(dtype, case):
 def test_diagonal_scatter_checks_the_diagonal_first(args):
     shape, src_shape, *rest = args
     _check(lambda L: L.diagonal_scatter(L.zeros(shape), L.arange(float(np.prod(src_shape))).reshape(src_shape), *rest))
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 2, 2)])
+@pytest.mark.parametrize("attr", ["H", "mH", "T", "mT"])
+def test_h_and_mh_shapes(shape, attr):
+    _check(lambda L: getattr(L.arange(float(np.prod(shape))).reshape(shape), attr))
