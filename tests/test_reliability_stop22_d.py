@@ -465,3 +465,29 @@ def test_diagonal_scatter_checks_the_diagonal_first(args):
 @pytest.mark.parametrize("attr", ["H", "mH", "T", "mT"])
 def test_h_and_mh_shapes(shape, attr):
     _check(lambda L: getattr(L.arange(float(np.prod(shape))).reshape(shape), attr))
+
+
+SHAPE_EXTRA = {
+    "masked_scatter_dtypes": lambda L: L.masked_scatter(L.zeros(3, dtype=L.int16), L.tensor([True, False, True]),
+                                                        L.tensor([True, False])),
+    "masked_scatter_dtypes_first": lambda L: L.masked_scatter(L.zeros(3, dtype=L.int16), L.tensor([1, 0, 1]),
+                                                              L.tensor([True, False])),
+    "masked_scatter_ok": lambda L: L.masked_scatter(L.zeros(3), L.tensor([True, False, True]), L.tensor([1.0, 2.0])),
+    "take_along_float_idx": lambda L: L.take_along_dim(L.zeros((0, 4, 1)), L.zeros((0, 1, 0)), 0),
+    "take_along_float_idx_bad_dim": lambda L: L.take_along_dim(L.zeros((2, 4)), L.zeros((2, 1)), 5),
+    "take_along_ok": lambda L: L.take_along_dim(L.arange(8.0).reshape(2, 4), L.tensor([[1], [3]]), 1),
+    "trapezoid_0d": lambda L: L.trapezoid(L.tensor(3.0)),
+    "trapezoid_0d_bool": lambda L: L.trapezoid(L.tensor(True), dim=5),
+    "trapezoid_bool": lambda L: L.trapezoid(L.tensor([True, False])),
+    "trapezoid_ok": lambda L: L.trapezoid(L.tensor([1.0, 2.0, 4.0])),
+    "cartesian_str": lambda L: L.cartesian_prod("abc"),
+    "cartesian_str_second": lambda L: L.cartesian_prod(L.ones(2), "abc"),
+    "cartesian_ok": lambda L: L.cartesian_prod(L.tensor([1, 2]), L.tensor([3, 4, 5])),
+    "empty_strided_dims": lambda L: L.empty_strided([1], [3, 1, 2]).shape,
+    "empty_strided_ok": lambda L: L.empty_strided([2, 3], [3, 1]).shape,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_EXTRA))
+def test_shape_extra_checks(name):
+    _check(SHAPE_EXTRA[name])

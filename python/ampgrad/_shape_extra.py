@@ -229,6 +229,8 @@ def _check_flat_index(index, n):
 
 
 def take_along_dim(input, indices, dim=None):
+    if dim is not None and indices.dtype != _C.int64:   # aten's first check (without dim, gather's)
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {_dtype_name(indices.dtype)}")
     if dim is None:
         flat = indices.reshape(-1)
         return _C.gather(input.reshape(-1), 0, _C.where(flat < 0, flat + input.numel(), flat))
@@ -277,6 +279,9 @@ def meshgrid(*tensors, indexing=None):
 
 
 def cartesian_prod(*tensors):
+    for i, t in enumerate(tensors):   # the parser's TensorList check
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
@@ -293,6 +298,8 @@ def _sum_to_size(self, *size):
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})")
     return _empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -410,6 +417,10 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
+    if y.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if y.dtype == _C.bool:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
     d = dim % builtins.max(y.dim(), 1)
     n = y.shape[d]
     if n == 0:   # torch: zeros of y's dtype without dim (dx and x unused)
@@ -589,6 +600,9 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 
 
 def masked_scatter(input, mask, source):
+    if input.dtype != source.dtype:   # checked first by aten (no space after "got": torch's message)
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_dtype_name(input.dtype)} and {_dtype_name(source.dtype)}")
     if mask.dtype != _C.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
     shape = _fn.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
