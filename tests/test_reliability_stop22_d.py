@@ -491,3 +491,9 @@ SHAPE_EXTRA = {
 @pytest.mark.parametrize("name", sorted(SHAPE_EXTRA))
 def test_shape_extra_checks(name):
     _check(SHAPE_EXTRA[name])
+
+
+@pytest.mark.parametrize("args", [(True, True), (True,), (1, True), (0,), (-1, False)])
+def test_prod_bool_dim(args):
+    _check(lambda L: L.tensor([[-2, 5], [3, 5], [3, 1]]).prod(*args))
+    _check(lambda L: L.prod(L.tensor([[-2.0, 5], [3, 5]]), *args))

@@ -125,6 +125,8 @@ def mean(self, dim=None, keepdim=False, *, dtype=None):
 
 @_method("prod")
 def prod(self, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(dim, bool):   # the parser's int check (a bool is not an int there)
+        raise TypeError("prod(): argument 'dim' (position 1) must be int, not bool")
     return _C._prod(self, dim, keepdim, dtype)
 
 
