@@ -497,3 +497,25 @@ def test_shape_extra_checks(name):
 def test_prod_bool_dim(args):
     _check(lambda L: L.tensor([[-2, 5], [3, 5], [3, 1]]).prod(*args))
     _check(lambda L: L.prod(L.tensor([[-2.0, 5], [3, 5]]), *args))
+
+
+MORE = {
+    "sum_to_size_str": lambda L: L.tensor([[1, 2]]).sum_to_size("abc"),
+    "sum_to_size_minus1": lambda L: L.zeros(3, 2).sum_to_size(3, -1),
+    "sum_to_size_longer": lambda L: L.zeros(3, 2).sum_to_size(2, 3, 2),
+    "sum_to_size_float": lambda L: L.zeros(3, 2).sum_to_size(1.5),
+    "sum_to_size_ok": lambda L: L.arange(6.0).reshape(3, 2).sum_to_size([1, 2]),
+    "sum_to_size_tuple": lambda L: L.arange(6.0).reshape(3, 2).sum_to_size((3, 1)),
+    "square_bool": lambda L: L.tensor(False).square_(),
+    "square_int8": lambda L: L.tensor([3, -2], dtype=L.int8).square_(),
+    "meshgrid_empty": lambda L: L.meshgrid([]),
+    "cartesian_2d": lambda L: L.cartesian_prod(L.zeros(3, 1)),
+    "cartesian_2d_second": lambda L: L.cartesian_prod(L.zeros(2), L.zeros(3, 1)),
+    "cartesian_empty": lambda L: L.cartesian_prod(),
+}
+
+
+@pytest.mark.filterwarnings("ignore:torch.meshgrid")
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_shape_checks(name):
+    _check(MORE[name])

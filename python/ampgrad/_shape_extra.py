@@ -256,6 +256,8 @@ def sgn(input):
 
 def meshgrid(*tensors, indexing=None):
     ts = _seq(tensors)
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
     if indexing is None:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
@@ -282,6 +284,9 @@ def cartesian_prod(*tensors):
     for i, t in enumerate(tensors):   # the parser's TensorList check
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    for t in tensors:   # aten's cartesian_prod: 1-D inputs only
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
@@ -290,6 +295,13 @@ def cartesian_prod(*tensors):
 
 def _sum_to_size(self, *size):
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else size
+    for v in size:   # the parser's int list
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+            raise TypeError(f"sum_to_size(): argument 'size' (position 1) must be tuple of ints, not {type(v).__name__}")
+    shape = list(self.shape)   # aten's is_expandable_to(size, self.sizes())
+    if len(size) > len(shape) or builtins.any(s != shape[len(shape) - len(size) + i] and s != 1
+                                             for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{shape}}}.")
     if not size:
         return self.sum()  # torch's sum_to with an empty shape: the full sum (integers promote to int64)
     lead = self.dim() - len(size)

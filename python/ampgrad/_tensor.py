@@ -471,6 +471,8 @@ def square(self):
 
 @_method("square_")
 def square_(self):
+    if self.dtype == _C.bool:   # torch's square_ is pow_(2): bool's int64 result cannot be written back
+        raise RuntimeError("result type Long can't be cast to the desired output type Bool")
     return self.mul_(self)
 
 
