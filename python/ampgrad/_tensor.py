@@ -346,6 +346,18 @@ def _index_put_parse(kind, self, indices, values, accumulate):
         raise err
 
 
+def _check_mask_shape(self, mask, start, nd):
+    """torch's index checks for a bool / uint8 mask covering self's dims start, start + 1, ...: each in range and
+    of the indexed dim's size."""
+    for j in builtins.range(mask.dim()):
+        at = start + j
+        if at >= nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {at})")
+        if mask.shape[j] != self.shape[at]:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape "
+                             f"of the indexed tensor {list(self.shape)} at index {at}")
+
+
 def _index_put_check(self, indices, values):
     """torch's checks of index_put(_), in its order, before the engine's kernel (which checks the index bounds):
     the index count, index dtypes, bool / byte masks against self's shape, the indices' broadcast, an index into
@@ -363,14 +375,7 @@ def _index_put_check(self, indices, values):
     shapes = []
     for ix in indices:
         if ix.dtype in (_C.uint8, _C.bool):
-            for j in builtins.range(ix.dim()):
-                at = len(shapes) + j
-                if at >= nd:
-                    raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but "
-                                     f"got {at})")
-                if ix.shape[j] != self.shape[at]:
-                    raise IndexError(f"The shape of the mask {list(ix.shape)} at index {j} does not match the shape "
-                                     f"of the indexed tensor {list(self.shape)} at index {at}")
+            _check_mask_shape(self, ix, len(shapes), nd)
             shapes.extend([[int(ix.count_nonzero())]] * ix.dim())
         else:
             shapes.append(list(ix.shape))
@@ -428,13 +433,7 @@ def _index_put(kind, self, indices, values, accumulate, inplace):
             and indices[0].dtype in (_C.bool, _C.uint8)):
         # torch's masked_fill dispatch: one mask and one value (checked against self's shape; no dtype check)
         mask = indices[0]
-        for j in builtins.range(mask.dim()):
-            if j >= nd:
-                raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but "
-                                 f"got {j})")
-            if mask.shape[j] != self.shape[j]:
-                raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape "
-                                 f"of the indexed tensor {list(self.shape)} at index {j}")
+        _check_mask_shape(self, mask, 0, nd)
         if mask.dtype != _C.bool:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
         mask = mask.reshape(list(mask.shape) + [1] * (nd - mask.dim()))
