@@ -32,7 +32,7 @@ _LAYERS = [
     ["ampgrad.autograd"],
     ["ampgrad.amp", "ampgrad._autocast_state", "ampgrad.cuda", "ampgrad.cpu", "ampgrad.backends", "ampgrad.nn",
      "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.func", "ampgrad.profiler", "ampgrad._surface",
-     "ampgrad.accelerator", "ampgrad.utils", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization", "ampgrad.special",
+     "ampgrad.accelerator", "ampgrad.utils", "ampgrad.multiprocessing", "ampgrad._nn_ops_more", "ampgrad.distributed", "ampgrad.serialization", "ampgrad.special",
      "ampgrad.testing", "ampgrad.onnx"],
     ["ampgrad._linalg_decomp"],  # torch-level fronts over ampgrad.linalg
     ["ampgrad.masked", "ampgrad.signal", "ampgrad.distributions", "ampgrad._misc_ops", "ampgrad._aten_ops"],  # Python compositions over nn / linalg / sorting

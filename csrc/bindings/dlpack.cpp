@@ -94,6 +94,7 @@ py::object to_dlpack(const Tensor& t, bool versioned, bool copied) {
   to_dl(t.dtype());  // raises before anything is allocated
   auto* ctx = new ExportCtx();
   ctx->storage = t.storage();
+  ctx->storage->exported = true;  // Note [Shared memory]
   ctx->shape = t.sizes();
   ctx->strides = t.strides();
   PyObject* cap;

@@ -74,6 +74,7 @@ void init_numpy(py::module_& m) {
   cls.def("_numpy", [](const Tensor& t) {
     AG_CHECK_TYPE(t.device().is_cpu(), "can't convert ", t.device().type_str(), ":", t.device().norm(),
                   " device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.");
+    t.storage()->exported = true;  // Note [Shared memory]: share_memory_ keeps these bytes
     auto holder = new std::shared_ptr<Storage>(t.storage());
     py::capsule base(holder, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
     std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end()), strides;

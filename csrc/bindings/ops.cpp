@@ -529,6 +529,20 @@ void init_ops(py::module_& m) {
   });
   m.def("_full", [](py::handle size, py::handle v, ScalarType dt, Device dev) { return full(int_list(size, "size"), scalar_from_handle(v), dt, dev); });
   m.def("_empty", [](py::handle size, ScalarType dt, Device dev) { return empty(int_list(size, "size"), dt, dev); });
+  // Note [Shared memory]: the receiving end of torch.multiprocessing's file_descriptor strategy.
+  m.def("_new_shared_fd_cpu", [](int fd, size_t nbytes, ScalarType dt, Shape sizes, Shape strides, int64_t offset) {
+    auto storage = storage_from_shm_fd(fd, nbytes);  // owns fd from here, also when a check below fails
+    AG_CHECK(sizes.size() == strides.size() && offset >= 0, "_new_shared_fd_cpu: bad geometry");
+    for (size_t i = 0; i < sizes.size(); ++i) AG_CHECK(sizes[i] >= 0 && strides[i] >= 0, "_new_shared_fd_cpu: bad geometry");
+    const size_t need = shape_numel(sizes) == 0 ? 0 : storage_nbytes(sizes, strides, itemsize(dt)) + size_t(offset) * itemsize(dt);
+    AG_CHECK(need <= nbytes, "_new_shared_fd_cpu: the view needs ", need, " bytes of a ", nbytes, "-byte storage");
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::move(storage);
+    impl->sizes = std::move(sizes); impl->strides = std::move(strides); impl->offset = offset; impl->dtype = dt;
+    impl->version = std::make_shared<VersionCounter>();
+    impl->refresh();
+    return Tensor(impl);
+  });
   m.def("_arange", [](double s, double e, double st, ScalarType dt, Device dev) { return arange(s, e, st, dt, dev); });
   m.def("_linspace", [](double s, double e, int64_t n, ScalarType dt, Device dev) { return linspace(s, e, n, dt, dev); });
   m.def("_eye", [](int64_t n, int64_t mm, ScalarType dt, Device dev) { return eye(n, mm, dt, dev); });

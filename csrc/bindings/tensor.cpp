@@ -90,6 +90,14 @@ void init_tensor(py::module_& m) {
       .def("is_complex", [](const Tensor&) { return false; })
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def("untyped_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data); })
+      // Note [Shared memory]
+      .def("share_memory_", [](py::object self) { share_memory(self.cast<Tensor>().storage()); return self; })
+      .def("is_shared", [](const Tensor& t) { return t.device().is_cuda() || t.storage()->shm_fd >= 0; })
+      .def("_share_fd_cpu_", [](const Tensor& t) {
+        AG_CHECK(t.device().is_cpu(), "_share_fd_cpu_: a CPU tensor is needed, got ", t.device().str());
+        share_memory(t.storage());
+        return py::make_tuple(t.storage()->shm_fd, t.storage()->nbytes);
+      })
       .def_property_readonly("_version", [](const Tensor& t) {
         AG_CHECK(!t.is_inference(), "Inference tensors do not track version counter.");
         return t.version();

@@ -132,3 +132,126 @@ std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
 }
 
 }  // namespace ampgrad
+
+// ---- Note [Shared memory]
+#if defined(__linux__)
+#include <fcntl.h>
+#include <map>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#endif
+
+namespace ampgrad {
+
+#if defined(__linux__)
+namespace {
+// The mapping (and the fd it maps) of a shared storage, plus the bytes it replaced when something
+// outside the engine still points at them.
+struct ShmRegion {
+  void* addr = nullptr;
+  size_t len = 0;
+  int fd = -1;
+  void* old_data = nullptr;
+  size_t old_nbytes = 0;
+  int old_device = 0;
+  void (*old_free)(void*, size_t, int) = nullptr;
+  std::shared_ptr<void> old_owner;
+  ~ShmRegion() {
+    if (addr && addr != MAP_FAILED) munmap(addr, len);
+    if (fd >= 0) close(fd);
+    if (old_free) old_free(old_data, old_nbytes, old_device);
+  }
+};
+struct ShmRegistry {
+  std::mutex mu;
+  std::map<std::pair<uint64_t, uint64_t>, std::weak_ptr<Storage>> by_inode;
+};
+ShmRegistry& registry() {
+  static ShmRegistry* r = new ShmRegistry();  // leaked, as the CPU cache: storages may die at exit
+  return *r;
+}
+std::pair<uint64_t, uint64_t> inode_of(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) AG_THROW(RuntimeError, "shared memory: fstat of fd ", fd, " failed: ", std::strerror(errno));
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+void remember(const std::pair<uint64_t, uint64_t>& key, const std::shared_ptr<Storage>& s) {
+  auto& r = registry();  // caller holds r.mu
+  for (auto it = r.by_inode.begin(); it != r.by_inode.end();) it = it->second.expired() ? r.by_inode.erase(it) : std::next(it);
+  r.by_inode[key] = s;
+}
+void* map_fd(int fd, size_t len) {
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) AG_THROW(RuntimeError, "shared memory: mmap of ", len, " bytes failed: ", std::strerror(errno));
+  return p;
+}
+}  // namespace
+
+void share_memory(const std::shared_ptr<Storage>& s) {
+  if (!s->device.is_cpu()) return;  // torch: a no-op for CUDA tensors
+  auto& r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  if (s->shm_fd >= 0) return;
+  auto region = std::make_shared<ShmRegion>();
+  region->len = s->nbytes ? s->nbytes : 1;
+  region->fd = static_cast<int>(memfd_create("ampgrad_shm", MFD_CLOEXEC));
+  if (region->fd < 0) AG_THROW(RuntimeError, "unable to create a shared memory segment: memfd_create: ", std::strerror(errno));
+  if (ftruncate(region->fd, static_cast<off_t>(region->len)) != 0)
+    AG_THROW(RuntimeError, "unable to resize a shared memory segment to ", region->len, " bytes: ", std::strerror(errno));
+  region->addr = map_fd(region->fd, region->len);
+  if (s->nbytes) std::memcpy(region->addr, s->data, s->nbytes);
+  // Every failure is above: from here the storage changes and nothing throws.
+  if (s->exported) {
+    region->old_data = s->data; region->old_nbytes = s->nbytes; region->old_device = s->device.norm();
+    region->old_free = s->free_fn; region->old_owner = std::move(s->owner);
+  } else if (s->free_fn) {
+    s->free_fn(s->data, s->nbytes, s->device.norm());
+  }
+  s->owner.reset();
+  s->free_fn = nullptr;
+  s->data = region->addr;
+  s->shm_fd = region->fd;
+  s->exported = false;
+  auto key = inode_of(region->fd);
+  s->owner = std::move(region);
+  remember(key, s);
+}
+
+std::shared_ptr<Storage> storage_from_shm_fd(int fd, size_t nbytes) {
+  auto region = std::make_shared<ShmRegion>();
+  region->fd = fd;  // owned from here: closed with the region
+  auto key = inode_of(fd);
+  struct stat st;
+  fstat(fd, &st);
+  if (static_cast<size_t>(st.st_size) < (nbytes ? nbytes : 1))
+    AG_THROW(RuntimeError, "shared memory: the segment holds ", st.st_size, " bytes, the storage needs ", nbytes);
+  auto& r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  auto it = r.by_inode.find(key);
+  if (it != r.by_inode.end()) {
+    if (auto s = it->second.lock()) {
+      if (s->nbytes == nbytes) return s;  // region's destructor closes the duplicate fd
+    }
+  }
+  region->len = nbytes ? nbytes : 1;
+  region->addr = map_fd(fd, region->len);
+  auto s = std::make_shared<Storage>();
+  s->data = region->addr; s->nbytes = nbytes; s->device = Device(); s->shm_fd = fd;
+  s->owner = std::move(region);
+  remember(key, s);
+  return s;
+}
+#else
+void share_memory(const std::shared_ptr<Storage>& s) {
+  if (!s->device.is_cpu()) return;
+  AG_THROW(RuntimeError, "share_memory_: shared memory needs Linux (memfd_create) in this build");
+}
+std::shared_ptr<Storage> storage_from_shm_fd(int, size_t) {
+  AG_THROW(RuntimeError, "shared memory needs Linux (memfd_create) in this build");
+}
+#endif
+
+}  // namespace ampgrad

@@ -14,6 +14,8 @@ struct Storage {
   Device device;
   void (*free_fn)(void* p, size_t nbytes, int device) = nullptr;
   std::shared_ptr<void> owner;  // external owner, when free_fn is null
+  int shm_fd = -1;        // Note [Shared memory]: >= 0 when the bytes are a MAP_SHARED mapping of this fd
+  bool exported = false;  // a NumPy array or DLPack capsule holds the address of the bytes
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -22,6 +24,16 @@ struct Storage {
   static void allocate_into(Storage& s, size_t nbytes, Device device);  // s: freshly constructed
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
 };
+
+// Note [Shared memory]: torch.multiprocessing's "file_descriptor" strategy. share_memory moves a CPU
+// storage's bytes into a memfd mapped MAP_SHARED (a no-op when they are there already), in place, so
+// every view of the storage sees the move; the fd is what a pickler hands to another process, which
+// maps the same pages with storage_from_shm_fd. Storages are found again by the fd's (dev, inode), so
+// a storage received twice, or sent back to the process that shared it, is one storage. The old
+// bytes are freed unless a NumPy array or DLPack capsule holds their address (Storage::exported):
+// those keep their own (now unshared) bytes alive with the storage. Linux only (memfd_create).
+void share_memory(const std::shared_ptr<Storage>& s);
+std::shared_ptr<Storage> storage_from_shm_fd(int fd, size_t nbytes);  // takes ownership of fd
 
 // CPU allocation: 64-byte aligned, small blocks recycled through size-class free lists.
 void* cpu_alloc(size_t nbytes);

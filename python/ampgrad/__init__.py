@@ -120,6 +120,7 @@ from ._C import pixel_shuffle, pixel_unshuffle, channel_shuffle  # noqa: E402  (
 native_channel_shuffle = channel_shuffle
 from . import accelerator  # noqa: E402
 from . import utils  # noqa: E402
+from . import multiprocessing  # noqa: E402  (shared-memory tensors through queues and Process args)
 from ._rnn import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E402  (fused cell ops, csrc/ops/rnn.cpp)
 from . import distributed  # noqa: E402
 from .serialization import save, load  # noqa: E402

@@ -37,7 +37,9 @@ class Adagrad(_SingleTensorOptimizer):
         state["sum"] = p.detach().new_full(p.shape, group["initial_accumulator_value"])
 
     def share_memory(self):
-        pass
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
 
     def _update(self, group, params, grads, states):
         lr, wd, lr_decay, eps = _to_scalar(group["lr"]), group["weight_decay"], group["lr_decay"], group["eps"]

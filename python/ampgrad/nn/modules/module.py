@@ -366,7 +366,8 @@ class Module:
         _zero_grad(self.parameters(), set_to_none)
 
     def share_memory(self):
-        return self
+        # Note [Shared memory]: parameters and buffers move into shared memory in place
+        return self._apply(lambda t: t.share_memory_())
 
     def _get_name(self):
         return self.__class__.__name__
