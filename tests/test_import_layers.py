@@ -36,7 +36,8 @@ _LAYERS = [
      "ampgrad.testing", "ampgrad.onnx"],
     ["ampgrad._linalg_decomp"],  # torch-level fronts over ampgrad.linalg
     ["ampgrad.masked", "ampgrad.signal", "ampgrad.distributions", "ampgrad._misc_ops", "ampgrad._aten_ops"],  # Python compositions over nn / linalg / sorting
-    ["ampgrad.types", "ampgrad._ops", "ampgrad.library"],  # torch.library custom ops (issue 18)
+    ["ampgrad.types", "ampgrad._ops", "ampgrad.library"],
+    ["ampgrad.sparse"],  # COO tensors over engine ops (Note [Sparse COO])  # torch.library custom ops (issue 18)
 ]
 
 

@@ -158,4 +158,12 @@ from . import _out  # noqa: E402
 _out.install({"torch": _sys.modules[__name__], "linalg": linalg, "special": special, "F": nn.functional,
               **({"fft": globals()["fft"]} if "fft" in globals() else {})})
 
+# Sparse COO tensors (Note [Sparse COO], sparse/__init__.py): torch.mm / matmul / spmm take a sparse operand;
+# outermost, so the dense path is the call above unchanged (one type check more)
+from . import sparse  # noqa: E402
+from .sparse import sparse_coo_tensor, layout, strided, sparse_coo  # noqa: E402
+mm = sparse._dispatching(mm)
+matmul = sparse._dispatching(matmul)
+spmm = sparse._dispatching(mm)
+
 __version__ = "0.1.0"

@@ -213,7 +213,7 @@ _DTYPE_PREFIX_EXTRA = len("ampgrad.") - len("torch.")
 
 
 def _torch_len(suffix):
-    if suffix.startswith(_DTYPE_PREFIX):
+    if suffix.startswith((_DTYPE_PREFIX, "layout=ampgrad.")):
         return len(suffix) - _DTYPE_PREFIX_EXTRA
     return len(suffix)
 
@@ -320,3 +320,37 @@ def tensor_repr(t, to_numpy, *, default_dtype="float32"):
 def tensor_str(t, to_numpy, *, default_dtype="float32"):
     """str(t); identical to repr(t), as in torch."""
     return tensor_repr(t, to_numpy, default_dtype=default_dtype)
+
+
+def sparse_repr(s, to_numpy, *, default_dtype="float32"):
+    """repr of a sparse COO tensor (Note [Sparse COO]) in torch's format: indices, values, then size, nnz,
+    dtype, layout and autograd suffixes, the first suffix on a new line."""
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    device = s.device
+    if getattr(device, "type", "cpu") != "cpu":
+        suffixes.append("device='" + str(device) + "'")
+    suffixes.append("size=" + str(tuple(s.shape)))
+    suffixes.append("nnz=" + str(s._nnz()))
+    dtype_name = str(s.dtype).rsplit(".", 1)[-1]
+    default_complex = "complex128" if default_dtype == "float64" else "complex64"
+    if dtype_name not in (default_dtype, default_complex, "int64", "bool"):
+        suffixes.append(_DTYPE_PREFIX + dtype_name)
+    parts = []
+    for name, t in (("indices=tensor(", s._indices()), ("values=tensor(", s._values())):
+        values = np.asarray(to_numpy(t.detach())).reshape(tuple(t.shape))
+        floating = bool(t.dtype.is_floating_point)
+        if floating:
+            values = values.astype(np.float64, copy=False)
+        body = _tensor_str(values, indent + len(name), floating)
+        if values.size == 0:
+            body += ", size=" + str(tuple(values.shape))
+        parts.append(name + body + ")")
+    suffixes.append("layout=" + str(s.layout))
+    grad_fn = s.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{_grad_fn_name(grad_fn)}>")
+    elif s.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + parts[0] + ",\n" + " " * indent + parts[1], suffixes, indent, force_newline=True)
