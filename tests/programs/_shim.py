@@ -445,43 +445,32 @@ def _main_block(path, ns):
     exec(compile(ast.Module(body=block[0].body, type_ignores=[]), path, "exec"), ns)  # noqa: S102
 
 
-def run_gat(torch, args):
-    """pytorch/examples gat/main.py: its GraphAttentionLayer / GAT (masked attention with torch.where,
-    leaky_relu, softmax, elu, per-head matmuls), Adam with weight decay, NLLLoss on index masks, its own
-    main block (argparse, randperm split, train/test loops) on a synthetic Cora (args[0]/cora, 1700 nodes
-    so that its fixed 1200/400 test/val split leaves 100 training nodes). Its load_cora is replaced by
-    the dense equivalent: it builds the inputs with sparse COO tensors (to_sparse, sparse_coo_tensor,
-    sparse @ dense), which ampgrad does not have, and returns them dense; dropout off."""
+def _run_graph_example(torch, args, name, model_cls, argv):
+    """pytorch/examples gat/main.py and gcn/main.py: the model, Adam with weight decay, NLLLoss on index
+    masks and the file's own main block (argparse, randperm split, train/test loops), unchanged, on a
+    synthetic Cora (args[0]/cora, 1700 nodes so that the fixed 1000-1200 / 400-500 test/val split leaves
+    training nodes). Their load_cora runs as written: sparse COO tensors (sparse_coo_tensor with int32
+    NumPy indices, to_sparse, dense + sparse, sparse @ dense, dense @ sparse); gcn's model multiplies by
+    sparse tensors (torch.mm / torch.spmm). Dropout off."""
     _write_cora(args[0], 1700, 24, 5000)
     _no_dropout(torch)
-    path = os.path.join(HERE, "gat", "main.py")
-    ns = runpy.run_path(path, run_name="gat_main")["train_iter"].__globals__  # the functions' own globals
-
-    def load_cora(path="./cora", device="cpu"):
-        content = np.genfromtxt(os.path.join(path, "cora.content"), dtype=np.dtype(str))
-        cites = np.genfromtxt(os.path.join(path, "cora.cites"), dtype=np.int32)
-        features = torch.FloatTensor(content[:, 1:-1].astype(np.int32))
-        scale = 1 / torch.sum(features, dim=1)
-        scale[scale == float("inf")] = 0
-        features = features * scale[:, None]  # = diag(scale).to_sparse() @ features, exactly
-        classes, labels = np.unique(content[:, -1], return_inverse=True)
-        labels = torch.LongTensor(labels)
-        idx_map = {id: pos for pos, id in enumerate(content[:, 0].astype(np.int32))}
-        edges = np.array([[idx_map[a], idx_map[b]] for a, b in cites], dtype=np.int64)
-        V = len(idx_map)
-        adj = torch.zeros(V, V, dtype=torch.int64)  # = sparse_coo_tensor(edges.T, ones, (V, V)).to_dense()
-        adj.index_put_((torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1])),
-                       torch.ones(len(edges), dtype=torch.int64), accumulate=True)
-        adj = torch.eye(V) + adj
-        return features.to(device), labels.to(device), adj.to(device)
-    ns["load_cora"] = load_cora
+    path = os.path.join(HERE, name, "main.py")
+    fake_requests = _fake_requests(args[0])
+    real_requests = sys.modules.get("requests")
+    sys.modules["requests"] = fake_requests
+    try:
+        ns = runpy.run_path(path, run_name=name + "_main")["train_iter"].__globals__  # the functions' own globals
+    finally:
+        if real_requests is not None:
+            sys.modules["requests"] = real_requests
+    ns["requests"] = fake_requests
     models, losses = [], []
-    real_init = ns["GAT"].__init__
+    real_init = ns[model_cls].__init__
 
     def init(self, *a, **k):
         real_init(self, *a, **k)
         models.append(self)
-    ns["GAT"].__init__ = init
+    ns[model_cls].__init__ = init
     real_test = ns["test"]
 
     def test(*a, **k):  # records the (loss, accuracy) main's train_iter / final test compute
@@ -489,8 +478,7 @@ def run_gat(torch, args):
         losses.append(r)
         return r
     ns["test"] = test
-    sys.argv = [path, "--epochs", "4", "--hidden-dim", "8", "--num-heads", "2", "--val-every", "1", "--no-accel",
-                "--seed", "13", "--lr", "0.05"]
+    sys.argv = [path] + argv
     buf, real, cwd = io.StringIO(), sys.stdout, os.getcwd()
     sys.stdout = buf
     try:
@@ -499,12 +487,44 @@ def run_gat(torch, args):
     finally:
         sys.stdout = real
         os.chdir(cwd)
+        ns[model_cls].__init__ = real_init
     print(buf.getvalue())
     out = _state("final.", models[0])
     out["eval_losses"] = np.array([l for l, _ in losses])
     out["eval_acc_loss"] = np.array([acc for _, acc in losses])  # accuracies: compared as "loss"
     out["printed_losses"] = _printed_numbers(buf.getvalue(), "loss_train: ")
     return out
+
+
+def _fake_requests(d):
+    """A `requests` whose get() streams a .tgz of d/cora (gcn/main.py downloads Cora unconditionally)."""
+    import tarfile
+    import types
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as tf:
+        tf.add(os.path.join(d, "cora"), arcname="cora")
+
+    class Response:
+        def __init__(self):
+            self.raw = io.BytesIO(data.getvalue())
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    return types.SimpleNamespace(get=lambda url, stream=False, **kw: Response())
+
+
+def run_gat(torch, args):
+    return _run_graph_example(torch, args, "gat", "GAT", ["--epochs", "4", "--hidden-dim", "8", "--num-heads", "2",
+                                                         "--val-every", "1", "--no-accel", "--seed", "13", "--lr", "0.05"])
+
+
+def run_gcn(torch, args):
+    return _run_graph_example(torch, args, "gcn", "GCN", ["--epochs", "4", "--hidden-dim", "8", "--val-every", "1",
+                                                         "--no-accel", "--seed", "13", "--lr", "0.05", "--include-bias"])
 
 
 def _printed_numbers(text, marker):
@@ -624,7 +644,7 @@ def run_word_lm(torch, args):
     return out
 
 
-DRIVERS = {"gat": run_gat, "reinforce": run_reinforce, "mnist_rnn": run_mnist_rnn, "word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
+DRIVERS = {"gat": run_gat, "gcn": run_gcn, "reinforce": run_reinforce, "mnist_rnn": run_mnist_rnn, "word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
            "nanogpt_train": run_nanogpt_train, "mnist": run_mnist}
 
 
