@@ -301,3 +301,23 @@ def test_gcn_main(tmp):
     _ratio("gcn", t, a)
     assert len(t["eval_losses"]) == 9 and "Test set results" in a["_stdout"]
     _compare(t, a)  # every train/val/test loss to 1e-6, accuracies exactly (to 1e-6), weights
+
+
+def test_mnist_hogwild_main(tmp):
+    """pytorch/examples mnist_hogwild unchanged (torch.multiprocessing with the 'spawn' start method,
+    model.share_memory(), the model and dataset pickled into an mp.Process): the weights the parent tests
+    are the ones the child trained, through shared memory. One training process (deterministic), synthetic
+    MNIST; the child's printed losses, the parent's test loss and the final weights match torch's."""
+    d = _dirs(tmp, "hogwild")
+    t = _run(tmp, "torch", "hogwild", d["torch"])
+    a = _run(tmp, "ampgrad", "hogwild", d["ampgrad"])
+    _ratio("hogwild", t, a)
+    train_t, train_a = (_child_losses(r["_stdout"]) for r in (t, a))
+    assert len(train_t) == 12 and len(train_a) == 12  # 6 batches, the driver runs twice
+    np.testing.assert_allclose(train_a, train_t, rtol=1e-5)
+    assert len(a["test_loss"]) == 1
+    _compare(t, a, loss_rtol=1e-5)
+
+
+def _child_losses(stdout):
+    return np.array([float(line.rsplit("Loss: ", 1)[1]) for line in stdout.splitlines() if "Train Epoch" in line])

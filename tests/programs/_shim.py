@@ -281,6 +281,10 @@ def _fake_torchvision(torch, n_train, n_test):
             return self.fn(x)
 
     transforms.Lambda = Lambda
+    # importable by name, so that a spawned process (mnist_hogwild) can unpickle them
+    for cls, mod in ((MNIST, datasets), (FakeData, datasets), (Compose, transforms), (ToTensor, transforms),
+                     (Normalize, transforms), (Lambda, transforms)):
+        cls.__module__, cls.__qualname__ = mod.__name__, cls.__name__
     datasets.MNIST = MNIST
     datasets.FakeData = FakeData
     transforms.Compose, transforms.ToTensor, transforms.Normalize = Compose, ToTensor, Normalize
@@ -644,7 +648,50 @@ def run_word_lm(torch, args):
     return out
 
 
-DRIVERS = {"gat": run_gat, "gcn": run_gcn, "reinforce": run_reinforce, "mnist_rnn": run_mnist_rnn, "word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
+def _import_as(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _child_setup(backend, n_train, n_test):
+    """What a process spawned by a program needs before it unpickles its target: the same `torch`, no
+    dropout, the synthetic torchvision, and the program's modules importable by name."""
+    torch = install_alias() if backend == "ampgrad" else importlib.import_module("torch")
+    torch.set_num_threads(1)
+    _no_dropout(torch)
+    _fake_torchvision(torch, n_train, n_test)
+    sys.path.insert(0, os.path.join(HERE, "mnist_hogwild"))
+    _import_as("hogwild_main", os.path.join(HERE, "mnist_hogwild", "main.py"))
+    return torch
+
+
+def run_hogwild(torch, args):
+    """pytorch/examples mnist_hogwild/main.py + train.py unchanged: `mp.set_start_method('spawn')`,
+    `model.share_memory()`, training in an `mp.Process` whose arguments carry the model (by shared memory)
+    and the dataset, then the parent tests the model the child trained. One training process, so the run
+    is deterministic (two would race, as Hogwild does); synthetic MNIST, dropout off in both processes."""
+    backend = "ampgrad" if torch.__name__ == "ampgrad" else "torch"
+    os.environ["AMPGRAD_SHIM_CHILD"] = backend
+    _child_setup(backend, 48, 40)
+    main = sys.modules["hogwild_main"]
+    buf, real = io.StringIO(), sys.stdout
+    sys.argv = [main.__file__, "--epochs", "1", "--num-processes", "1", "--batch-size", "8", "--log-interval", "1",
+                "--lr", "0.05", "--test-batch-size", "20"]
+    sys.stdout = buf
+    try:
+        _main_block(main.__file__, main.__dict__)
+    finally:
+        sys.stdout = real
+    print(buf.getvalue())
+    out = _state("final.", main.__dict__["model"])
+    out["test_loss"] = _printed_numbers(buf.getvalue(), "Average loss: ")
+    return out
+
+
+DRIVERS = {"hogwild": run_hogwild, "gat": run_gat, "gcn": run_gcn, "reinforce": run_reinforce, "mnist_rnn": run_mnist_rnn, "word_lm": run_word_lm, "forward_forward": run_forward_forward, "dcgan": run_dcgan, "regression": run_regression, "vae": run_vae, "micrograd": run_micrograd, "mingpt": run_mingpt, "nanogpt_model": run_nanogpt_model,
            "nanogpt_train": run_nanogpt_train, "mnist": run_mnist}
 
 
@@ -668,3 +715,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+elif __name__ == "__mp_main__" and os.environ.get("AMPGRAD_SHIM_CHILD"):  # a process spawned by a program
+    _child_setup(os.environ["AMPGRAD_SHIM_CHILD"], 48, 40)
