@@ -262,6 +262,8 @@ class _Worker:
 
 
 def _to_np(x):
+    if getattr(x, "is_sparse", False):  # a COO result (Note [Sparse COO]): its dense value
+        x = x.to_dense()
     if x.dtype.__repr__().endswith("bfloat16"):
         x = x.float()
     x = x.detach()
@@ -286,7 +288,9 @@ def _compare(t, a, values, grad=True):
             return f"requires_grad: {t.requires_grad} vs {a.requires_grad}"
         if not values or t.numel() == 0:
             return ""
-        if t.numel() > 1 << 24:  # a huge (expanded) view: compare a corner block, not terabytes
+        if bool(getattr(t, "is_sparse", False)) != bool(getattr(a, "is_sparse", False)):
+            return f"layout: {t.layout} vs {a.layout}"
+        if t.numel() > 1 << 24 and not getattr(t, "is_sparse", False):  # a huge (expanded) view: compare a corner block, not terabytes
             corner = tuple(slice(0, 4) for _ in range(t.dim()))
             t, a = t[corner], a[corner]
         return _compare_np(_to_np(t), _to_np(a), td)

@@ -366,6 +366,13 @@ def _close(expected, actual, rtol, atol, what):
 def compare(expected, actual, dname, what, tol):
     """None when equal, else a message. expected from torch, actual from ampgrad."""
     rtol, atol = tol.get(dname, (1e-5, 1e-5))
+    if isinstance(expected, torch.Tensor) and expected.layout == torch.sparse_coo:
+        # a COO result (Note [Sparse COO]): the same pattern and values once coalesced
+        if not isinstance(actual, ampgrad.sparse.SparseCooTensor):
+            return f"{what}: got {type(actual).__name__}, torch gives a sparse COO tensor"
+        e, a = expected.coalesce(), actual.coalesce()
+        return (compare(e._indices(), a._indices(), dname, what + " indices", tol)
+                or compare(e._values(), a._values(), dname, what + " values", tol))
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, ampgrad.Tensor):
             return f"{what}: got {type(actual).__name__}, torch gives a Tensor"

@@ -145,6 +145,9 @@ from ._dlpack import from_dlpack  # noqa: E402  (DLPack and NumPy's array protoc
 from . import testing  # noqa: E402  (assert_close, make_tensor)
 from . import onnx  # noqa: E402  (no exporter: torch.onnx's names, export raises)
 
+from . import sparse  # noqa: E402  (COO tensors, Note [Sparse COO]; before the parser wrappers below)
+from .sparse import sparse_coo_tensor, layout, strided, sparse_coo  # noqa: E402
+
 # torch's TypeError for wrong-typed arguments of the ops composed in Python (issue 10; _argparse.py): last, so
 # that every public function, Tensor method and nn.functional function defined above is covered
 from . import _argparse  # noqa: E402
@@ -158,12 +161,9 @@ from . import _out  # noqa: E402
 _out.install({"torch": _sys.modules[__name__], "linalg": linalg, "special": special, "F": nn.functional,
               **({"fft": globals()["fft"]} if "fft" in globals() else {})})
 
-# Sparse COO tensors (Note [Sparse COO], sparse/__init__.py): torch.mm / matmul / spmm take a sparse operand;
-# outermost, so the dense path is the call above unchanged (one type check more)
-from . import sparse  # noqa: E402
-from .sparse import sparse_coo_tensor, layout, strided, sparse_coo  # noqa: E402
-mm = sparse._dispatching(mm)
-matmul = sparse._dispatching(matmul)
-spmm = sparse._dispatching(mm)
+# Sparse COO tensors (Note [Sparse COO], sparse/__init__.py): torch.mm / spmm take a sparse operand; outermost,
+# so the dense path is the call above unchanged (one type check more). matmul stays the builtin (attention's hot
+# path): sparse @ dense and Tensor.matmul reach sparse.mm through the operators.
+spmm = mm = sparse._dispatching(mm)
 
 __version__ = "0.1.0"

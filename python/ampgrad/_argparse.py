@@ -27,7 +27,7 @@ from ._signatures import SIGS
 
 # keyword arguments torch's Python bindings add to (or accept beyond) the schema: never a reason to reject
 _EXTRA_KWARGS = frozenset(("out", "requires_grad", "device", "layout", "pin_memory", "memory_format", "generator",
-                           "names", "non_blocking", "copy"))
+                           "names", "non_blocking", "copy", "check_invariants"))
 
 _TYPE_NAMES = {"Tensor": "Tensor", "int": "int", "float": "float", "bool": "bool", "Scalar": "Number",
                "int[]": "tuple of ints", "float[]": "tuple of floats", "bool[]": "tuple of bools",

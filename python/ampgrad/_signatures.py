@@ -1211,6 +1211,11 @@ SIGS = {
             'Tensor input, int dim=, bool descending=, *, Tensor values, Tensor indices',
             'Tensor[] input, bool reverse=',
         ),
+        'sparse_coo_tensor': (
+            'int[] size, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=',
+            'Tensor indices, Tensor values, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=, bool? is_coalesced=',
+            'Tensor indices, Tensor values, int[] size, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=, bool? is_coalesced=',
+        ),
         'split_with_sizes': (
             'Any input, int[] split_sizes, int dim=',
         ),
@@ -2701,6 +2706,13 @@ SIGS = {
             'Any device, int? dtype=, bool non_blocking=, bool copy=',
             'int? dtype=, bool non_blocking=, bool copy=',
             'bool non_blocking=, bool copy=',
+        ),
+        'to_dense': (
+            'ScalarType? dtype=, *, bool? masked_grad=',
+        ),
+        'to_sparse': (
+            'int sparse_dim',
+            '*, Any layout=, int[2]? blocksize=, int? dense_dim=',
         ),
         'topk': (
             'int k, int dim=, bool largest=, bool sorted=',

@@ -416,12 +416,13 @@ def sum(input, dim=None, dtype=None):
 
 
 def _dispatching(dense_fn):
-    """torch.mm / matmul / spmm: a sparse operand goes to mm above, anything else to `dense_fn` unchanged."""
+    """torch.mm / spmm: a sparse operand goes to mm above, anything else to `dense_fn` unchanged."""
     def fn(*args, **kwargs):
         if len(args) == 2 and not kwargs and (type(args[0]) is SparseCooTensor or type(args[1]) is SparseCooTensor):
             return mm(*args)
         return dense_fn(*args, **kwargs)
     fn.__name__, fn.__qualname__, fn.__doc__ = dense_fn.__name__, dense_fn.__name__, dense_fn.__doc__
+    fn.__wrapped__, fn.__ampgrad_out__ = dense_fn, True  # out= reaches dense_fn (Note [out= overloads])
     return fn
 
 
@@ -442,7 +443,15 @@ def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
 
 _method("to_sparse")(_to_sparse)
 _method("to_sparse_coo")(lambda self: _to_sparse(self))
-_method("to_dense")(lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype))
+def _dense_to_dense(self, dtype=None, *, masked_grad=None):
+    if masked_grad is not None and not isinstance(masked_grad, bool):
+        raise TypeError(f"to_dense(): argument 'masked_grad' must be bool, not {type(masked_grad).__name__}")
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise TypeError(f"to_dense(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    return self if dtype is None else self.to(dtype)
+
+
+_method("to_dense")(_dense_to_dense)
 Tensor.layout = property(lambda self: strided)
 Tensor.is_sparse = property(lambda self: False)
 Tensor.is_sparse_csr = property(lambda self: False)
