@@ -230,3 +230,18 @@ def test_gcn_example_matches_torch():
     assert lt[-1] < lt[0]
     for a, b in zip(wa, wt):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_factory_layout_argument():
+    assert ampgrad.zeros(2, layout=ampgrad.strided).shape == (2,)
+    assert ampgrad.strided is ampgrad.sparse.strided and isinstance(ampgrad.sparse_coo, ampgrad.layout)
+    for make in (lambda L: L.zeros(2, 2, layout=L.sparse_coo), lambda L: L.ones_like(L.ones(2), layout=L.sparse_coo),
+                 lambda L: L.hann_window(4, layout=L.sparse_coo)):
+        with pytest.raises(NotImplementedError, match="sparse_coo_tensor"):
+            make(ampgrad)  # torch makes a sparse tensor here; ampgrad says so instead of returning a dense one
+    msgs = []
+    for L in (torch, ampgrad):
+        with pytest.raises(TypeError) as e:
+            L.ones(2, layout=3)
+        msgs.append(str(e.value))
+    assert msgs[1] in msgs[0]  # torch: "ones(): argument 'layout' must be torch.layout, not int"

@@ -13,6 +13,7 @@ import random as _random
 
 import numpy as np
 
+from ._dtype_info import _check_layout
 from . import _C
 from . import _argparse
 from ._out import warn_resized
@@ -318,6 +319,8 @@ def _fill_dtype(value, dtype):
 
 @_outable
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     t = _C._full(_size((size,) if isinstance(size, numbers.Integral) else (size,)), fill_value,
@@ -336,18 +339,24 @@ def _size_kw(name, shape, size):
 
 @_outable
 def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     size = _size_kw("zeros", shape, size)
     return _finish(_C._full(_size(size), 0, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
 @_outable
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     size = _size_kw("ones", shape, size)
     return _finish(_C._full(_size(size), 1, dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
 
 @_outable
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False, memory_format=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     size = _size_kw("empty", shape, size)
     return _finish(_C._empty(_size(size), dtype or _C.get_default_dtype(), _check_device(_device(device))), requires_grad)
 
@@ -359,6 +368,8 @@ def _check_tensor_arg(name, input):
 
 def _like(fn):
     def like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+        if layout is not None:
+            _check_layout(layout)
         _check_tensor_arg(like.__name__, input)
         return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
     like.__name__ = fn.__name__ + "_like"
@@ -371,12 +382,16 @@ empty_like = _like(empty)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     _check_tensor_arg("full_like", input)
     return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 @_outable
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -426,6 +441,8 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
 
 @_outable
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     if not isinstance(steps, numbers.Integral):
         raise TypeError("linspace(): argument 'steps' must be int")
     t = _C._linspace(builtins.float(start), builtins.float(end), int(steps), dtype or _C.get_default_dtype(), _check_device(_device(device)))
@@ -439,6 +456,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 @_outable
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     t = _C._eye(int(n), int(n if m is None else m), dtype or _C.get_default_dtype(), _check_device(_device(device)))
     return _finish(t, requires_grad)
 
@@ -563,6 +582,8 @@ def set_rng_state(new_state):
 
 @_outable
 def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     size = _size_kw("rand", shape, size)
     t = empty(*size, dtype=dtype, device=device)
     with _use_generator(generator, "rand"):
@@ -572,6 +593,8 @@ def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_gr
 
 @_outable
 def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     size = _size_kw("randn", shape, size)
     t = empty(*size, dtype=dtype, device=device)
     with _use_generator(generator, "randn"):
@@ -580,17 +603,23 @@ def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_g
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     _check_tensor_arg("rand_like", input)
     return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     _check_tensor_arg("randn_like", input)
     return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 @_outable
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     args = list(args)
     # a trailing tuple or list (an ampgrad.Size is a tuple) is the size
     if size is None and args and isinstance(args[-1], (tuple, list)):
@@ -617,6 +646,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 @_outable
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> "_C.Tensor":
+    if layout is not None:
+        _check_layout(layout)
     if _argparse._is_bool(n):   # the parser's int: no bool
         err = _argparse.parse_error("fn", "randperm", (n,), {})
         if err is not None:

@@ -48,3 +48,32 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+class layout:
+    """torch.layout: how a tensor's elements are stored (strided, or sparse COO: Note [Sparse COO])."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "ampgrad." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+
+
+def _check_layout(value):
+    """The factories' layout=: strided (or None) makes a dense tensor; sparse COO tensors come from
+    sparse_coo_tensor / Tensor.to_sparse, anything else is torch's TypeError."""
+    if value is strided:
+        return
+    if not isinstance(value, layout):
+        raise TypeError(f"argument 'layout' must be torch.layout, not {type(value).__name__}")
+    raise NotImplementedError(f"layout={value!r} is not supported by this factory in ampgrad; make sparse COO "
+                              "tensors with ampgrad.sparse_coo_tensor(...) or Tensor.to_sparse()")

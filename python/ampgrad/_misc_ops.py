@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _C, _argparse
 from ._C import Tensor
+from ._creation import _check_layout
 from ._creation import tensor as _tensor, empty as _empty, zeros as _zeros, arange as _arange
 from . import _functions as _fn
 from . import _sorting as _srt
@@ -104,6 +105,8 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    pin_memory=False, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     _check_float_arg("hamming_window", "alpha", 3, alpha)
     _check_float_arg("hamming_window", "beta", 4, beta)
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
@@ -112,12 +115,16 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                 requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: np.cos(n * (2 * math.pi / (N - 1))) * -0.5 + 0.5)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     def f(n, N):
         x = n * (math.pi / (N - 1))
         return 0.08 * np.cos(4 * x) - 0.5 * np.cos(2 * x) + 0.42
@@ -126,6 +133,8 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     def f(n, N):
         x = n * (2.0 / (N - 1))
         half = ((N - 1) >> 1) + 1
@@ -136,6 +145,8 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
                   pin_memory=False, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     _check_float_arg("kaiser_window", "beta", 3, beta)
 
     # torch computes in the window's dtype: a beta beyond float32's range is inf there (inf * 0 = nan)

@@ -10,6 +10,7 @@ from . import _C
 from ._C import Tensor
 from . import _functions as _fn
 from ._tensor import _check_empty_reduction
+from ._creation import _check_layout
 from ._creation import empty as _empty, _dtype_name
 
 
@@ -310,6 +311,8 @@ def _sum_to_size(self, *size):
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if layout is not None:
+        _check_layout(layout)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})")
     return _empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -317,6 +320,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
                    pin_memory=False):
+    if layout is not None:
+        _check_layout(layout)
     return _empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -377,10 +382,14 @@ def _tri_indices(row, col, offset, dtype, device, lower):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    if layout is not None:
+        _check_layout(layout)
     return _tri_indices(row, col, offset, dtype, device, True)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    if layout is not None:
+        _check_layout(layout)
     return _tri_indices(row, col, offset, dtype, device, False)
 
 
@@ -502,6 +511,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                        pin_memory=False):
+    if layout is not None:
+        _check_layout(layout)
     return _empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 

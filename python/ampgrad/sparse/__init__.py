@@ -18,26 +18,12 @@ from .. import _C
 from .._tensor import Size, Tensor, tensor as _tensor, _method, _to_numpy
 from .._creation import zeros as _zeros
 from .._tensor_str import sparse_repr
+from .._dtype_info import layout, strided, sparse_coo
 
 __all__ = ["SparseCooTensor", "sparse_coo_tensor", "mm", "sum", "addmm", "layout", "strided", "sparse_coo"]
 
 
-class layout:
-    """torch.layout: how a tensor's elements are stored."""
-    __slots__ = ("_name",)
 
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return "ampgrad." + self._name
-
-    def __reduce__(self):
-        return self._name
-
-
-strided = layout("strided")
-sparse_coo = layout("sparse_coo")
 
 
 def _not_sparse(what):

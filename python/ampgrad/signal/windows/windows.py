@@ -4,6 +4,7 @@ import math
 from collections.abc import Iterable
 
 from ... import _C
+from ..._creation import _check_layout
 from ..._creation import linspace as _linspace, empty as _empty, ones as _ones, tensor as _tensor, arange as _arange
 
 __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_hamming", "hamming",
@@ -11,6 +12,8 @@ __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general
 
 
 def _checks(name, M, dtype, layout):
+    if layout is not None:
+        _check_layout(layout)
     if M < 0:
         raise ValueError(f"{name} requires non-negative window length, got M={M}")
     if layout is not None and str(layout) not in ("torch.strided", "strided"):
@@ -33,6 +36,8 @@ def _trivial(M, dtype, device, requires_grad, ones_at_1=True):
 
 
 def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     dtype = _dtype(dtype)
     _checks("exponential", M, dtype, layout)
     if tau <= 0:
@@ -49,6 +54,8 @@ def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, d
 
 
 def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     dtype = _dtype(dtype)
     _checks("cosine", M, dtype, layout)
     if M == 0:
@@ -59,6 +66,8 @@ def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=F
 
 
 def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     dtype = _dtype(dtype)
     _checks("gaussian", M, dtype, layout)
     if std <= 0:
@@ -72,6 +81,8 @@ def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requ
 
 
 def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     dtype = _dtype(dtype)
     _checks("kaiser", M, dtype, layout)
     if beta < 0:
@@ -88,15 +99,21 @@ def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requ
 
 
 def hamming(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     return general_hamming(M, sym=sym, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
 
 
 def hann(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device,
                            requires_grad=requires_grad)
 
 
 def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     dtype = _dtype(dtype)
     _checks("blackman", M, dtype, layout)
     return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype, layout=layout, device=device,
@@ -104,6 +121,8 @@ def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad
 
 
 def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     dtype = _dtype(dtype)
     _checks("bartlett", M, dtype, layout)
     t = _trivial(M, dtype, device, requires_grad)
@@ -115,6 +134,8 @@ def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad
 
 
 def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     dtype = _dtype(dtype)
     _checks("general_cosine", M, dtype, layout)
     t = _trivial(M, dtype, device, requires_grad)
@@ -132,10 +153,14 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requ
 
 
 def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, layout=layout, device=device,
                           requires_grad=requires_grad)
 
 
 def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
+    if layout is not None:
+        _check_layout(layout)
     return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym, dtype=dtype, layout=layout,
                           device=device, requires_grad=requires_grad)
