@@ -277,17 +277,21 @@ def test_reinforcement_learning(tmp, program):
     _compare(t, a)
 
 
+def _graph_example(tmp, name):
+    d = _dirs(tmp, name)
+    t = _run(tmp, "torch", name, d["torch"])
+    a = _run(tmp, "ampgrad", name, d["ampgrad"])
+    _ratio(name, t, a)
+    assert len(t["eval_losses"]) == 9 and "Test set results" in a["_stdout"]
+    _compare(t, a)  # every train/val/test loss to 1e-6, accuracies exactly (to 1e-6), weights
+
+
 def test_gat_main(tmp):
     """pytorch/examples gat/main.py: its GAT model and its own main block (argparse, randperm split,
     train_iter/test, Adam with weight decay, NLLLoss) on a synthetic 1700-node Cora written where it
     looks for it; its load_cora as written (sparse COO: to_sparse, sparse_coo_tensor, sparse @ dense), 4
     epochs."""
-    d = _dirs(tmp, "gat")
-    t = _run(tmp, "torch", "gat", d["torch"])
-    a = _run(tmp, "ampgrad", "gat", d["ampgrad"])
-    _ratio("gat", t, a)
-    assert len(t["eval_losses"]) == 9 and "Test set results" in a["_stdout"]
-    _compare(t, a)  # every train/val/test loss to 1e-6, accuracies exactly (to 1e-6), weights
+    _graph_example(tmp, "gat")
 
 
 def test_gcn_main(tmp):
@@ -295,12 +299,7 @@ def test_gcn_main(tmp):
     through sparse_coo_tensor, dense + sparse, sparse @ dense, dense @ sparse, to_sparse), GraphConv's
     torch.mm(sparse features, W) and torch.spmm(adjacency, support), Adam with weight decay, NLLLoss, its
     own main block (the Cora download served from a synthetic .tgz), 4 epochs."""
-    d = _dirs(tmp, "gcn")
-    t = _run(tmp, "torch", "gcn", d["torch"])
-    a = _run(tmp, "ampgrad", "gcn", d["ampgrad"])
-    _ratio("gcn", t, a)
-    assert len(t["eval_losses"]) == 9 and "Test set results" in a["_stdout"]
-    _compare(t, a)  # every train/val/test loss to 1e-6, accuracies exactly (to 1e-6), weights
+    _graph_example(tmp, "gcn")
 
 
 def test_mnist_hogwild_main(tmp):
