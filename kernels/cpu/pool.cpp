@@ -195,26 +195,39 @@ void avg_backward(const PoolArgs& p, const T* gy, T* gx) {
 }
 
 // ---- adaptive pooling: window [floor(o * in / out), ceil((o + 1) * in / out)) per dim.
+// The windows' bounds per dim, computed once per call: two integer divisions per output element and dim
+// were most of a small adaptive pool's time (every plane repeated them).
+struct AdaptiveWindows {
+  std::vector<int64_t> s[3], e[3];
+  explicit AdaptiveWindows(const PoolArgs& p) {
+    for (int d = 0; d < 3; ++d)
+      for (int64_t o = 0; o < p.out[d]; ++o) {
+        s[d].push_back(adaptive_start(o, p.in[d], p.out[d]));
+        e[d].push_back(adaptive_end(o, p.in[d], p.out[d]));
+      }
+  }
+};
 template <typename F>
-void adaptive_walk(const PoolArgs& p, F&& f) {  // f(q, s[3], e[3])
+void adaptive_walk(const PoolArgs& p, const AdaptiveWindows& w, F&& f) {  // f(q, s[3], e[3])
   int64_t q = 0;
   for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
     for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
       for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++q) {
-        const int64_t s[3] = {adaptive_start(o0, p.in[0], p.out[0]), adaptive_start(o1, p.in[1], p.out[1]), adaptive_start(o2, p.in[2], p.out[2])};
-        const int64_t e[3] = {adaptive_end(o0, p.in[0], p.out[0]), adaptive_end(o1, p.in[1], p.out[1]), adaptive_end(o2, p.in[2], p.out[2])};
+        const int64_t s[3] = {w.s[0][o0], w.s[1][o1], w.s[2][o2]};
+        const int64_t e[3] = {w.e[0][o0], w.e[1][o1], w.e[2][o2]};
         f(q, s, e);
       }
 }
 
 template <typename T>
 void adaptive_avg_forward(const PoolArgs& p, const T* in, T* out) {
+  const AdaptiveWindows win(p);
   using A = pacc_t<T>;
   const int64_t Li = plane_in(p), Lo = plane_out(p);
   over_planes(p, Li + Lo, [&](int64_t pl) {
     const T* x = in + pl * Li;
     T* y = out + pl * Lo;
-    adaptive_walk(p, [&](int64_t q, const int64_t* s, const int64_t* e) {
+    adaptive_walk(p, win, [&](int64_t q, const int64_t* s, const int64_t* e) {
       A sum = 0;
       for (int64_t i0 = s[0]; i0 < e[0]; ++i0)
         for (int64_t i1 = s[1]; i1 < e[1]; ++i1) {
@@ -228,12 +241,13 @@ void adaptive_avg_forward(const PoolArgs& p, const T* in, T* out) {
 
 template <typename T>
 void adaptive_avg_backward(const PoolArgs& p, const T* gy, T* gx) {
+  const AdaptiveWindows win(p);
   using A = pacc_t<T>;
   const int64_t Li = plane_in(p), Lo = plane_out(p);
   over_planes(p, Li + Lo, [&](int64_t pl) {
     const T* g = gy + pl * Lo;
     std::vector<A> acc(Li, A(0));
-    adaptive_walk(p, [&](int64_t q, const int64_t* s, const int64_t* e) {
+    adaptive_walk(p, win, [&](int64_t q, const int64_t* s, const int64_t* e) {
       const A v = static_cast<A>(g[q]) / static_cast<A>((e[0] - s[0]) * (e[1] - s[1]) * (e[2] - s[2]));
       for (int64_t i0 = s[0]; i0 < e[0]; ++i0)
         for (int64_t i1 = s[1]; i1 < e[1]; ++i1) {
@@ -248,13 +262,14 @@ void adaptive_avg_backward(const PoolArgs& p, const T* gy, T* gx) {
 
 template <typename T>
 void adaptive_max_forward(const PoolArgs& p, const T* in, T* out, int64_t* idx) {
+  const AdaptiveWindows win(p);
   using A = pacc_t<T>;
   const int64_t Li = plane_in(p), Lo = plane_out(p);
   over_planes(p, Li + Lo, [&](int64_t pl) {
     const T* x = in + pl * Li;
     T* y = out + pl * Lo;
     int64_t* ix = idx + pl * Lo;
-    adaptive_walk(p, [&](int64_t q, const int64_t* s, const int64_t* e) {
+    adaptive_walk(p, win, [&](int64_t q, const int64_t* s, const int64_t* e) {
       int64_t best = (s[0] * p.in[1] + s[1]) * p.in[2] + s[2];
       A m = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
       for (int64_t i0 = s[0]; i0 < e[0]; ++i0)
