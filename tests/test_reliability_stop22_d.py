@@ -9,46 +9,27 @@ import pytest
 import ampgrad
 
 torch = pytest.importorskip("torch")
+from _torch_compare import outcome, same, to_np, check  # noqa: E402
 
 
 def _outcome(f, L):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return "ok", f(L)
-        except Exception as e:  # noqa: BLE001
-            return "raise", type(e).__name__
+    return outcome(f, L, message=False)
 
 
-def _np(r):
-    if isinstance(r, (tuple, list)):
-        return [_np(x) for x in r]
-    if hasattr(r, "detach"):
-        v = r.detach()
-        return (str(r.dtype).split(".")[-1], tuple(r.shape), (v.float() if v.is_floating_point() else v).numpy().tolist())
-    return r
-
-
-def _same(a, t):
-    if isinstance(a, list):
-        assert isinstance(t, list) and len(a) == len(t)
-        for x, y in zip(a, t):
-            _same(x, y)
-    elif isinstance(a, tuple):
-        assert a[:2] == t[:2]
-        np.testing.assert_allclose(np.array(a[2], dtype=float), np.array(t[2], dtype=float), rtol=1e-5)
-    else:
-        assert a == t
+_np = to_np
+_same = same
 
 
 def _check(f):
-    ka, ra = _outcome(f, ampgrad)
-    kt, rt = _outcome(f, torch)
-    assert ka == kt, (ra, rt)
-    if ka == "raise":
-        assert ra == rt
-        return
-    _same(_np(ra), _np(rt))
+    check(f, ampgrad, torch, message=False)
+
+
+
+
+
+
+
+
 
 
 def _with_input(mk, call):

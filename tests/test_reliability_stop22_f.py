@@ -11,24 +11,20 @@ import pytest
 import ampgrad
 
 torch = pytest.importorskip("torch")
+from _torch_compare import outcome, to_np  # noqa: E402
+
+
+def _outcome(f, L):
+    return outcome(f, L, message=True)
+
+
+_np = to_np
 
 inf = float("inf")
 
 
-def _outcome(f, L):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return "ok", f(L)
-        except Exception as e:  # noqa: BLE001
-            return "raise", (type(e).__name__, str(e).replace("torch.", "").replace("ampgrad.", ""))
 
 
-def _np(r):
-    if isinstance(r, (tuple, list)):
-        return [_np(x) for x in r]
-    v = r.detach()
-    return (str(r.dtype).split(".")[-1], tuple(r.shape), (v.float() if v.is_floating_point() else v).numpy().tolist())
 
 
 def _F(L):

@@ -10,39 +10,24 @@ import pytest
 import ampgrad
 
 torch = pytest.importorskip("torch")
+from _torch_compare import outcome, to_np, check  # noqa: E402
 
 
 def _outcome(f, L):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return "ok", f(L)
-        except Exception as e:  # noqa: BLE001
-            return "raise", type(e).__name__
+    return outcome(f, L, message=False)
 
 
-def _np(r):
-    if isinstance(r, (tuple, list)):
-        return [_np(x) for x in r]
-    if hasattr(r, "detach"):
-        v = r.detach()
-        return (str(r.dtype).split(".")[-1], tuple(r.shape), (v.float() if v.is_floating_point() else v).numpy().tolist())
-    return r
+_np = to_np
 
 
 def _check(f):
-    ka, ra = _outcome(f, ampgrad)
-    kt, rt = _outcome(f, torch)
-    assert ka == kt, (ra, rt)
-    if ka == "raise":
-        assert ra == rt
-        return
-    a, t = _np(ra), _np(rt)
-    if isinstance(a, tuple):
-        assert a[:2] == t[:2]
-        np.testing.assert_allclose(np.array(a[2], dtype=float), np.array(t[2], dtype=float), rtol=1e-5)
-    else:
-        assert a == t
+    check(f, ampgrad, torch, message=False)
+
+
+
+
+
+
 
 
 def _z(L, *shape, dtype="float32"):

@@ -306,13 +306,25 @@ void init_tensor(py::module_& m) {
         for (int64_t i = t.dim() - 1; i >= 0; --i) p.push_back(i);
         return permute(t, p);
       })
-      .def_property_readonly("mT", [](const Tensor& t) {
+      // torch: a 0-d tensor is its own mT / mH / H; mH and H conjugate, a no-op for ampgrad's real dtypes
+      .def_property_readonly("mT", [](py::object self) -> py::object {
+        const Tensor t = self.cast<Tensor>();
+        if (t.dim() == 0) return self;
         AG_CHECK(t.dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. Got ", t.dim(), "-D tensor.");
-        return transpose(t, -2, -1);
+        return py::cast(transpose(t, -2, -1));
       })
-      .def_property_readonly("mH", [](const Tensor& t) {
+      .def_property_readonly("mH", [](py::object self) -> py::object {
+        const Tensor t = self.cast<Tensor>();
+        if (t.dim() == 0) return self;
         AG_CHECK(t.dim() >= 2, "tensor.mH is only supported on matrices or batches of matrices. Got ", t.dim(), "-D tensor.");
-        return transpose(t, -2, -1);
+        return py::cast(transpose(t, -2, -1));
+      })
+      .def_property_readonly("H", [](py::object self) -> py::object {
+        const Tensor t = self.cast<Tensor>();
+        if (t.dim() == 0) return self;
+        AG_CHECK(t.dim() == 2, "tensor.H is only supported on matrices (2-D tensors). Got ", t.dim(), "-D tensor.",
+                 t.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+        return py::cast(matrix_t(t));
       })
       .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); }, py::arg("memory_format") = py::none())
       .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())

@@ -743,31 +743,9 @@ def install(namespace):
         Tensor.new_empty_strided = _new_empty_strided
     if not hasattr(Tensor, "sum_to_size"):
         Tensor.sum_to_size = _sum_to_size
-    if not hasattr(Tensor, "H"):
-        Tensor.H = property(lambda self: _h(self, "H"))
-    # torch: a 0-d tensor is its own mT / mH (the engine's properties refuse fewer than 2 dims)
-    for name in ("mT", "mH"):
-        prop = getattr(Tensor, name, None)
-        if isinstance(prop, property) and not getattr(prop.fget, "_zero_dim_ok", False):
-            def fget(self, _get=prop.fget):
-                return self if self.dim() == 0 else _get(self)
-            fget._zero_dim_ok = True   # type: ignore[attr-defined]
-            setattr(Tensor, name, property(fget, doc=prop.__doc__))
-    if not hasattr(Tensor, "mH"):
-        Tensor.mH = property(lambda self: self if self.dim() == 0 else self.mT)
     if not hasattr(Tensor, "__div__"):
         Tensor.__div__ = Tensor.__truediv__
     if not hasattr(Tensor, "__rdiv__"):
         Tensor.__rdiv__ = Tensor.__rtruediv__
     if not hasattr(Tensor, "__idiv__"):
         Tensor.__idiv__ = Tensor.__itruediv__
-
-
-def _h(self, name):
-    """tensor.H: a 0-d tensor itself, a matrix transposed (conjugated: real dtypes only here), else torch's error."""
-    if self.dim() == 0:
-        return self
-    if self.dim() != 2:
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
-                           + (" For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""))
-    return self.t()
