@@ -52,6 +52,10 @@ def test_construct_repr_and_metadata():
     assert repr(a).replace("ampgrad.", "torch.") == repr(t) and tuple(a.shape) == (4, 2)
     t, a = _both(lambda L: L.sparse_coo_tensor(L.zeros(2, 0, dtype=L.int64), L.zeros(0), (2, 2)))
     assert repr(a).replace("ampgrad.", "torch.") == repr(t)
+    # no sparse dims: every value at the one dense position
+    t, a = _both(lambda L: L.sparse_coo_tensor(L.zeros(0, 2, dtype=L.int64), L.tensor([[1., 2, 3], [4, 5, 6]]), (3,)))
+    _eq(t.to_dense(), a.to_dense())
+    _eq(t.coalesce(), a.coalesce())
     assert ampgrad.ones(2).layout is ampgrad.strided and not ampgrad.ones(2).is_sparse
     assert repr(ampgrad.sparse_coo) == "ampgrad.sparse_coo"
 

@@ -23,9 +23,6 @@ from .._dtype_info import layout, strided, sparse_coo
 __all__ = ["SparseCooTensor", "sparse_coo_tensor", "mm", "sum", "addmm", "layout", "strided", "sparse_coo"]
 
 
-
-
-
 def _not_sparse(what):
     return NotImplementedError(f"Could not run 'aten::{what}' with arguments from the 'SparseCPU' backend. "
                                "ampgrad's sparse COO tensors support construction, coalesce, to_dense, mm/matmul "
@@ -170,7 +167,9 @@ class SparseCooTensor:
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         out = _zeros(self._size, dtype=self._val.dtype, device=self._val.device)
-        if self._nnz():
+        if self._nnz() and self.sparse_dim() == 0:  # every value sits at the one (dense) position
+            out = out + self._val.sum(0)
+        elif self._nnz():
             out = out.index_put(tuple(self._idx[d] for d in range(self.sparse_dim())), self._val, accumulate=True)
         return out if dtype is None else out.to(dtype)
 
