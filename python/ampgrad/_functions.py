@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np  # noqa: F401
 
-from . import _C
+from . import _C, _argparse
 from ._creation import (tensor, as_tensor, asarray, scalar_tensor, full, zeros, ones, empty, zeros_like,  # noqa: F401
                         ones_like, empty_like, full_like, arange, range, linspace, logspace, eye, Generator,
                         default_generator, manual_seed, seed, initial_seed, rand, randn, rand_like, randn_like,
@@ -134,8 +134,8 @@ def is_nonzero(input):
     return builtins.bool(input.item())
 
 
-def result_type(tensor1, tensor2):
-    return _C._result_type(tensor1, tensor2)
+def result_type(tensor, other):  # torch's argument names (result_type(tensor, other=2))
+    return _C._result_type(tensor, other)
 
 
 def equal(input, other):
@@ -177,13 +177,28 @@ def _bool_first(dim, unbiased):
     return (None, dim) if isinstance(dim, builtins.bool) else (dim, unbiased)
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+_UNSET = object()  # an argument the caller did not pass (torch's parser message lists only the given ones)
+
+
+def _var_std_args(name, input, dim, unbiased, keepdim, correction):
+    """torch's overloads take `unbiased` as a bool only: anything else (var_mean(x, 0, 1)) is its parser's
+    TypeError. Returns (dim, unbiased, keepdim, correction) with the defaults filled in."""
+    if unbiased is not None and not isinstance(unbiased, (builtins.bool, np.bool_)):
+        args = (input, dim, unbiased) + (() if keepdim is _UNSET else (keepdim,))
+        err = _argparse.parse_error("fn", name, args, {} if correction is _UNSET else {"correction": correction})
+        if err is not None:
+            raise err
     dim, unbiased = _bool_first(dim, unbiased)
+    return dim, unbiased, False if keepdim is _UNSET else keepdim, None if correction is _UNSET else correction
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=_UNSET, *, correction=_UNSET):
+    dim, unbiased, keepdim, correction = _var_std_args("var_mean", input, dim, unbiased, keepdim, correction)
     return input.var(dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim)
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, unbiased = _bool_first(dim, unbiased)
+def std_mean(input, dim=None, unbiased=None, keepdim=_UNSET, *, correction=_UNSET):
+    dim, unbiased, keepdim, correction = _var_std_args("std_mean", input, dim, unbiased, keepdim, correction)
     return input.std(dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim)
 
 

@@ -165,6 +165,8 @@ def conj_physical(input):
 
 
 def real(input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"real(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return input
 
 
@@ -442,6 +444,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     if y.dtype == _C.bool:
         raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    if not -y.dim() <= dim < y.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-y.dim()}, {y.dim() - 1}], but got {dim})")
     d = dim % builtins.max(y.dim(), 1)
     n = y.shape[d]
     if n == 0:   # torch: zeros of y's dtype without dim (dx and x unused)

@@ -493,6 +493,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         if not isinstance(v, Tensor):
             raise TypeError(f"isclose(): argument '{name}' (position {1 if name == 'input' else 2}) must be Tensor, "
                             f"not {builtins.type(v).__name__}")
+    if not isinstance(equal_nan, (builtins.bool, np.bool_)):
+        raise TypeError(f"isclose(): argument 'equal_nan' must be bool, not {_argparse._tp_name(equal_nan)}")
     if input.dtype != other.dtype:
         raise RuntimeError(f"{_C._scalar_type_name(input.dtype)} did not match {_C._scalar_type_name(other.dtype)}")
     if rtol < 0:

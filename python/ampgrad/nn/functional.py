@@ -13,7 +13,7 @@ import numpy as np
 from .. import _C, _argparse
 from .._signatures import SIGS as _SIGS
 # Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
-from .._creation import arange as _arange, rand as _rand, _META_NAMES
+from .._creation import arange as _arange, rand as _rand, _META_NAMES, _dtype_name
 from .._dtype_info import finfo as _finfo
 from .._op_gate import engine_op
 from .._functions import broadcast_tensors as _broadcast_tensors
@@ -170,6 +170,8 @@ def glu(input, dim=-1):
 def _glu(input, dim):
     if input.size(dim) % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {input.size(dim)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"glu_cpu\" not implemented for '{_dtype_name(input.dtype)}'")
     a, b = input.chunk(2, dim)
     return a * _C.sigmoid(b)
 
