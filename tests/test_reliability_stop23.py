@@ -18,6 +18,13 @@ CASES = {
     "glu of int64, odd size": lambda L: L.nn.functional.glu(L.zeros((0, 3), dtype=L.int64), -1),
     "glu of bool": lambda L: L.nn.functional.glu(L.ones(4, dtype=L.bool)),
     "glu of float": lambda L: L.nn.functional.glu(L.tensor([1.0, -2.0, 3.0, 0.5])),
+    "flip int dims": lambda L: L.flip(L.ones(2, 3), 1),
+    "flip bool dims": lambda L: L.flip(L.ones(2, 3), True),
+    "method flip dims= int": lambda L: L.ones(2, 3).flip(dims=1),
+    "method flip varargs": lambda L: L.arange(6.).reshape(2, 3).flip(1),
+    "flip tuple": lambda L: L.flip(L.arange(6.).reshape(2, 3), (0, 1)),
+    "+ on bool": lambda L: +L.ones(2, dtype=L.bool),
+    "+ on int": lambda L: +L.tensor([1, -2]),
     "trapezoid dim -4": lambda L: L.trapezoid(L.ones(2, 3), dim=-4),
     "trapezoid dim 2": lambda L: L.trapezoid(L.ones(2, 3), dim=2),
     "trapezoid dim -2": lambda L: L.trapezoid(L.tensor([[1.0, 2.0, 4.0], [0.5, 0.0, 1.0]]), dim=-2),
@@ -30,6 +37,7 @@ CASES = {
 TYPE_ONLY = {
     "var_mean int unbiased": lambda L: L.var_mean(L.ones(3), 0, 1, correction=None),
     "std_mean int unbiased": lambda L: L.std_mean(L.ones(3), 0, 0),
+    "flip dims= int": lambda L: L.flip(L.ones(2, 3), dims=1),  # ampgrad's message says "(position 2)" here too
     "var_mean int unbiased keepdim": lambda L: L.var_mean(L.ones(3), 0, 2, True),
 }
 

@@ -465,7 +465,13 @@ void init_ops(py::module_& m) {
   m.def("_nonzero", [](const Tensor& a) { return nonzero(a); });
   def_both(m, cls, "tril", [](const Tensor& a, int64_t k) { return tril(a, k); }, py::arg("diagonal") = 0);
   def_both(m, cls, "triu", [](const Tensor& a, int64_t k) { return triu(a, k); }, py::arg("diagonal") = 0);
-  m.def("flip", [](const Tensor& a, py::handle dims) { return flip(a, int_list(dims, "dims")); }, py::arg("input"), py::arg("dims"));
+  m.def("flip", [](const Tensor& a, py::handle dims) {
+    // torch's `int[] dims` (no size): a lone int is its parser's TypeError, unlike the `int[1]` dims of reductions
+    if (py::isinstance<py::int_>(dims))
+      throw py::type_error("flip(): argument 'dims' (position 2) must be tuple of ints, not " +
+                           std::string(py::str(py::type::of(dims).attr("__name__"))));
+    return flip(a, int_list(dims, "dims"));
+  }, py::arg("input"), py::arg("dims"));
   def_both(m, cls, "roll", [](const Tensor& a, py::handle shifts, py::handle dims) {
     return roll(a, int_list(shifts, "shifts"), dims.is_none() ? IntList{} : int_list(dims, "dims"));
   }, py::arg("shifts"), py::arg("dims") = py::none());

@@ -245,7 +245,10 @@ void init_tensor(py::module_& m) {
         return py::cast(matmul(b.cast<Tensor>(), a));
       }))
       .def("__neg__", [](const Tensor& a) { return neg(a); })
-      .def("__pos__", [](const Tensor& a) { return a; })
+      .def("__pos__", [](const Tensor& a) {
+        AG_CHECK(a.dtype() != ScalarType::Bool, "The `+` operator, on a bool tensor is not supported.");
+        return a;
+      })
       .def("__abs__", [](const Tensor& a) { return abs(a); })
       .def("__invert__", [](const Tensor& a) {
         AG_CHECK_TYPE(!is_floating(a.dtype()), "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
@@ -294,7 +297,12 @@ void init_tensor(py::module_& m) {
         AG_CHECK_TYPE(a.size() > 0 || kw.contains("dims"), "permute() missing 1 required positional arguments: \"dims\"");
         return permute(t, shape_args(a, kw, "permute", "dims"));
       })
-      .def("flip", [](const Tensor& t, py::args a, py::kwargs kw) { return flip(t, shape_args(a, kw, "flip", "dims")); })
+      .def("flip", [](const Tensor& t, py::args a, py::kwargs kw) {
+        if (kw.contains("dims") && py::isinstance<py::int_>(kw["dims"]))  // x.flip(1) is varargs; dims=1 is not
+          throw py::type_error("flip(): argument 'dims' must be tuple of ints, not " +
+                               std::string(py::str(py::type::of(kw["dims"]).attr("__name__"))));
+        return flip(t, shape_args(a, kw, "flip", "dims"));
+      })
       .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand_op(t, IntList(o.sizes().begin(), o.sizes().end())); },
            py::arg("other"))
       .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, IntList(o.sizes().begin(), o.sizes().end())); }, py::arg("other"))
