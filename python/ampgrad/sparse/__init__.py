@@ -13,10 +13,11 @@ the ones the torch programs that use COO tensors call (graph convolutions, spars
 `to_dense()` first.
 """
 import numbers
+import operator
 
 from .. import _C
 from .._tensor import Size, Tensor, tensor as _tensor, _method, _to_numpy
-from .._creation import zeros as _zeros
+from .._creation import zeros as _zeros, _dtype_name
 from .._tensor_str import sparse_repr
 from .._dtype_info import layout, strided, sparse_coo
 
@@ -222,17 +223,18 @@ class SparseCooTensor:
 
     neg = __neg__
 
+    def _scaled(self, other, op, name):  # by a Python number or a 0-d tensor: the stored values alone
+        if isinstance(other, numbers.Number) or (isinstance(other, Tensor) and other.dim() == 0):
+            return SparseCooTensor(self._idx, op(self._val, other), self._size, self._coalesced)
+        raise _not_sparse(name)
+
     def __mul__(self, other):
-        if isinstance(other, (numbers.Number, Tensor)) and (not isinstance(other, Tensor) or other.dim() == 0):
-            return SparseCooTensor(self._idx, self._val * other, self._size, self._coalesced)
-        raise _not_sparse("mul")
+        return self._scaled(other, operator.mul, "mul")
 
     __rmul__ = mul = __mul__
 
     def __truediv__(self, other):
-        if isinstance(other, (numbers.Number, Tensor)) and (not isinstance(other, Tensor) or other.dim() == 0):
-            return SparseCooTensor(self._idx, self._val / other, self._size, self._coalesced)
-        raise _not_sparse("div")
+        return self._scaled(other, operator.truediv, "div")
 
     div = __truediv__
 
@@ -374,17 +376,12 @@ def mm(mat1, mat2):
     if mat1._size[1] != mat2.shape[0]:
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {mat1._size[1]}, got {mat2.shape[0]}")
     if mat1.dtype != mat2.dtype:
-        raise RuntimeError(f"expected scalar type {_scalar_name(mat1.dtype)} but found {_scalar_name(mat2.dtype)}")
+        raise RuntimeError(f"expected scalar type {_dtype_name(mat1.dtype)} but found {_dtype_name(mat2.dtype)}")
     rows, cols = mat1._idx[0], mat1._idx[1]
     out = _zeros(mat1._size[0], mat2.shape[1], dtype=mat2.dtype, device=mat2.device)
     if mat1._nnz() == 0:
         return out + 0 * mat2.sum() if mat2.requires_grad else out
     return out.index_add(0, rows, mat2.index_select(0, cols) * mat1._val.unsqueeze(1))
-
-
-def _scalar_name(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[repr(dt).split(".")[-1]]
 
 
 def addmm(mat, mat1, mat2, *, beta=1, alpha=1):
