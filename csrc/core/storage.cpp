@@ -173,9 +173,12 @@ ShmRegistry& registry() {
   static ShmRegistry* r = new ShmRegistry();  // leaked, as the CPU cache: storages may die at exit
   return *r;
 }
-std::pair<uint64_t, uint64_t> inode_of(int fd) {
+struct stat stat_of(int fd) {
   struct stat st;
   if (fstat(fd, &st) != 0) AG_THROW(RuntimeError, "shared memory: fstat of fd ", fd, " failed: ", std::strerror(errno));
+  return st;
+}
+std::pair<uint64_t, uint64_t> inode_of(const struct stat& st) {
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 void remember(const std::pair<uint64_t, uint64_t>& key, const std::shared_ptr<Storage>& s) {
@@ -203,6 +206,7 @@ void share_memory(const std::shared_ptr<Storage>& s) {
     AG_THROW(RuntimeError, "unable to resize a shared memory segment to ", region->len, " bytes: ", std::strerror(errno));
   region->addr = map_fd(region->fd, region->len);
   if (s->nbytes) std::memcpy(region->addr, s->data, s->nbytes);
+  const auto key = inode_of(stat_of(region->fd));
   // Every failure is above: from here the storage changes and nothing throws.
   if (s->exported) {
     region->old_data = s->data; region->old_nbytes = s->nbytes; region->old_device = s->device.norm();
@@ -215,7 +219,6 @@ void share_memory(const std::shared_ptr<Storage>& s) {
   s->data = region->addr;
   s->shm_fd = region->fd;
   s->exported = false;
-  auto key = inode_of(region->fd);
   s->owner = std::move(region);
   remember(key, s);
 }
@@ -223,9 +226,8 @@ void share_memory(const std::shared_ptr<Storage>& s) {
 std::shared_ptr<Storage> storage_from_shm_fd(int fd, size_t nbytes) {
   auto region = std::make_shared<ShmRegion>();
   region->fd = fd;  // owned from here: closed with the region
-  auto key = inode_of(fd);
-  struct stat st;
-  fstat(fd, &st);
+  const struct stat st = stat_of(fd);
+  auto key = inode_of(st);
   if (static_cast<size_t>(st.st_size) < (nbytes ? nbytes : 1))
     AG_THROW(RuntimeError, "shared memory: the segment holds ", st.st_size, " bytes, the storage needs ", nbytes);
   auto& r = registry();
