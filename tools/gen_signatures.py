@@ -61,11 +61,15 @@ def _norm_type(t):
     return t + ("?" if opt and t != "Any" else "")
 
 
+# overloads on numbers alone that torch's Python API has (torch.result_type(2, 3.5))
+_NUMBERS_ONLY = {"aten::result_type.Scalar_Scalar"}
+
+
 def _sig(schema, method):
     text = str(schema)
     head = text[text.index("(") + 1:text.rindex(") ->")]
     rets = text[text.rindex(") ->") + 4:]
-    if "Tensor" not in head and "Tensor" not in rets:
+    if "Tensor" not in head and "Tensor" not in rets and f"{schema.name}.{schema.overload_name}" not in _NUMBERS_ONLY:
         return None      # a TorchScript builtin on Python numbers (aten::sum.int), not in torch's Python API
     parts, first = [], True
     for p in _split(head):

@@ -22,6 +22,11 @@ void check_inplace(const Tensor& self, const char* op, bool any_requires_grad) {
   autograd::before_mutation(self);  // Note [Mutation hook]
   if (!autograd::GradMode::is_enabled()) return;
   if (any_requires_grad || self.requires_grad()) autograd::check_view_rebase(self, false);  // torch's order
+  check_inplace_leaf(self);
+}
+
+void check_inplace_leaf(const Tensor& self) {
+  if (!autograd::GradMode::is_enabled()) return;
   if (self.requires_grad() && self.is_leaf())
     AG_THROW(RuntimeError, self.is_view() ? "a view of a leaf Variable that requires grad is being used in an in-place operation."
                                           : "a leaf Variable that requires grad is being used in an in-place operation.");

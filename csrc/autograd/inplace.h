@@ -28,5 +28,7 @@ void rebase_constant(Tensor& self, const char* node_name);
 // Raises torch's errors for an in-place op about to be recorded on self (leaf, view of a leaf,
 // view made in no_grad / inference mode); `any_requires_grad`: some operand requires grad.
 void check_inplace(const Tensor& self, const char* op, bool any_requires_grad = false);
+// Only the leaf checks of check_inplace (torch's VariableType raises them before the op's own checks).
+void check_inplace_leaf(const Tensor& self);
 
 }  // namespace ampgrad

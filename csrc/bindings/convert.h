@@ -24,6 +24,9 @@ bool is_tensor(py::handle h);
 Tensor as_tensor(py::handle h);  // Tensor only (TypeError otherwise)
 OptDims dims_from_handle(py::handle h);  // None, int, or sequence of ints
 IntList int_list(py::handle h, const char* what);  // int or sequence (or varargs tuple)
+// A sequence of ints only (torch's int[] without a size: permute's dims, as_strided's size); `what` is
+// torch's "op(): argument 'name' (position N)"
+IntList int_tuple(py::handle h, const char* what);
 
 // A graph node as a Python object whose type is named after the node (MulBackward0,
 // AccumulateGrad, ...), as torch's node classes are.
@@ -45,6 +48,38 @@ void init_linalg_decomp(py::module_& m);  // bindings/linalg_decomp.cpp
 }  // namespace ampgrad::bind
 
 namespace pybind11::detail {
+
+// Note [Int64 arguments]: torch's parser takes any Python int for an int parameter and then fails
+// to unpack one beyond int64 with ValueError "Overflow when unpacking long long"; pybind11's caster
+// only declined it, so the call failed as "incompatible function arguments" (a TypeError). This
+// caster is pybind11's for int64_t except there: declined in the no-conversion pass of an
+// overloaded function (another overload may take the int as a Scalar), torch's ValueError in the
+// conversion pass. Every TU that binds an int64_t argument includes this header.
+template <> struct type_caster<long> {
+  PYBIND11_TYPE_CASTER(long, io_name("typing.SupportsInt | typing.SupportsIndex", "int"));
+  bool load(handle src, bool convert) {
+    if (src && PyLong_Check(src.ptr())) {
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(src.ptr(), &overflow);
+      if (overflow) {
+        if (convert) throw value_error("Overflow when unpacking long long");
+        return false;
+      }
+      if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
+      value = static_cast<long>(v);
+      return true;
+    }
+    type_caster<long long> other;   // floats declined, __index__ objects taken: pybind11's rules
+    if (!other.load(src, convert)) return false;
+    value = static_cast<long>(static_cast<long long>(other));
+    return true;
+  }
+  static handle cast(long v, return_value_policy, handle) { return PyLong_FromLong(v); }
+};
+static_assert(std::is_same_v<int64_t, long>, "Note [Int64 arguments] assumes int64_t is long");
 
 // Note [Tensor caster]: every op crosses this twice, so it skips pybind11's generic path (a
 // type_info hash lookup by typeid on every load and every cast): the Python type and its

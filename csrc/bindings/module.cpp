@@ -126,6 +126,12 @@ IntList int_list(py::handle h, const char* what) {
   return out;
 }
 
+IntList int_tuple(py::handle h, const char* what) {
+  if (PyLong_Check(h.ptr()))   // int or bool
+    AG_THROW(TypeError, what, " must be tuple of ints, not ", std::string(py::str(py::type::of(h).attr("__name__"))));
+  return int_list(h, what);
+}
+
 OptDims dims_from_handle(py::handle h) {
   if (h.is_none()) return std::nullopt;
   return int_list(h, "dim");

@@ -123,8 +123,12 @@ void init_ops(py::module_& m) {
     Tensor t = self.cast<Tensor>();
     Tensor lo_t = is_tensor(lo) ? lo.cast<Tensor>() : Tensor(), hi_t = is_tensor(hi) ? hi.cast<Tensor>() : Tensor();
     apply_inplace(t, [&] {
-      autograd::AutoGradMode g(autograd::GradMode::is_enabled() && t.requires_grad());
-      Tensor r = clamp_fn(t, lo, hi);
+      const bool any_grad = t.requires_grad() || (lo_t.defined() && lo_t.requires_grad()) || (hi_t.defined() && hi_t.requires_grad());
+      autograd::AutoGradMode g(autograd::GradMode::is_enabled() && any_grad);
+      // clamp's backward reads self's values through a detached alias (not a saved variable that
+      // apply_inplace would protect): with tensor bounds it gets a copy the write cannot reach
+      const bool copy = autograd::GradMode::is_enabled() && (lo_t.defined() || hi_t.defined());
+      Tensor r = clamp_fn(copy ? clone(t) : t, lo, hi);
       AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", dtype_name(r.dtype()), " can't be cast to the desired output type ", dtype_name(t.dtype()));
       return r;
     }, "clamp_", {&lo_t, &hi_t});
@@ -389,16 +393,32 @@ void init_ops(py::module_& m) {
   def_both(m, cls, "transpose", [](const Tensor& a, int64_t d0, int64_t d1) { return transpose(a, d0, d1); }, py::arg("dim0"), py::arg("dim1"));
   def_both(m, cls, "swapaxes", [](const Tensor& a, int64_t d0, int64_t d1) { return transpose(a, d0, d1); }, py::arg("axis0"), py::arg("axis1"));
   m.attr("swapdims") = m.attr("transpose"); cls.attr("swapdims") = cls.attr("transpose");
-  m.def("permute", [](const Tensor& a, py::handle dims) { return permute(a, int_list(dims, "dims")); }, py::arg("input"), py::arg("dims"));
+  m.def("permute", [](const Tensor& a, py::handle dims) { return permute(a, int_tuple(dims, "permute(): argument 'dims' (position 2)")); },
+        py::arg("input"), py::arg("dims"));
   m.def("reshape", [](const Tensor& a, py::handle s) { return reshape(a, int_list(s, "shape")); }, py::arg("input"), py::arg("shape"));
   m.def("t", [](const Tensor& t) { return matrix_t(t); }, py::arg("input"));
-  def_both(m, cls, "as_strided", [](const Tensor& a, py::handle size, py::handle stride, std::optional<int64_t> off) {
-    return as_strided(a, int_list(size, "size"), int_list(stride, "stride"), off);
-  }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+  for (int method = 0; method < 2; ++method) {   // torch's messages count self for the function only
+    auto f = [method](const Tensor& a, py::handle size, py::handle stride, std::optional<int64_t> off) {
+      IntList sz = int_tuple(size, method ? "as_strided(): argument 'size' (position 1)" : "as_strided(): argument 'size' (position 2)");
+      return as_strided(a, sz, int_tuple(stride, method ? "as_strided(): argument 'stride' (position 2)" : "as_strided(): argument 'stride' (position 3)"), off);
+    };
+    if (method) cls.def("as_strided", f, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+    else m.def("as_strided", f, py::arg("input"), py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+  }
   def_both(m, cls, "squeeze", [](const Tensor& a, py::handle dim) { return squeeze(a, dims_from_handle(dim)); }, py::arg("dim") = py::none());
   def_both(m, cls, "unsqueeze", [](const Tensor& a, int64_t d) { return unsqueeze(a, d); }, py::arg("dim"));
   def_both(m, cls, "flatten", [](const Tensor& a, int64_t s, int64_t e) { return flatten(a, s, e); }, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
-  def_both(m, cls, "unflatten", [](const Tensor& a, int64_t d, py::handle s) { return unflatten(a, d, int_list(s, "sizes")); }, py::arg("dim"), py::arg("sizes"));
+  m.def("unflatten", [](const Tensor& a, int64_t d, py::handle s) { return unflatten(a, d, int_tuple(s, "unflatten(): argument 'sizes' (position 3)")); },
+        py::arg("input"), py::arg("dim"), py::arg("sizes"));
+  // Tensor.unflatten is Python in torch: `if not sizes` raises before its C++ call parses dim and sizes.
+  cls.def("unflatten", [](const Tensor& a, py::handle d, py::handle s) {
+    const int empty = PyObject_Not(s.ptr());
+    if (empty < 0) throw py::error_already_set();
+    AG_CHECK(!empty, "unflatten: sizes must be non-empty");
+    if (!PyLong_Check(d.ptr()) || PyBool_Check(d.ptr()))
+      AG_THROW(TypeError, "unflatten(): argument 'dim' (position 1) must be int, not ", std::string(py::str(py::type::of(d).attr("__name__"))));
+    return unflatten(a, d.cast<int64_t>(), int_tuple(s, "unflatten(): argument 'sizes' (position 2)"));
+  }, py::arg("dim"), py::arg("sizes"));
   def_both(m, cls, "narrow", [](const Tensor& a, int64_t d, py::handle start, int64_t len) {
     return narrow(a, d, is_tensor(start) ? static_cast<int64_t>(item_double(start.cast<Tensor>())) : start.cast<int64_t>(), len);
   }, py::arg("dim"), py::arg("start"), py::arg("length"));
@@ -515,10 +535,14 @@ void init_ops(py::module_& m) {
 #undef AG_ARGS
   cls.def("index_add_", [](py::object self, int64_t d, const Tensor& i, const Tensor& s, py::handle alpha) {
     Tensor t = self.cast<Tensor>();
+    const Scalar a = scalar_from_handle(alpha);
+    // torch's order: the leaf check, index_add's own argument checks, then the overlap checks
+    check_inplace_leaf(t);
+    Tensor r = index_add(t, d, i, s, a);
     assert_no_internal_overlap(t);
     assert_no_overlap(t, i);
     assert_no_overlap(t, s);
-    apply_inplace(t, index_add(t, d, i, s, scalar_from_handle(alpha)), "index_add_");
+    apply_inplace(t, r, "index_add_");
     return self;
   }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
   cls.def("tril_", [](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); apply_inplace(t, tril(t, k), "tril_"); return self; },

@@ -39,6 +39,8 @@ py::object ibinop(py::object self_obj, py::handle other, F f) {
 }
 
 IntList shape_args(const py::args& args, const char* what) {
+  if (args.size() && PyBool_Check(args[0].ptr()))   // not an int for torch's parser: no varargs form
+    AG_THROW(TypeError, what, " must be tuple of ints, not bool");
   if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return int_list(args[0], what);
   return int_list(args, what);
 }
@@ -53,7 +55,7 @@ IntList shape_args(const py::args& args, const py::kwargs& kw, const char* op, c
     if (args.size()) AG_THROW(TypeError, op, "() got multiple values for argument '", name, "'");
     return shape_args(py::make_tuple(kw[name]), what.c_str());
   }
-  return shape_args(args, what.c_str());
+  return shape_args(args, (what + " (position 1)").c_str());
 }
 
 Tensor pow_op(const Tensor& a, const Tensor& b) { return pow(a, b); }

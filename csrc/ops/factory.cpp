@@ -153,6 +153,7 @@ Tensor& cauchy_(Tensor& t, double median, double sigma) {
 Tensor& log_normal_(Tensor& t, double mean, double std) {
   AG_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
   if (t.numel() == 0) return t;
+  assert_no_internal_overlap(t);  // torch builds its iterator (the overlap check) before the dtype dispatch
   AG_CHECK_NOT_IMPL(is_floating(t.dtype()), "\"log_normal_cpu\" not implemented for '", scalar_type_name(t.dtype()), "'");
   return random_fill(t, Op::log_normal, "log_normal_", "LogNormalBackward0", mean, std);
 }

@@ -339,7 +339,12 @@ static Tensor scatter_multiply(const Tensor& a, int64_t dim, const Tensor& idx, 
 }
 
 Tensor scatter(const Tensor& a, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
-  AG_CHECK(reduce.empty() || reduce == "add" || reduce == "multiply", "reduce argument must be either add or multiply.");
+  if (!(reduce.empty() || reduce == "add" || reduce == "multiply")) {
+    // torch checks dim, dtypes and shapes (its meta function) before it reads reduce
+    autograd::AutoGradMode off(false);
+    scatter_impl("ScatterBackward0", a, dim, idx, src.dim() == 0 ? to_dtype(src, a.dtype()) : src, false);
+    AG_THROW(RuntimeError, "reduce argument must be either add or multiply.");
+  }
   if (reduce == "multiply") return scatter_multiply(a, dim, idx, src);
   Tensor s = src.dim() == 0 ? to_dtype(src, a.dtype()) : src;
   return scatter_impl("ScatterBackward0", a, dim, idx, s, reduce == "add");

@@ -272,7 +272,7 @@ struct Elu {
   Elu() = default;
   explicit Elu(const double* s) : alpha(s[0]), scale(s[1]), input_scale(s[2]) {}
   template <typename T> AG_HOST_DEVICE T operator()(T x) const {
-    return x > T(0) ? x * T(scale) : expm1(x * T(input_scale)) * T(alpha * scale);
+    return x < T(0) ? expm1(x * T(input_scale)) * T(alpha * scale) : x * T(scale);   // +-0: x * scale, as torch (alpha = inf gives 0, not nan)
   }
 };
 struct LeakyRelu {

@@ -563,7 +563,7 @@ inline vf softplus(vf x, float beta, float threshold) {
   return sel(z > threshold, x, log1p(exp(z)) / beta);
 }
 inline vf elu(vf x, float alpha, float scale, float input_scale) {
-  return sel(x > 0.0f, x * scale, expm1(x * input_scale) * (alpha * scale));
+  return sel(x < 0.0f, expm1(x * input_scale) * (alpha * scale), x * scale);   // +-0 is x * scale (alpha = inf: 0)
 }
 inline vf leaky_relu(vf x, float slope) { return sel(x > 0.0f, x, x * slope); }
 inline vf relu6_of_shifted(vf x) {  // NaN passes through, as the scalar functor

@@ -273,6 +273,8 @@ def kron(input, other):
 def block_diag(*tensors):
     mats = []
     for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {'torch.dtype' if isinstance(t, _C.dtype) else type(t).__name__}")
         if t.dim() > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.dim()} dimensions")
         mats.append(t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t)

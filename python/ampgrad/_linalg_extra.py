@@ -183,8 +183,10 @@ def tensordot(a, b, dims=2):
         db = list(builtins.range(dims))
     else:
         da, db = dims
-        da = [da] if isinstance(da, numbers.Integral) else list(da)
-        db = [db] if isinstance(db, numbers.Integral) else list(db)
+        for v, arg in ((da, "'dims_self' (position 3)"), (db, "'dims_other' (position 4)")):
+            if isinstance(v, numbers.Integral):   # torch passes them on to _VF.tensordot's int[] parameters
+                raise TypeError(f"tensordot(): argument {arg} must be tuple of ints, not {type(v).__name__}")
+        da, db = list(da), list(db)
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
     da = [d % a.dim() for d in da]

@@ -706,13 +706,21 @@ def _copy_of(fn):
     return copy
 
 
+def _narrow_copy(x, dim, start, length):
+    if isinstance(dim, int) and dim >= x.dim():   # torch's narrow_copy kernel checks this before wrapping dim
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an enhancement request "
+                           "to PyTorch.)")
+    return x.narrow(dim, start, length)
+
+
 _COPIES = {
     "alias_copy": lambda x: x, "expand_copy": lambda x, size, implicit=False: x.expand(size),
     "permute_copy": lambda x, dims: x.permute(dims), "t_copy": lambda x: x.t(),
     "transpose_copy": lambda x, dim0, dim1: x.transpose(dim0, dim1), "unsqueeze_copy": lambda x, dim: x.unsqueeze(dim),
     "squeeze_copy": lambda x, *dim: x.squeeze(*dim), "view_copy": lambda x, size: x.view(size),
     "unbind_copy": lambda x, dim=0: x.unbind(dim), "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1:
-    x.diagonal(offset, dim1, dim2), "narrow_copy": lambda x, dim, start, length: x.narrow(dim, start, length),
+    x.diagonal(offset, dim1, dim2), "narrow_copy": lambda x, dim, start, length: _narrow_copy(x, dim, start, length),
     "split_with_sizes_copy": lambda x, split_sizes, dim=0: split_with_sizes(x, split_sizes, dim),
     "unfold_copy": lambda x, dimension, size, step: _unfold(x, dimension, size, step),
 }

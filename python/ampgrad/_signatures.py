@@ -1109,6 +1109,7 @@ SIGS = {
             'Tensor tensor, Tensor other',
             'Tensor tensor, Scalar other',
             'Scalar scalar, Tensor tensor',
+            'Scalar scalar1, Scalar scalar2',
         ),
         'rnn_relu_cell': (
             'Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=, Tensor? b_hh=',
