@@ -123,3 +123,41 @@ def test_elu_gradient_at_zero():
         x = L.tensor([0.0, -0.0, 1.0], requires_grad=True)
         L.nn.functional.elu(x, 2.0).sum().backward()
         assert x.grad.tolist() == [2.0, 2.0, 1.0], L.__name__
+
+
+MORE = {
+    # ints beyond int64 inside an int list: torch's TypeError ("failed to unpack the object at pos N")
+    "max_unpool1d huge kernel": lambda L: L.nn.functional.max_unpool1d(
+        L.zeros((1, 2, 4), dtype=L.int8), L.zeros((0, 1, 1), dtype=L.int64), kernel_size=[2 ** 63 - 1], stride=None),
+    "unfold huge padding": lambda L: L.nn.functional.unfold(L.ones(1, 1, 3, 3), [1, 1], padding=2 ** 64, stride=[1]),
+    "sum dims with a huge int": lambda L: L.ones(3).sum((0, 2 ** 64)),
+    # tensor() of Python ints beyond int64: torch's ValueError (2**63 used to wrap to -2**63)
+    "tensor(2**63)": lambda L: L.tensor(2 ** 63),
+    "tensor(-2**63 - 1)": lambda L: L.tensor(NEG_BIG),
+    "tensor([1, 2**64])": lambda L: L.tensor([1, BIG]),
+    "tensor(2**63, dtype=int32)": lambda L: L.tensor(2 ** 63, dtype=L.int32),
+    "tensor(2**63, dtype=float32)": lambda L: L.tensor(2 ** 63, dtype=L.float32),
+    "tensor([2**63, 1.5])": lambda L: L.tensor([2 ** 63, 1.5]),
+    "tensor(int64 limits)": lambda L: L.tensor([2 ** 63 - 1, -2 ** 63]),
+    "lu_solve pivots dtype before dtype support": lambda L: L.linalg.lu_solve(
+        L.ones(2, 2, dtype=L.bfloat16), L.ones(2), L.ones(2, 1, dtype=L.bfloat16)),
+    "torch.lu_solve pivots dtype": lambda L: L.lu_solve(L.ones(2, 1), L.ones(2, 2), L.ones(2)),
+    # sparse_coo_tensor's hand-written binding: object indices and values, and the size-only overload
+    "sparse_coo_tensor huge int values": lambda L: L.sparse_coo_tensor(L.zeros((1, 0), dtype=L.int8), NEG_BIG),
+    "sparse_coo_tensor int size": lambda L: L.sparse_coo_tensor(L.zeros((1, 0), dtype=L.int64), L.zeros(0), BIG),
+    "sparse_coo_tensor bool indices": lambda L: L.sparse_coo_tensor(True, L.tensor([-5], dtype=L.int32)),
+    "sparse_coo_tensor(size)": lambda L: L.sparse_coo_tensor((2, 3)).to_dense(),
+    "sparse_coo_tensor(int)": lambda L: L.sparse_coo_tensor(3, dtype=L.float64).to_dense(),
+    "sparse_coo_tensor(size) nnz": lambda L: L.sparse_coo_tensor(L.Size([2, 3]))._nnz(),
+    "sparse_coo_tensor lists": lambda L: L.sparse_coo_tensor([[0, 1]], [3, 4], (3,)).to_dense(),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_more_matches_torch_stop24(name):
+    check(MORE[name], ampgrad, torch)
+
+
+@pytest.mark.parametrize("method", ["view", "reshape", "repeat", "permute", "tile", "flip"])
+def test_shape_methods_need_their_argument(method):
+    check(lambda L: getattr(L.zeros(2), method)(), ampgrad, torch)

@@ -94,6 +94,18 @@ def _sig(schema, method):
     return ", ".join(parts)
 
 
+# ops whose Python binding is written by hand in torch (python_torch_functions_manual.cpp), not from the schema
+_MANUAL = {
+    ("fn", "sparse_coo_tensor"): (
+        "Any indices, Any values, *, ScalarType? dtype=, Any device=, bool? pin_memory=, bool? requires_grad=, "
+        "bool? check_invariants=, bool? is_coalesced=",
+        "Any indices, Any values, int[] size, *, ScalarType? dtype=, Any device=, bool? pin_memory=, "
+        "bool? requires_grad=, bool? check_invariants=, bool? is_coalesced=",
+        "int[] size, *, ScalarType? dtype=, Any device=, bool? requires_grad=, bool? check_invariants=",
+    ),
+}
+
+
 def build_table():
     """{kind: {name: (overload, ...)}} from the installed torch, for the names ampgrad shares with it."""
     import torch
@@ -114,6 +126,8 @@ def build_table():
                 s = _sig(sc, kind == "method")
                 if s is not None and s not in ov:
                     ov.append(s)
+            if (kind, name) in _MANUAL:
+                ov = list(_MANUAL[kind, name])
             if ov:
                 sigs[name] = tuple(ov)
     return table

@@ -81,6 +81,17 @@ template <> struct type_caster<long> {
 };
 static_assert(std::is_same_v<int64_t, long>, "Note [Int64 arguments] assumes int64_t is long");
 
+// Inside an int list the same int is torch's TypeError ("failed to unpack the object at pos N").
+template <> struct type_caster<std::vector<long>> : list_caster<std::vector<long>, long> {
+  bool load(handle src, bool convert) {
+    try {
+      return list_caster<std::vector<long>, long>::load(src, convert);
+    } catch (const value_error&) {
+      throw type_error("int list argument failed to unpack an element with error \"Overflow when unpacking long long\"");
+    }
+  }
+};
+
 // Note [Tensor caster]: every op crosses this twice, so it skips pybind11's generic path (a
 // type_info hash lookup by typeid on every load and every cast): the Python type and its
 // type_info are looked up once.

@@ -51,6 +51,8 @@ IntList shape_args(const py::args& args, const py::kwargs& kw, const char* op, c
     if (std::string(py::str(kv.first)) != name)
       AG_THROW(TypeError, op, "() got an unexpected keyword argument '", std::string(py::str(kv.first)), "'");
   const std::string what = std::string(op) + "(): argument '" + name + "'";
+  if (args.size() == 0 && !kw.contains(name))
+    AG_THROW(TypeError, op, "() missing 1 required positional arguments: \"", name, "\"");
   if (kw.contains(name)) {
     if (args.size()) AG_THROW(TypeError, op, "() got multiple values for argument '", name, "'");
     return shape_args(py::make_tuple(kw[name]), what.c_str());

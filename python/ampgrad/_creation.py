@@ -216,6 +216,13 @@ def _check_ragged(data, dim=0):
             raise ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {got})")
     for x in data:
         _check_ragged(x, dim + 1)
+def _has_big_int(data):
+    """Whether nested sequences hold a Python int outside int64."""
+    if _is_sequence(data):
+        return builtins.any(_has_big_int(x) for x in data)
+    return type(data) is int and not -2 ** 63 <= data < 2 ** 63
+
+
 def _contiguous(arr):
     # not np.ascontiguousarray: it turns a 0-d array into shape (1,)
     return arr if arr.flags.c_contiguous else np.array(arr, order="C")
@@ -244,6 +251,11 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         except ValueError:
             _check_ragged(nested)
             raise
+        if (arr.dtype == object or arr.dtype == np.uint64) and _has_big_int(nested):
+            # a Python int beyond int64: NumPy made uint64 (which would wrap) or objects
+            if not (dtype if dtype is not None else inferred).is_floating_point:
+                raise ValueError("Overflow when unpacking long long")
+            arr = np.array(nested, dtype=np.float64)
         if arr.dtype == object:
             _check_ragged(nested)
             raise ValueError("expected sequence of equal-length sequences (ragged nested sequence)")

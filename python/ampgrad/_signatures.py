@@ -1213,9 +1213,9 @@ SIGS = {
             'Tensor[] input, bool reverse=',
         ),
         'sparse_coo_tensor': (
-            'int[] size, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=',
-            'Tensor indices, Tensor values, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=, bool? is_coalesced=',
-            'Tensor indices, Tensor values, int[] size, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=, bool? is_coalesced=',
+            'Any indices, Any values, *, ScalarType? dtype=, Any device=, bool? pin_memory=, bool? requires_grad=, bool? check_invariants=, bool? is_coalesced=',
+            'Any indices, Any values, int[] size, *, ScalarType? dtype=, Any device=, bool? pin_memory=, bool? requires_grad=, bool? check_invariants=, bool? is_coalesced=',
+            'int[] size, *, ScalarType? dtype=, Any device=, bool? requires_grad=, bool? check_invariants=',
         ),
         'split_with_sizes': (
             'Any input, int[] split_sizes, int dim=',

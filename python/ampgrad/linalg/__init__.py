@@ -112,6 +112,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if isinstance(LU, _C.Tensor) and isinstance(B, _C.Tensor) and LU.dtype != B.dtype:   # aten's first check
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
                            f"{_c10(LU.dtype)} and B of type {_c10(B.dtype)} instead")
+    if isinstance(pivots, _C.Tensor) and pivots.dtype != _C.int32:   # aten's second, before the dtype dispatch
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
     return _C._linalg_lu_solve(LU, pivots, B, _bool(left), _bool(adjoint))
 
 

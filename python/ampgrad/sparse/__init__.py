@@ -12,6 +12,7 @@ NotImplementedError for the ops its sparse backend lacks), never reads it as den
 the ones the torch programs that use COO tensors call (graph convolutions, sparse features); others:
 `to_dense()` first.
 """
+import builtins
 import numbers
 import operator
 
@@ -319,9 +320,29 @@ def _as_indices(indices):
     return idx
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False, requires_grad=False,
-                      check_invariants=None, is_coalesced=None):
-    """torch.sparse_coo_tensor: a COO tensor from `indices` (sparse_dim x nnz) and `values` (nnz x dense dims)."""
+_NO_VALUES = object()
+
+
+def sparse_coo_tensor(indices, values=_NO_VALUES, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """torch.sparse_coo_tensor: a COO tensor from `indices` (sparse_dim x nnz) and `values` (nnz x dense dims), or
+    sparse_coo_tensor(size): an empty one of that size (no stored elements)."""
+    if values is _NO_VALUES:
+        if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
+            indices = (indices,)   # torch's int[] size takes one int here
+        if not isinstance(indices, (tuple, list)) or not all(isinstance(s, numbers.Integral) and
+                                                             not isinstance(s, bool) for s in indices):
+            raise TypeError(f"sparse_coo_tensor(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(indices).__name__}")
+        size = tuple(int(s) for s in indices)
+        if builtins.any(s < 0 for s in size):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+        return sparse_coo_tensor(_C._empty([len(size), 0], _C.int64, _C.device("cpu")),
+                                 _C._empty([0], dtype or _C.get_default_dtype(), _C.device("cpu")), size,
+                                 device=device, requires_grad=requires_grad, is_coalesced=True)
+    if size is not None and not isinstance(size, (tuple, list)):
+        raise TypeError(f"sparse_coo_tensor(): argument 'size' (position 3) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     idx = _as_indices(indices)
     val = values if isinstance(values, Tensor) else _tensor(values)
     if dtype is not None or device is not None:
