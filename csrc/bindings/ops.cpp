@@ -545,9 +545,22 @@ void init_ops(py::module_& m) {
     apply_inplace(t, r, "index_add_");
     return self;
   }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
-  cls.def("tril_", [](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); apply_inplace(t, tril(t, k), "tril_"); return self; },
+  // torch's tril_ / triu_ kernels write only the zeroed triangle: through an expanded self the result
+  // does not depend on the write order (ampgrad's out-of-place copy wrote every element back).
+  auto zero_triangle = [](Tensor& t, int64_t k, bool lower) {
+    Tensor r = lower ? tril(t, k) : triu(t, k);   // argument checks, no write
+    const bool grad = autograd::GradMode::is_enabled() && t.requires_grad();
+    if (!has_internal_overlap(t) || grad || fw_has(t)) {
+      apply_inplace(t, r, lower ? "tril_" : "triu_");
+      return;
+    }
+    Tensor ones = full(t.sizes(), Scalar(true), ScalarType::Bool, t.device());
+    Tensor mask = lower ? triu(ones, k + 1) : tril(ones, k - 1);
+    index_put_into(t, {mask}, to_dtype(wrap_scalar(Scalar(0.0)), t.dtype()), false);
+  };
+  cls.def("tril_", [zero_triangle](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); zero_triangle(t, k, true); return self; },
           py::arg("diagonal") = 0);
-  cls.def("triu_", [](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); apply_inplace(t, triu(t, k), "triu_"); return self; },
+  cls.def("triu_", [zero_triangle](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); zero_triangle(t, k, false); return self; },
           py::arg("diagonal") = 0);
 
   // ---- casts and creation

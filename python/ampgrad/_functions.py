@@ -94,7 +94,9 @@ def dstack(tensors):
 
 
 def tile(input, dims):
-    return input.tile(*dims)
+    if isinstance(dims, numbers.Integral):   # int[] without a size: torch's parser refuses a lone int here
+        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
+    return input.tile(dims)
 
 
 def broadcast_shapes(*shapes):
