@@ -28,7 +28,7 @@ _LAYERS = [
     ["ampgrad._creation", "ampgrad._dtype_info", "ampgrad._tensor_str", "ampgrad._indexing", "ampgrad._op_gate",
      "ampgrad.return_types", "ampgrad._signatures", "ampgrad._argparse", "ampgrad._out", "ampgrad._out_ops"],  # leaves
     ["ampgrad._tensor"],
-    ["ampgrad._functions", "ampgrad._linalg_extra", "ampgrad._sorting", "ampgrad._scan_index", "ampgrad._legacy", "ampgrad._rnn", "ampgrad._special_ops", "ampgrad._shape_extra", "ampgrad._dlpack"],
+    ["ampgrad._functions", "ampgrad._linalg_extra", "ampgrad._sorting", "ampgrad._scan_index", "ampgrad._legacy", "ampgrad._rnn", "ampgrad._special_ops", "ampgrad._shape_extra", "ampgrad._dlpack", "ampgrad._inplace_methods"],
     ["ampgrad.autograd"],
     ["ampgrad.amp", "ampgrad._autocast_state", "ampgrad.cuda", "ampgrad.cpu", "ampgrad.backends", "ampgrad.nn",
      "ampgrad._nn_ops", "ampgrad.optim", "ampgrad.linalg", "ampgrad.func", "ampgrad.profiler", "ampgrad._surface",

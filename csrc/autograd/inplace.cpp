@@ -170,8 +170,9 @@ static void protect_saved_self(const Tensor& self, const std::vector<std::weak_p
   }
 }
 
-Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op, Operands operands) {
-  check_inplace_operands(self, operands);
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op, Operands operands,
+                      bool overlap_after) {
+  if (!overlap_after) check_inplace_operands(self, operands);
   check_inplace(self, op);
   Tensor result;
   std::vector<std::weak_ptr<FunctionNode>> made;
@@ -181,6 +182,7 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, cons
     result = compute();
     made = std::move(rec.nodes);
   }
+  if (overlap_after) check_inplace_operands(self, operands);
   protect_saved_self(self, made);
   autograd::pack_saved_tensors(made);
   return apply_inplace(self, result, op);

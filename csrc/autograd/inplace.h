@@ -20,7 +20,10 @@ Tensor& apply_inplace(Tensor& self, const Tensor& result, const char* op);
 // The same, computing the result inside: saved aliases of self are protected from the write-back
 // (Note [Saved self in in-place ops]). Use this form whenever the result is computed from self.
 // `operands`: the op's other tensor inputs, for the overlap checks.
-Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op, Operands operands = {});
+// overlap_after: self's overlap checks after compute's own argument checks (torch's order for the ops whose
+// in-place kernel validates its arguments before building its iterator)
+Tensor& apply_inplace(Tensor& self, const std::function<Tensor()>& compute, const char* op, Operands operands = {},
+                      bool overlap_after = false);
 // Rebases self's history onto `result` (a CopySlices on the base for views); no data is written.
 void rebase_history(Tensor& self, const Tensor& result);
 // After an in-place write of a value independent of self's old value: zeros to the old history.

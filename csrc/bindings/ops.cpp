@@ -558,6 +558,20 @@ void init_ops(py::module_& m) {
     Tensor mask = lower ? triu(ones, k + 1) : tril(ones, k - 1);
     index_put_into(t, {mask}, to_dtype(wrap_scalar(Scalar(0.0)), t.dtype()), false);
   };
+  // Note [In-place from out of place]: in-place methods that ampgrad composes from their out-of-place op
+  // (addmm_, cumsum_, index_fill_, ... in python/ampgrad/_tensor.py): fn computes the result out of place
+  // inside apply_inplace, which gives torch's leaf, overlap and result-dtype checks, protects what the
+  // result's nodes saved of self, and rebases self's history onto the result.
+  m.def("_inplace", [](py::object self, py::function fn, const std::string& name) {
+    Tensor t = self.cast<Tensor>();
+    apply_inplace(t, [&] {
+      Tensor r = fn().cast<Tensor>();
+      AG_CHECK(r.sizes() == t.sizes(), "output with shape ", shape_str(t.sizes()), " doesn't match the broadcast shape ",
+               shape_str(r.sizes()));
+      return r;
+    }, name.c_str(), {}, /*overlap_after=*/true);
+    return self;
+  }, py::arg("self"), py::arg("fn"), py::arg("name"));
   cls.def("tril_", [zero_triangle](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); zero_triangle(t, k, true); return self; },
           py::arg("diagonal") = 0);
   cls.def("triu_", [zero_triangle](py::object self, int64_t k) { Tensor t = self.cast<Tensor>(); zero_triangle(t, k, false); return self; },

@@ -98,6 +98,11 @@ class Tensor:
     def abs(*args, **kwargs):
         ...
     @staticmethod
+    def absolute_(*args, **kwargs):
+        """
+        abs_(self: object) -> object
+        """
+    @staticmethod
     def acos(*args, **kwargs):
         ...
     @staticmethod
@@ -122,9 +127,44 @@ class Tensor:
     def any(*args, **kwargs):
         ...
     @staticmethod
+    def arccos_(*args, **kwargs):
+        """
+        acos_(self: object) -> object
+        """
+    @staticmethod
+    def arccosh_(*args, **kwargs):
+        """
+        acosh_(self: object) -> object
+        """
+    @staticmethod
+    def arcsin_(*args, **kwargs):
+        """
+        asin_(self: object) -> object
+        """
+    @staticmethod
+    def arcsinh_(*args, **kwargs):
+        """
+        asinh_(self: object) -> object
+        """
+    @staticmethod
     def arctan2(*args, **kwargs):
         """
         atan2(self: object, other: object) -> Tensor
+        """
+    @staticmethod
+    def arctan2_(*args, **kwargs):
+        """
+        atan2_(self: object, other: object, *, alpha: object = None) -> object
+        """
+    @staticmethod
+    def arctan_(*args, **kwargs):
+        """
+        atan_(self: object) -> object
+        """
+    @staticmethod
+    def arctanh_(*args, **kwargs):
+        """
+        atanh_(self: object) -> object
         """
     @staticmethod
     def argmax(*args, **kwargs):
@@ -290,6 +330,11 @@ class Tensor:
     def expm1(*args, **kwargs):
         ...
     @staticmethod
+    def fix_(*args, **kwargs):
+        """
+        trunc_(self: object) -> object
+        """
+    @staticmethod
     def fliplr(*args, **kwargs):
         ...
     @staticmethod
@@ -314,6 +359,16 @@ class Tensor:
     def ger(*args, **kwargs):
         """
         outer(self: Tensor, vec2: Tensor) -> Tensor
+        """
+    @staticmethod
+    def greater_(*args, **kwargs):
+        """
+        gt_(self: object, other: object, *, alpha: object = None) -> object
+        """
+    @staticmethod
+    def greater_equal_(*args, **kwargs):
+        """
+        ge_(self: object, other: object, *, alpha: object = None) -> object
         """
     @staticmethod
     def hardshrink(*args, **kwargs):
@@ -377,6 +432,16 @@ class Tensor:
     @staticmethod
     def ldexp_(*args, **kwargs):
         ...
+    @staticmethod
+    def less_(*args, **kwargs):
+        """
+        lt_(self: object, other: object, *, alpha: object = None) -> object
+        """
+    @staticmethod
+    def less_equal_(*args, **kwargs):
+        """
+        le_(self: object, other: object, *, alpha: object = None) -> object
+        """
     @staticmethod
     def log(*args, **kwargs):
         ...
@@ -491,6 +556,11 @@ class Tensor:
         neg(self: Tensor) -> Tensor
         """
     @staticmethod
+    def negative_(*args, **kwargs):
+        """
+        neg_(self: object) -> object
+        """
+    @staticmethod
     def new_empty(*args, **kwargs):
         ...
     @staticmethod
@@ -512,6 +582,11 @@ class Tensor:
     def nonzero_static(*args, **kwargs):
         """
         nonzero(input) cut or padded with fill_value to `size` rows.
+        """
+    @staticmethod
+    def not_equal_(*args, **kwargs):
+        """
+        ne_(self: object, other: object, *, alpha: object = None) -> object
         """
     @staticmethod
     def pinverse(*args, **kwargs):
@@ -887,6 +962,8 @@ class Tensor:
         ...
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
         ...
+    def addbmm_(self, *args, **kwargs):
+        ...
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: typing.Any = 1) -> Tensor:
         ...
     def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: typing.Any = 1) -> typing.Any:
@@ -897,10 +974,20 @@ class Tensor:
         ...
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
         ...
+    def addmm_(self, *args, **kwargs):
+        ...
     def addmv(self, mat: Tensor, vec: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
+        ...
+    def addmv_(self, *args, **kwargs):
         ...
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
         ...
+    def addr_(self, *args, **kwargs):
+        ...
+    def apply_(self, callable):
+        """
+        torch's apply_: callable on every element, in place (CPU, no autograd).
+        """
     def as_strided(self, size: typing.Any, stride: typing.Any, storage_offset: typing.SupportsInt | typing.SupportsIndex | None = None) -> Tensor:
         ...
     def asin_(self) -> typing.Any:
@@ -918,6 +1005,8 @@ class Tensor:
     def backward(self, gradient = None, retain_graph = None, create_graph = False, inputs = None):
         ...
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
+        ...
+    def baddbmm_(self, *args, **kwargs):
         ...
     def bfloat16(self, *args, memory_format = None, _dt = ..., _name = 'bfloat16'):
         ...
@@ -967,6 +1056,8 @@ class Tensor:
         ...
     def clone(self, memory_format: typing.Any = None) -> Tensor:
         ...
+    def conj_physical_(self, *args, **kwargs):
+        ...
     def contiguous(self, memory_format: typing.Any = None) -> Tensor:
         ...
     def copy_(self, other: Tensor, non_blocking: bool = False) -> typing.Any:
@@ -978,6 +1069,10 @@ class Tensor:
     def cos_(self) -> typing.Any:
         ...
     def cosh_(self) -> typing.Any:
+        ...
+    def cumprod_(self, *args, **kwargs):
+        ...
+    def cumsum_(self, *args, **kwargs):
         ...
     def data_ptr(self) -> int:
         ...
@@ -1029,6 +1124,11 @@ class Tensor:
         ...
     def fill_(self, value: typing.Any) -> typing.Any:
         ...
+    def fill_diagonal_(self, fill_value, wrap = False):
+        """
+        torch's fill_diagonal_: the main diagonal of a 2-D tensor (wrapping every ncols + 1 rows of a tall one
+            when wrap), or of an N-D tensor whose dims are all equal.
+        """
     def flatten(self, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
         ...
     def flip(self, *args, **kwargs) -> Tensor:
@@ -1038,6 +1138,8 @@ class Tensor:
     def floor_(self) -> typing.Any:
         ...
     def floor_divide(self, other: typing.Any) -> Tensor:
+        ...
+    def floor_divide_(self, *args, **kwargs):
         ...
     def fmax(self, other: typing.Any) -> Tensor:
         ...
@@ -1098,6 +1200,8 @@ class Tensor:
     def index_copy(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, source: Tensor) -> Tensor:
         ...
     def index_copy_(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, source: Tensor) -> typing.Any:
+        ...
+    def index_fill_(self, *args, **kwargs):
         ...
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         ...
@@ -1183,9 +1287,17 @@ class Tensor:
         ...
     def lt_(self, other: typing.Any, *, alpha: typing.Any = None) -> typing.Any:
         ...
+    def map2_(self, x, y, callable):
+        ...
+    def map_(self, tensor, callable):
+        """
+        torch's map_: callable(self's element, tensor's element broadcast to self), in place.
+        """
     def masked_fill(self, mask: Tensor, value: typing.Any) -> Tensor:
         ...
     def masked_fill_(self, mask: Tensor, value: typing.Any) -> typing.Any:
+        ...
+    def masked_scatter_(self, *args, **kwargs):
         ...
     def masked_select(self, mask: Tensor) -> Tensor:
         ...
@@ -1249,6 +1361,8 @@ class Tensor:
         ...
     def pow_(self, exponent: typing.Any) -> typing.Any:
         ...
+    def put_(self, *args, **kwargs):
+        ...
     def rad2deg_(self) -> typing.Any:
         ...
     def reciprocal_(self) -> typing.Any:
@@ -1262,6 +1376,8 @@ class Tensor:
     def remainder(self, other: typing.Any) -> Tensor:
         ...
     def remainder_(self, other: typing.Any, *, alpha: typing.Any = None) -> typing.Any:
+        ...
+    def renorm_(self, *args, **kwargs):
         ...
     def repeat(self, *args, **kwargs) -> Tensor:
         ...
@@ -1794,6 +1910,8 @@ def _index_put(arg0: Tensor, arg1: collections.abc.Sequence[Tensor | None], arg2
 def _index_reduce(arg0: Tensor, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: Tensor, arg3: Tensor, arg4: str, arg5: bool) -> Tensor:
     ...
 def _index_reduce_(arg0: typing.Any, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: Tensor, arg3: Tensor, arg4: str, arg5: bool) -> typing.Any:
+    ...
+def _inplace(self: typing.Any, fn: collections.abc.Callable, name: str) -> typing.Any:
     ...
 def _is_autocast_available(arg0: str) -> bool:
     ...

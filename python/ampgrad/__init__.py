@@ -148,6 +148,9 @@ from . import onnx  # noqa: E402  (no exporter: torch.onnx's names, export raise
 from . import sparse  # noqa: E402  (COO tensors, Note [Sparse COO]; before the parser wrappers below)
 from .sparse import sparse_coo_tensor, layout, strided, sparse_coo  # noqa: E402
 
+from . import _inplace_methods  # noqa: E402  (addmm_, cumsum_, fill_diagonal_, apply_, aliases: after every method)
+_inplace_methods.install()
+
 # torch's TypeError for wrong-typed arguments of the ops composed in Python (issue 10; _argparse.py): last, so
 # that every public function, Tensor method and nn.functional function defined above is covered
 from . import _argparse  # noqa: E402

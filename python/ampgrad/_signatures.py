@@ -1446,6 +1446,9 @@ SIGS = {
         'abs_': (
             '',
         ),
+        'absolute_': (
+            '',
+        ),
         'acos': (
             '',
         ),
@@ -1469,6 +1472,9 @@ SIGS = {
         'addbmm': (
             'Tensor batch1, Tensor batch2, *, Scalar beta=, Scalar alpha=',
         ),
+        'addbmm_': (
+            'Tensor batch1, Tensor batch2, *, Scalar beta=, Scalar alpha=',
+        ),
         'addcdiv': (
             'Tensor tensor1, Tensor tensor2, *, Scalar value=',
         ),
@@ -1485,10 +1491,19 @@ SIGS = {
             'Tensor mat1, Tensor mat2, *, Scalar beta=, Scalar alpha=',
             'Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=, Scalar alpha=',
         ),
+        'addmm_': (
+            'Tensor mat1, Tensor mat2, *, Scalar beta=, Scalar alpha=',
+        ),
         'addmv': (
             'Tensor mat, Tensor vec, *, Scalar beta=, Scalar alpha=',
         ),
+        'addmv_': (
+            'Tensor mat, Tensor vec, *, Scalar beta=, Scalar alpha=',
+        ),
         'addr': (
+            'Tensor vec1, Tensor vec2, *, Scalar beta=, Scalar alpha=',
+        ),
+        'addr_': (
             'Tensor vec1, Tensor vec2, *, Scalar beta=, Scalar alpha=',
         ),
         'all': (
@@ -1514,8 +1529,29 @@ SIGS = {
             'int dim, bool keepdim=',
             'int[]? dim=, bool keepdim=',
         ),
+        'arccos_': (
+            '',
+        ),
+        'arccosh_': (
+            '',
+        ),
+        'arcsin_': (
+            '',
+        ),
+        'arcsinh_': (
+            '',
+        ),
         'arctan2': (
             'Tensor other',
+        ),
+        'arctan2_': (
+            'Tensor other',
+        ),
+        'arctan_': (
+            '',
+        ),
+        'arctanh_': (
+            '',
         ),
         'argmax': (
             'int? dim=, bool keepdim=',
@@ -1569,6 +1605,9 @@ SIGS = {
         'baddbmm': (
             'Tensor batch1, Tensor batch2, *, Scalar beta=, Scalar alpha=',
             'Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=, Scalar alpha=',
+        ),
+        'baddbmm_': (
+            'Tensor batch1, Tensor batch2, *, Scalar beta=, Scalar alpha=',
         ),
         'bernoulli_': (
             'Tensor p, *, Any generator=',
@@ -1689,6 +1728,9 @@ SIGS = {
         'conj_physical': (
             '',
         ),
+        'conj_physical_': (
+            '',
+        ),
         'contiguous': (
             '*, Any memory_format=',
         ),
@@ -1748,7 +1790,13 @@ SIGS = {
         'cumprod': (
             'int dim, *, ScalarType? dtype=',
         ),
+        'cumprod_': (
+            'int dim, *, ScalarType? dtype=',
+        ),
         'cumsum': (
+            'int dim, *, ScalarType? dtype=',
+        ),
+        'cumsum_': (
             'int dim, *, ScalarType? dtype=',
         ),
         'deg2rad': (
@@ -1889,6 +1937,12 @@ SIGS = {
             'Scalar value',
             'Tensor value',
         ),
+        'fill_diagonal_': (
+            'Scalar fill_value, bool wrap=',
+        ),
+        'fix_': (
+            '',
+        ),
         'flatten': (
             'int start_dim=, int end_dim=',
         ),
@@ -1916,6 +1970,10 @@ SIGS = {
             '',
         ),
         'floor_divide': (
+            'Tensor other',
+            'Scalar other',
+        ),
+        'floor_divide_': (
             'Tensor other',
             'Scalar other',
         ),
@@ -1965,6 +2023,14 @@ SIGS = {
         ),
         'ger': (
             'Tensor vec2',
+        ),
+        'greater_': (
+            'Scalar other',
+            'Tensor other',
+        ),
+        'greater_equal_': (
+            'Scalar other',
+            'Tensor other',
         ),
         'gt': (
             'Tensor other',
@@ -2033,6 +2099,10 @@ SIGS = {
             'int dim, Tensor index, Tensor source',
         ),
         'index_fill': (
+            'int dim, Tensor index, Tensor value',
+            'int dim, Tensor index, Scalar value',
+        ),
+        'index_fill_': (
             'int dim, Tensor index, Tensor value',
             'int dim, Tensor index, Scalar value',
         ),
@@ -2130,6 +2200,14 @@ SIGS = {
         'lerp_': (
             'Tensor end, Scalar weight',
             'Tensor end, Tensor weight',
+        ),
+        'less_': (
+            'Scalar other',
+            'Tensor other',
+        ),
+        'less_equal_': (
+            'Scalar other',
+            'Tensor other',
         ),
         'lgamma': (
             '',
@@ -2232,6 +2310,9 @@ SIGS = {
             'Tensor mask, Tensor value',
         ),
         'masked_scatter': (
+            'Tensor mask, Tensor source',
+        ),
+        'masked_scatter_': (
             'Tensor mask, Tensor source',
         ),
         'masked_select': (
@@ -2362,6 +2443,9 @@ SIGS = {
         'negative': (
             '',
         ),
+        'negative_': (
+            '',
+        ),
         'new_empty': (
             'int[] size, *, ScalarType? dtype=, Any layout=, Any device=, bool? pin_memory=',
         ),
@@ -2391,6 +2475,10 @@ SIGS = {
         ),
         'normal_': (
             'float mean=, float std=, *, Any generator=',
+        ),
+        'not_equal_': (
+            'Scalar other',
+            'Tensor other',
         ),
         'numel': (
             '',
@@ -2423,6 +2511,9 @@ SIGS = {
             'int dim, bool keepdim=, *, ScalarType? dtype=',
         ),
         'put': (
+            'Tensor index, Tensor source, bool accumulate=',
+        ),
+        'put_': (
             'Tensor index, Tensor source, bool accumulate=',
         ),
         'qr': (
@@ -2468,6 +2559,9 @@ SIGS = {
             'Scalar other',
         ),
         'renorm': (
+            'Scalar p, int dim, Scalar maxnorm',
+        ),
+        'renorm_': (
             'Scalar p, int dim, Scalar maxnorm',
         ),
         'repeat': (

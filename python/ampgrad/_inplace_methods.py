@@ -1,0 +1,101 @@
+"""torch's in-place Tensor methods that ampgrad composes from their out-of-place op or names as an alias.
+
+Composed ones run the out-of-place op inside the engine's in-place machinery (`_C._inplace`, Note [In-place
+from out of place] in csrc/bindings/ops.cpp): torch's leaf, overlap and result-dtype checks, the saved self
+protected from the write, history rebased onto the result."""
+import builtins
+
+from . import _C
+from ._C import Tensor
+from ._creation import arange, tensor
+
+# name -> the out-of-place method (looked up when called: some are installed by later modules)
+_COMPOSED = {
+    "addbmm_": "addbmm", "addmm_": "addmm", "addmv_": "addmv", "addr_": "addr", "baddbmm_": "baddbmm",
+    "cumsum_": "cumsum", "cumprod_": "cumprod", "index_fill_": "index_fill", "masked_scatter_": "masked_scatter",
+    "put_": "put", "renorm_": "renorm", "floor_divide_": "floor_divide", "conj_physical_": "conj_physical",
+}
+
+# torch's aliases of in-place methods ampgrad has
+_ALIASES = {
+    "absolute_": "abs_", "arccos_": "acos_", "arccosh_": "acosh_", "arcsin_": "asin_", "arcsinh_": "asinh_",
+    "arctan_": "atan_", "arctan2_": "atan2_", "arctanh_": "atanh_", "fix_": "trunc_", "negative_": "neg_",
+    "greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_", "less_equal_": "le_", "not_equal_": "ne_",
+}
+
+
+def _composed(name, op):
+    def method(self, *args, **kwargs):
+        dt = kwargs.get("dtype")
+        if name in ("cumsum_", "cumprod_") and dt is not None and dt != self.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_short(self.dtype)} and output tensor dtype "
+                               f"{_short(dt)} should match")
+        return _C._inplace(self, lambda: getattr(self, op)(*args, **kwargs), name)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _short(dt):
+    return str(dt).split(".")[-1]
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """torch's fill_diagonal_: the main diagonal of a 2-D tensor (wrapping every ncols + 1 rows of a tall one
+    when wrap), or of an N-D tensor whose dims are all equal."""
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    n = self.shape[0]
+    if self.dim() > 2 and builtins.any(s != n for s in self.shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if self.dim() == 2:
+        rows, cols = self.shape
+        step, end = cols + 1, (rows * cols if wrap and rows > cols + 1 else builtins.min(rows, cols) * cols)
+    else:
+        step = builtins.sum(n ** k for k in builtins.range(self.dim()))
+        end = n ** self.dim()
+    flat = arange(0, end, step, dtype=_C.int64)
+    return _C._inplace(self, lambda: self.reshape(-1).index_fill(0, flat, fill_value).reshape(self.shape),
+                       "fill_diagonal_")
+
+
+def _python_map(self, name, others, fn):
+    if self.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    if self.device.type != "cpu":
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+    cols = [self.reshape(-1).tolist()] + [o.expand(self.shape).reshape(-1).tolist() for o in others]
+    vals = [fn(*xs) for xs in zip(*cols)]
+    if vals:
+        prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
+            self.copy_(tensor(vals, dtype=self.dtype).reshape(self.shape))
+        finally:
+            _C._set_grad_enabled(prev)
+    return self
+
+
+def apply_(self, callable):
+    """torch's apply_: callable on every element, in place (CPU, no autograd)."""
+    return _python_map(self, "apply_", (), callable)
+
+
+def map_(self, tensor, callable):
+    """torch's map_: callable(self's element, tensor's element broadcast to self), in place."""
+    return _python_map(self, "map_", (tensor,), callable)
+
+
+def map2_(self, x, y, callable):
+    return _python_map(self, "map2_", (x, y), callable)
+
+
+def install():
+    for name, op in _COMPOSED.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, _composed(name, op))
+    for name, base in _ALIASES.items():
+        if not hasattr(Tensor, name) and hasattr(Tensor, base):
+            setattr(Tensor, name, getattr(Tensor, base))
+    for f in (fill_diagonal_, apply_, map_, map2_):
+        if not hasattr(Tensor, f.__name__):
+            setattr(Tensor, f.__name__, f)

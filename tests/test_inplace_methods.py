@@ -1,0 +1,114 @@
+"""torch's in-place Tensor methods that ampgrad composes or aliases (python/ampgrad/_inplace_methods.py): values,
+the written tensor's identity, gradients through the write, and torch's errors, all against torch."""
+import numpy as np
+import pytest
+
+import ampgrad
+
+torch = pytest.importorskip("torch")
+from _torch_compare import check  # noqa: E402
+
+
+def _t(L, a, **kw):
+    return L.tensor(np.asarray(a, dtype=np.float32), **kw)
+
+
+M = [[1.5, -2.0, 0.5], [0.25, 3.0, -1.0]]
+V2, V3 = [0.5, -1.5], [2.0, 1.0, -0.5]
+
+CASES = {
+    "addmm_": lambda L: _t(L, M).addmm_(_t(L, [[1.0, 2.0], [0.5, -1.0]]), _t(L, M), beta=0.5, alpha=2.0),
+    "addmv_": lambda L: _t(L, V2).addmv_(_t(L, M), _t(L, V3), alpha=-1.0),
+    "addr_": lambda L: _t(L, M).addr_(_t(L, V2), _t(L, V3)),
+    "baddbmm_": lambda L: _t(L, [M]).baddbmm_(_t(L, [[[1.0], [2.0]]]), _t(L, [[V3]]), beta=2.0),
+    "addbmm_": lambda L: _t(L, M).addbmm_(_t(L, [[[1.0], [2.0]], [[0.5], [-1.0]]]), _t(L, [[V3], [V3]])),
+    "cumsum_": lambda L: _t(L, M).cumsum_(1),
+    "cumprod_": lambda L: _t(L, M).cumprod_(0),
+    "cumsum_ another dtype": lambda L: _t(L, M).cumsum_(1, dtype=L.float64),
+    "cumprod_ same dtype": lambda L: _t(L, M).cumprod_(1, dtype=L.float32),
+    "index_fill_": lambda L: _t(L, M).index_fill_(1, L.tensor([0, 2]), -7.0),
+    "masked_scatter_": lambda L: _t(L, M).masked_scatter_(L.tensor([[True, False, True], [False, True, False]]),
+                                                        _t(L, [9.0, 8.0, 7.0, 6.0, 5.0, 4.0])),
+    "put_": lambda L: _t(L, M).put_(L.tensor([0, 5, 5]), _t(L, [1.0, 2.0, 3.0]), accumulate=True),
+    "renorm_": lambda L: _t(L, M).renorm_(2, 0, 1.0),
+    "floor_divide_": lambda L: _t(L, M).floor_divide_(0.75),
+    "arccos_": lambda L: _t(L, [0.5, -0.25]).arccos_(),
+    "negative_": lambda L: _t(L, M).negative_(),
+    "fix_": lambda L: _t(L, M).fix_(),
+    "greater_": lambda L: _t(L, M).greater_(0.5),
+    "not_equal_": lambda L: _t(L, M).not_equal_(3.0),
+    "arctan2_": lambda L: _t(L, M).arctan2_(_t(L, M[::-1])),
+    "fill_diagonal_ square": lambda L: L.zeros(3, 3).fill_diagonal_(2.0),
+    "fill_diagonal_ tall": lambda L: L.zeros(5, 3).fill_diagonal_(2.0),
+    "fill_diagonal_ tall wrap": lambda L: L.zeros(7, 3).fill_diagonal_(1.0, wrap=True),
+    "fill_diagonal_ wide": lambda L: L.zeros(3, 5).fill_diagonal_(2.0, wrap=True),
+    "fill_diagonal_ cube": lambda L: L.zeros(2, 2, 2).fill_diagonal_(3.0),
+    "fill_diagonal_ unequal dims": lambda L: L.zeros(2, 3, 2).fill_diagonal_(1.0),
+    "fill_diagonal_ 1-D": lambda L: L.zeros(2).fill_diagonal_(1.0),
+    "apply_": lambda L: L.tensor([1, 2, 3]).apply_(lambda v: v * 2.7),
+    "apply_ 0-d": lambda L: L.tensor(3.0).apply_(lambda v: v + 1),
+    "apply_ requires grad": lambda L: _t(L, V2, requires_grad=True).apply_(lambda v: v),
+    "map_": lambda L: _t(L, [[1.0, 2.0]]).map_(_t(L, [3.0]), lambda a, b: a * b),
+    "map2_": lambda L: _t(L, V2).map2_(_t(L, [3.0, 4.0]), _t(L, [5.0, 6.0]), lambda a, b, c: a + b * c),
+    # torch's in-place errors
+    "cumsum_ float into int": lambda L: L.tensor([1, 2]).cumsum_(0, dtype=L.float32),
+    "addmm_ shape grows": lambda L: _t(L, [[1.0]]).addmm_(_t(L, M), _t(L, [V3] * 3)),
+    "addmm_ into an expanded self": lambda L: _t(L, [[1.0, 2.0]]).expand(2, 2).addmm_(_t(L, [[1.0], [2.0]]),
+                                                                                      _t(L, [[1.0, 2.0]])),
+    "addmm_ of a leaf that requires grad": lambda L: _t(L, [[1.0]], requires_grad=True).addmm_(_t(L, [[1.0]]),
+                                                                                              _t(L, [[1.0]])),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_inplace_method_matches_torch(name):
+    check(CASES[name], ampgrad, torch)
+
+
+def _grads(L, method, *args):
+    x = _t(L, M, requires_grad=True)
+    y = x * 1.5
+    ops = [_t(L, a, requires_grad=True) for a in args]
+    r = getattr(y, method)(*ops)
+    assert r is y
+    (r * _t(L, [[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])).sum().backward()
+    return [x.grad] + [o.grad for o in ops]
+
+
+GRADS = {
+    "cumprod_ (saves self)": lambda L: _cumprod_grad(L),
+    "addmm_": lambda L: _grads(L, "addmm_", [[1.0, 2.0], [0.5, -1.0]], M),
+    "addr_": lambda L: _grads(L, "addr_", V2, V3),
+    "masked_scatter_ source": lambda L: _masked_scatter_grad(L),
+}
+
+
+def _cumprod_grad(L):
+    x = _t(L, M, requires_grad=True)
+    y = x * 1.5
+    y.cumprod_(1)
+    (y * _t(L, [[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])).sum().backward()
+    return x.grad
+
+
+def _masked_scatter_grad(L):
+    src = _t(L, [9.0, 8.0, 7.0, 6.0, 5.0, 4.0], requires_grad=True)
+    x = _t(L, M, requires_grad=True)
+    y = x * 1
+    y.masked_scatter_(L.tensor([[True, False, True], [False, True, False]]), src)
+    (y * _t(L, [[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])).sum().backward()
+    return x.grad, src.grad
+
+
+@pytest.mark.parametrize("name", list(GRADS))
+def test_inplace_method_gradients_match_torch(name):
+    check(GRADS[name], ampgrad, torch)
+
+
+def test_every_inplace_method_torch_has():
+    have = {n for n in dir(ampgrad.Tensor)}
+    # metadata-changing in-place views (squeeze_, t_, transpose_, as_strided_, set_, ...) and sparse resizing
+    # are not implemented
+    missing = sorted(n for n in dir(torch.Tensor) if n.endswith("_") and not n.startswith("_") and n not in have)
+    assert missing == ["as_strided_", "resize_as_sparse_", "set_", "sparse_resize_", "sparse_resize_and_clear_",
+                       "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unsqueeze_"]
