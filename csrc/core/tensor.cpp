@@ -1,5 +1,6 @@
 // TensorImpl bookkeeping, allocation and views.
 #include "core/tensor.h"
+#include <limits>
 #include <algorithm>
 #include <climits>
 #include <sstream>
@@ -38,7 +39,8 @@ Shape contiguous_strides(const Shape& sizes) {
   int64_t acc = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     st[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
+    // saturated on overflow (UBSan found the plain product): the size checks of Note [Checked sizes] then refuse
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(sizes[d], 1), &acc)) acc = std::numeric_limits<int64_t>::max();
   }
   return st;
 }

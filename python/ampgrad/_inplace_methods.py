@@ -26,17 +26,36 @@ _ALIASES = {
 
 def _composed(name, op):
     def method(self, *args, **kwargs):
-        dt = kwargs.get("dtype")
-        if name in ("cumsum_", "cumprod_") and dt is not None and dt != self.dtype:
-            raise RuntimeError(f"Bad in-place call: input tensor dtype {_short(self.dtype)} and output tensor dtype "
-                               f"{_short(dt)} should match")
+        if name in ("cumsum_", "cumprod_"):
+            _check_cum(self, name, args, kwargs)
         return _C._inplace(self, lambda: getattr(self, op)(*args, **kwargs), name)
     method.__name__ = method.__qualname__ = name
     return method
 
 
-def _short(dt):
-    return str(dt).split(".")[-1]
+# c10's C++ type names, which torch's "Bad in-place call" message prints
+_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+              "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double"}
+
+
+def _cpp_name(dt):
+    short = str(dt).split(".")[-1]
+    return _CPP_NAMES.get(short, short)
+
+
+def _check_cum(self, name, args, kwargs):
+    """cumsum_ / cumprod_ (torch's cumsum_out into self): dim, then the dtype, then the kernel's dtype."""
+    dim = args[0] if args else kwargs.get("dim")
+    n = builtins.max(self.dim(), 1)
+    if isinstance(dim, int) and not isinstance(dim, bool) and not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    dt = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+    if isinstance(dt, _C.dtype) and dt != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp_name(self.dtype)} and output tensor dtype "
+                           f"{_cpp_name(dt)} should match")
+    if self.dtype == _C.bool and isinstance(dim, int):
+        raise NotImplementedError(f"\"{name[:-1]}_out_cpu\" not implemented for 'Bool'")
 
 
 def fill_diagonal_(self, fill_value, wrap=False):
