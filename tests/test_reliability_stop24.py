@@ -144,12 +144,18 @@ MORE = {
     "torch.lu_solve pivots dtype": lambda L: L.lu_solve(L.ones(2, 1), L.ones(2, 2), L.ones(2)),
     # sparse_coo_tensor's hand-written binding: object indices and values, and the size-only overload
     "sparse_coo_tensor huge int values": lambda L: L.sparse_coo_tensor(L.zeros((1, 0), dtype=L.int8), NEG_BIG),
-    "sparse_coo_tensor int size": lambda L: L.sparse_coo_tensor(L.zeros((1, 0), dtype=L.int64), L.zeros(0), BIG),
+    "sparse_coo_tensor huge int size": lambda L: L.sparse_coo_tensor(L.zeros((1, 0), dtype=L.int64), L.zeros(0), BIG),
     "sparse_coo_tensor bool indices": lambda L: L.sparse_coo_tensor(True, L.tensor([-5], dtype=L.int32)),
     "sparse_coo_tensor(size)": lambda L: L.sparse_coo_tensor((2, 3)).to_dense(),
     "sparse_coo_tensor(int)": lambda L: L.sparse_coo_tensor(3, dtype=L.float64).to_dense(),
     "sparse_coo_tensor(size) nnz": lambda L: L.sparse_coo_tensor(L.Size([2, 3]))._nnz(),
     "sparse_coo_tensor lists": lambda L: L.sparse_coo_tensor([[0, 1]], [3, 4], (3,)).to_dense(),
+    "sparse_coo_tensor int size": lambda L: L.sparse_coo_tensor([[0, 1]], [3, 4], 3, dtype=L.uint8).to_dense(),
+    "sparse_coo_tensor varargs size": lambda L: L.sparse_coo_tensor(2, 0, 2, dtype=L.uint8).to_dense(),
+    "sparse_coo_tensor two ints": lambda L: L.sparse_coo_tensor(3, 2, dtype=L.int16),
+    "sparse_coo_tensor huge size int": lambda L: L.sparse_coo_tensor(NEG_BIG, dtype=L.float32),
+    "sparse_coo_tensor numel overflow": lambda L: L.sparse_coo_tensor([2 ** 62, 2], dtype=L.uint8),
+    "sparse_coo_tensor dtype=()": lambda L: L.sparse_coo_tensor(2 ** 40, dtype=()),
 }
 
 

@@ -278,7 +278,8 @@ static Tensor scatter_impl(const char* name, const Tensor& a, int64_t dim, const
       Tensor vals = src;
       if (src.dim() > 0) {
         for (int64_t k = 0; k < a.dim(); ++k)
-          AG_CHECK(idx.sizes()[k] <= src.sizes()[k], "Expected index ", shape_str(idx.sizes()), " to be no larger than src ", shape_str(src.sizes()));
+          AG_CHECK(idx.sizes()[k] <= src.sizes()[wrap_dim(k, src.dim())],   // torch's src.size(k): IndexError past src's dims
+                   "Expected index ", shape_str(idx.sizes()), " to be no larger than src ", shape_str(src.sizes()));
         for (int64_t k = 0; k < a.dim(); ++k) vals = narrow(vals, k, 0, idx.sizes()[k]);
       }
       IndexPlan p = plan_index(out, coords);
@@ -323,7 +324,8 @@ static Tensor scatter_multiply(const Tensor& a, int64_t dim, const Tensor& idx, 
         vals = contiguous(expand(to_dtype(src, a.dtype()), idx.sizes()));
       } else {
         for (int64_t k = 0; k < a.dim(); ++k)
-          AG_CHECK(idx.sizes()[k] <= src.sizes()[k], "Expected index ", shape_str(idx.sizes()), " to be no larger than src ", shape_str(src.sizes()));
+          AG_CHECK(idx.sizes()[k] <= src.sizes()[wrap_dim(k, src.dim())],   // torch's src.size(k): IndexError past src's dims
+                   "Expected index ", shape_str(idx.sizes()), " to be no larger than src ", shape_str(src.sizes()));
       }
       out = scatter_reduce(a, d, idx, vals, "prod", true);
     }

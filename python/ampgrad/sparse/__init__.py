@@ -13,6 +13,7 @@ the ones the torch programs that use COO tensors call (graph convolutions, spars
 `to_dense()` first.
 """
 import builtins
+import math
 import numbers
 import operator
 
@@ -327,16 +328,28 @@ def sparse_coo_tensor(indices, values=_NO_VALUES, size=None, *, dtype=None, devi
                       requires_grad=False, check_invariants=None, is_coalesced=None):
     """torch.sparse_coo_tensor: a COO tensor from `indices` (sparse_dim x nnz) and `values` (nnz x dense dims), or
     sparse_coo_tensor(size): an empty one of that size (no stored elements)."""
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise TypeError(f"sparse_coo_tensor(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    def _int(v):
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    if _int(indices) and (values is _NO_VALUES or (_int(values) and _int(size))):
+        # sparse_coo_tensor(2, 0, 2): torch's size overload takes the ints as varargs
+        indices = tuple(v for v in (indices, values, size) if v is not _NO_VALUES and v is not None)
+        values = _NO_VALUES
     if values is _NO_VALUES:
-        if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
-            indices = (indices,)   # torch's int[] size takes one int here
         if not isinstance(indices, (tuple, list)) or not all(isinstance(s, numbers.Integral) and
                                                              not isinstance(s, bool) for s in indices):
             raise TypeError(f"sparse_coo_tensor(): argument 'size' (position 1) must be tuple of ints, not "
                             f"{type(indices).__name__}")
+        for i, v in enumerate(indices):
+            if not -2 ** 63 <= v < 2 ** 63:
+                raise TypeError(f"sparse_coo_tensor(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                                f"error \"Overflow when unpacking long long\"")
         size = tuple(int(s) for s in indices)
         if builtins.any(s < 0 for s in size):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+        if math.prod(size) >= 2 ** 63:
+            raise RuntimeError("numel: integer multiplication overflow")
         return sparse_coo_tensor(_C._empty([len(size), 0], _C.int64, _C.device("cpu")),
                                  _C._empty([0], dtype or _C.get_default_dtype(), _C.device("cpu")), size,
                                  device=device, requires_grad=requires_grad, is_coalesced=True)
