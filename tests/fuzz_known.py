@@ -90,12 +90,15 @@ def operand_or_self_requires_grad(c):
     return any(t.requires_grad for t in tensors_in((c.args, c.kwargs)))
 
 
+def int_self_grad_operand(c):
+    """A non-float self written in place with an operand that requires grad."""
+    return (bool(c.args) and isinstance(c.args[0], Tn) and c.args[0].dtype not in ("float16", "bfloat16", "float32",
+                                                                                  "float64")
+            and any(t.requires_grad for t in tensors_in((c.args[1:], c.kwargs))))
+
+
 def self_expanded(c):
     return bool(c.args) and isinstance(c.args[0], Tn) and any(v[0] == "e" for v in c.args[0].views)
-
-
-def operand_requires_grad(c):
-    return any(t.requires_grad for t in tensors_in((c.args[1:], c.kwargs)))
 
 
 def zero_size(c):
@@ -186,10 +189,13 @@ KNOWN = [
     K("torch.signbit Tensor.signbit", "mismatch", when=nonfinite,
       reason="the sign of a NaN: torch's float32 -> bfloat16 conversion makes every NaN negative (0xFFC0), so "
              "signbit(nan) is True there; ampgrad keeps the NaN's sign"),
+    K("Tensor.eq_ Tensor.ne_ Tensor.lt_ Tensor.le_ Tensor.gt_ Tensor.ge_ Tensor.greater_ Tensor.greater_equal_ "
+      "Tensor.less_ Tensor.less_equal_ Tensor.not_equal_", "mismatch", when=int_self_grad_operand,
+      reason="an in-place comparison into an integer self with an operand that requires grad: torch records "
+             "GeBackward1 & co. on the integer tensor (requires_grad=True on an int8 tensor); ampgrad records none, "
+             "as integer tensors cannot require grad"),
     K("Tensor.*_", "mismatch", when=self_expanded,
       reason="in-place write into an expanded (overlapping) tensor: result depends on the write order"),
-    K("Tensor.*_ Tensor.__i*__", "mismatch", when=operand_requires_grad,
-      reason="in-place op with an operand that requires grad: torch's result requires grad, ampgrad's does not"),
     K("torch.i0 Tensor.i0 torch.special.i0", "mismatch", when=nonfinite,
       reason="i0(+-inf): torch's CPU kernel returns nan (its Chebyshev series multiplies inf by 0); I0 grows without "
              "bound, so ampgrad returns inf (as scipy.special.i0)"),

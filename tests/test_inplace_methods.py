@@ -28,6 +28,9 @@ CASES = {
     "cumsum_ into int64 from float": lambda L: _t(L, M).cumsum_(1, dtype=L.int64),
     "cumprod_ bad dim before dtype": lambda L: L.tensor([1, 2]).cumprod_(5, dtype=L.float64),
     "cumsum_ of bool": lambda L: L.tensor([True, False]).cumsum_(0),
+    "cumsum_ of an empty bool": lambda L: L.zeros((0,), dtype=L.bool).cumsum_(0, dtype=L.bool),
+    "cumsum_ of an empty bool, no dtype": lambda L: L.zeros((1, 2, 0), dtype=L.bool).transpose(0, 1).cumsum_(1),
+    "cumsum_ leaf check before dim": lambda L: _t(L, M, requires_grad=True).cumsum_(dim=4),
     "cumsum_ of int8": lambda L: L.tensor([100, 100], dtype=L.int8).cumsum_(0),
     "cumprod_ same dtype": lambda L: _t(L, M).cumprod_(1, dtype=L.float32),
     "index_fill_": lambda L: _t(L, M).index_fill_(1, L.tensor([0, 2]), -7.0),
@@ -49,10 +52,17 @@ CASES = {
     "fill_diagonal_ cube": lambda L: L.zeros(2, 2, 2).fill_diagonal_(3.0),
     "fill_diagonal_ unequal dims": lambda L: L.zeros(2, 3, 2).fill_diagonal_(1.0),
     "fill_diagonal_ 1-D": lambda L: L.zeros(2).fill_diagonal_(1.0),
+    "fill_diagonal_ of an expanded tensor": lambda L: (lambda b: (b.expand(3, 3).fill_diagonal_(2, wrap=True), b)[1])(
+        L.tensor([2.5, 2.5, 1.0], dtype=L.float64)),
+    "fill_diagonal_ wrap int": lambda L: L.zeros((6, 0), dtype=L.uint8)[::2].fill_diagonal_(5, 1),
+    "fill_diagonal_ of a transposed view": lambda L: L.arange(12.).reshape(4, 3).t().fill_diagonal_(-1.0),
+    "fill_diagonal_ empty": lambda L: L.zeros(0, 3).fill_diagonal_(1.0),
     "apply_": lambda L: L.tensor([1, 2, 3]).apply_(lambda v: v * 2.7),
     "apply_ 0-d": lambda L: L.tensor(3.0).apply_(lambda v: v + 1),
     "apply_ requires grad": lambda L: _t(L, V2, requires_grad=True).apply_(lambda v: v),
     "map_": lambda L: _t(L, [[1.0, 2.0]]).map_(_t(L, [3.0]), lambda a, b: a * b),
+    "map_ other requires grad": lambda L: L.zeros((0, 1)).map_(L.zeros((0, 1), requires_grad=True), lambda a, b: a),
+    "cumsum_ dtype of another type": lambda L: L.zeros((0, 3), dtype=L.uint8).cumsum_(-1, dtype=[None]),
     "map2_": lambda L: _t(L, V2).map2_(_t(L, [3.0, 4.0]), _t(L, [5.0, 6.0]), lambda a, b, c: a + b * c),
     # torch's in-place errors
     "cumsum_ float into int": lambda L: L.tensor([1, 2]).cumsum_(0, dtype=L.float32),
@@ -84,6 +94,7 @@ GRADS = {
     "addmm_": lambda L: _grads(L, "addmm_", [[1.0, 2.0], [0.5, -1.0]], M),
     "addr_": lambda L: _grads(L, "addr_", V2, V3),
     "masked_scatter_ source": lambda L: _masked_scatter_grad(L),
+    "fill_diagonal_ of a non-leaf": lambda L: _fill_diagonal_grad(L),
 }
 
 
@@ -93,6 +104,14 @@ def _cumprod_grad(L):
     y.cumprod_(1)
     (y * _t(L, [[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])).sum().backward()
     return x.grad
+
+
+def _fill_diagonal_grad(L):
+    x = _t(L, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    y = x * 2
+    y.fill_diagonal_(0.5)
+    (y * _t(L, [[1.0, -2.0], [0.5, 3.0], [0.25, -1.0]])).sum().backward()
+    return y, x.grad
 
 
 def _masked_scatter_grad(L):

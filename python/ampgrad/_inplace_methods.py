@@ -7,7 +7,7 @@ import builtins
 
 from . import _C
 from ._C import Tensor
-from ._creation import arange, tensor
+from ._creation import tensor
 
 # name -> the out-of-place method (looked up when called: some are installed by later modules)
 _COMPOSED = {
@@ -26,9 +26,13 @@ _ALIASES = {
 
 def _composed(name, op):
     def method(self, *args, **kwargs):
-        if name in ("cumsum_", "cumprod_"):
-            _check_cum(self, name, args, kwargs)
-        return _C._inplace(self, lambda: getattr(self, op)(*args, **kwargs), name)
+        def compute():
+            if name in ("cumsum_", "cumprod_"):   # after the leaf check, as torch's
+                _check_cum(self, name, args, kwargs)
+                if self.numel() == 0:
+                    return self.clone()
+            return getattr(self, op)(*args, **kwargs)
+        return _C._inplace(self, compute, name)
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -47,20 +51,28 @@ def _cpp_name(dt):
 def _check_cum(self, name, args, kwargs):
     """cumsum_ / cumprod_ (torch's cumsum_out into self): dim, then the dtype, then the kernel's dtype."""
     dim = args[0] if args else kwargs.get("dim")
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        pos = " (position 1)" if args else ""
+        raise TypeError(f"{name}(): argument 'dim'{pos} must be int, not {type(dim).__name__}")
     n = builtins.max(self.dim(), 1)
     if isinstance(dim, int) and not isinstance(dim, bool) and not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     dt = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+    if dt is not None and not isinstance(dt, _C.dtype):
+        raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {type(dt).__name__}")
     if isinstance(dt, _C.dtype) and dt != self.dtype:
         raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp_name(self.dtype)} and output tensor dtype "
                            f"{_cpp_name(dt)} should match")
-    if self.dtype == _C.bool and isinstance(dim, int):
+    if self.dtype == _C.bool and isinstance(dim, int) and self.numel() > 0:   # an empty one never reaches the kernel
         raise NotImplementedError(f"\"{name[:-1]}_out_cpu\" not implemented for 'Bool'")
 
 
 def fill_diagonal_(self, fill_value, wrap=False):
-    """torch's fill_diagonal_: the main diagonal of a 2-D tensor (wrapping every ncols + 1 rows of a tall one
-    when wrap), or of an N-D tensor whose dims are all equal."""
+    """torch's fill_diagonal_: the main diagonal of a 2-D tensor (restarting every ncols + 1 rows of a tall one
+    when wrap), or of an N-D tensor whose dims are all equal, written through diagonal views (so an expanded
+    self is written through, as torch's as_strided fill)."""
+    if not isinstance(wrap, bool):
+        raise TypeError(f"fill_diagonal_(): argument 'wrap' (position 2) must be bool, not {type(wrap).__name__}")
     if self.dim() < 2:
         raise RuntimeError("dimensions must larger than 1")
     n = self.shape[0]
@@ -68,17 +80,18 @@ def fill_diagonal_(self, fill_value, wrap=False):
         raise RuntimeError("all dimensions of input must be of equal length")
     if self.dim() == 2:
         rows, cols = self.shape
-        step, end = cols + 1, (rows * cols if wrap and rows > cols + 1 else builtins.min(rows, cols) * cols)
-    else:
-        step = builtins.sum(n ** k for k in builtins.range(self.dim()))
-        end = n ** self.dim()
-    flat = arange(0, end, step, dtype=_C.int64)
-    return _C._inplace(self, lambda: self.reshape(-1).index_fill(0, flat, fill_value).reshape(self.shape),
-                       "fill_diagonal_")
+        self.diagonal().fill_(fill_value)   # also when empty: the leaf and value checks
+        start = cols + 1
+        while wrap and start < rows:
+            self[start:].diagonal().fill_(fill_value)
+            start += cols + 1
+        return self
+    self.as_strided((n,), (builtins.sum(self.stride()),), self.storage_offset()).fill_(fill_value)
+    return self
 
 
 def _python_map(self, name, others, fn):
-    if self.requires_grad and _C.is_grad_enabled():
+    if _C.is_grad_enabled() and (self.requires_grad or builtins.any(o.requires_grad for o in others)):
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
     if self.device.type != "cpu":
         raise TypeError(f"{name} is only implemented on CPU tensors")
