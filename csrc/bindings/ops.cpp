@@ -127,7 +127,7 @@ void init_ops(py::module_& m) {
       autograd::AutoGradMode g(autograd::GradMode::is_enabled() && any_grad);
       // clamp's backward reads self's values through a detached alias (not a saved variable that
       // apply_inplace would protect): with tensor bounds it gets a copy the write cannot reach
-      const bool copy = autograd::GradMode::is_enabled() && (lo_t.defined() || hi_t.defined());
+      const bool copy = autograd::GradMode::is_enabled() && any_grad && (lo_t.defined() || hi_t.defined());
       Tensor r = clamp_fn(copy ? clone(t) : t, lo, hi);
       AG_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", dtype_name(r.dtype()), " can't be cast to the desired output type ", dtype_name(t.dtype()));
       return r;
@@ -559,7 +559,7 @@ void init_ops(py::module_& m) {
     index_put_into(t, {mask}, to_dtype(wrap_scalar(Scalar(0.0)), t.dtype()), false);
   };
   // Note [In-place from out of place]: in-place methods that ampgrad composes from their out-of-place op
-  // (addmm_, cumsum_, index_fill_, ... in python/ampgrad/_tensor.py): fn computes the result out of place
+  // (addmm_, cumsum_, index_fill_, ... in python/ampgrad/_inplace_methods.py): fn computes the result out of place
   // inside apply_inplace, which gives torch's leaf, overlap and result-dtype checks, protects what the
   // result's nodes saved of self, and rebases self's history onto the result.
   m.def("_inplace", [](py::object self, py::function fn, const std::string& name) {
