@@ -55,15 +55,15 @@ def _check_cum(self, name, args, kwargs):
         pos = " (position 1)" if args else ""
         raise TypeError(f"{name}(): argument 'dim'{pos} must be int, not {type(dim).__name__}")
     n = builtins.max(self.dim(), 1)
-    if isinstance(dim, int) and not isinstance(dim, bool) and not -n <= dim < n:
+    if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     dt = kwargs.get("dtype", args[1] if len(args) > 1 else None)
     if dt is not None and not isinstance(dt, _C.dtype):
         raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {type(dt).__name__}")
-    if isinstance(dt, _C.dtype) and dt != self.dtype:
+    if dt is not None and dt != self.dtype:
         raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp_name(self.dtype)} and output tensor dtype "
                            f"{_cpp_name(dt)} should match")
-    if self.dtype == _C.bool and isinstance(dim, int) and self.numel() > 0:   # an empty one never reaches the kernel
+    if self.dtype == _C.bool and self.numel() > 0:   # an empty one never reaches the kernel
         raise NotImplementedError(f"\"{name[:-1]}_out_cpu\" not implemented for 'Bool'")
 
 
