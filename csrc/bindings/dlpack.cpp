@@ -27,6 +27,9 @@ DLDataType to_dl(ScalarType t) {
     case ScalarType::BFloat16: return {kDLBfloat, 16, 1};
     case ScalarType::Float32: return {kDLFloat, 32, 1};
     case ScalarType::Float64: return {kDLFloat, 64, 1};
+    case ScalarType::UInt16: return {kDLUInt, 16, 1};
+    case ScalarType::UInt32: return {kDLUInt, 32, 1};
+    case ScalarType::UInt64: return {kDLUInt, 64, 1};
     default: throw py::buffer_error("Unsupported ScalarType for DLPack");
   }
 }
@@ -36,7 +39,12 @@ ScalarType from_dl(DLDataType d) {
   const int b = d.bits;
   switch (d.code) {
     case kDLBool: if (b == 8) return ScalarType::Bool; break;
-    case kDLUInt: if (b == 8) return ScalarType::UInt8; break;
+    case kDLUInt:
+      if (b == 8) return ScalarType::UInt8;
+      if (b == 16) return ScalarType::UInt16;
+      if (b == 32) return ScalarType::UInt32;
+      if (b == 64) return ScalarType::UInt64;
+      break;
     case kDLInt:
       if (b == 8) return ScalarType::Int8;
       if (b == 16) return ScalarType::Int16;

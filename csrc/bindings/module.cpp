@@ -175,7 +175,7 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<DType>(m, "dtype")
       .def_property_readonly("is_floating_point", [](const DType& d) { return is_floating(d.t); })
-      .def_property_readonly("is_signed", [](const DType& d) { return d.t != ScalarType::UInt8 && d.t != ScalarType::Bool; })
+      .def_property_readonly("is_signed", [](const DType& d) { return is_signed(d.t); })
       .def_property_readonly("is_complex", [](const DType&) { return false; })
       .def_property_readonly("itemsize", [](const DType& d) { return itemsize(d.t); })
       .def("to_real", [](const DType& d) { return d.t; })
@@ -191,6 +191,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); }, py::arg("type1"), py::arg("type2"));
   m.def("can_cast", [](ScalarType from, ScalarType to) { return can_cast(from, to); }, py::arg("from_"), py::arg("to"));
   m.def("_scalar_type_name", [](ScalarType t) { return std::string(scalar_type_name(t)); });  // c10 names: "Float", "Long"
+  m.def("_cpp_type_name", [](ScalarType t) { return std::string(cpp_type_name(t)); });  // "long int", "c10::Half"
   m.def("get_default_dtype", [] { return default_dtype(); });
   m.def("set_default_dtype", [](ScalarType t) { set_default_dtype(t); });
 

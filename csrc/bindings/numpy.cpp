@@ -10,7 +10,12 @@ ScalarType from_np(const py::dtype& d) {
   char kind = d.kind();
   int64_t sz = d.itemsize();
   if (kind == 'b') return ScalarType::Bool;
-  if (kind == 'u' && sz == 1) return ScalarType::UInt8;
+  if (kind == 'u') {
+    if (sz == 1) return ScalarType::UInt8;
+    if (sz == 2) return ScalarType::UInt16;
+    if (sz == 4) return ScalarType::UInt32;
+    if (sz == 8) return ScalarType::UInt64;
+  }
   if (kind == 'i') {
     if (sz == 1) return ScalarType::Int8;
     if (sz == 2) return ScalarType::Int16;
@@ -23,7 +28,7 @@ ScalarType from_np(const py::dtype& d) {
     if (sz == 8) return ScalarType::Float64;
   }
   AG_THROW(TypeError, "can't convert np.ndarray of type numpy.", std::string(py::str(d)),
-           ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.");
+           ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.");
 }
 
 py::dtype to_np(ScalarType t) {
@@ -37,6 +42,9 @@ py::dtype to_np(ScalarType t) {
     case ScalarType::Float16: return py::dtype("float16");
     case ScalarType::Float32: return py::dtype("float32");
     case ScalarType::Float64: return py::dtype("float64");
+    case ScalarType::UInt16: return py::dtype("uint16");
+    case ScalarType::UInt32: return py::dtype("uint32");
+    case ScalarType::UInt64: return py::dtype("uint64");
     default: AG_THROW(TypeError, "Got unsupported ScalarType BFloat16");
   }
 }

@@ -201,8 +201,9 @@ void init_tensor(py::module_& m) {
         double v = item_double(t);
         if (is_floating(t.dtype())) return py::float_(v);
         if (t.dtype() == ScalarType::Bool) return py::bool_(v != 0);
-        if (t.dtype() == ScalarType::Int64) {  // exact for all int64 values
+        if (t.dtype() == ScalarType::Int64 || t.dtype() == ScalarType::UInt64) {  // exact for all 64-bit values
           Tensor c = t.device().is_cpu() ? t : to_device(t, Device());
+          if (t.dtype() == ScalarType::UInt64) return py::int_(*c.data<uint64_t>());
           return py::int_(*c.data<int64_t>());
         }
         return py::int_(static_cast<int64_t>(v));

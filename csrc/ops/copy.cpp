@@ -8,7 +8,8 @@ namespace ampgrad {
 Tensor scalar_tensor(Scalar s, ScalarType dtype, Device device) { return full({}, s, dtype, device); }
 
 void check_scalar_fits(Scalar s, ScalarType dtype) {
-  static const char* names[] = {"bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half", "c10::BFloat16", "float", "double"};
+  static const char* names[] = {"bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half", "c10::BFloat16", "float", "double",
+                                "uint16_t", "uint32_t", "uint64_t"};
   // c10::overflows: an integer Scalar may wrap into uint8 from down to -255 (two's complement); a float
   // Scalar must lie in [lowest, max] of an integer dtype (NaN and inf never fit one), while a floating
   // dtype takes inf and NaN.
@@ -19,6 +20,13 @@ void check_scalar_fits(Scalar s, ScalarType dtype) {
     case ScalarType::Int8: lo = -128; hi = 127; break;
     case ScalarType::Int16: lo = -32768; hi = 32767; break;
     case ScalarType::Int32: lo = -2147483648.0; hi = 2147483647.0; break;
+    // The barebones unsigned dtypes wrap an int Scalar down to -(max) as uint8 does (c10::overflows
+    // for unsigned types); an int64 Scalar fits uint64 from -2**63 on.
+    case ScalarType::UInt16: lo = from_float ? 0 : -65535; hi = 65535; break;
+    case ScalarType::UInt32: lo = from_float ? 0 : -4294967295.0; hi = 4294967295.0; break;
+    case ScalarType::UInt64:
+      if (!from_float) return;
+      lo = 0; hi = 18446744073709551615.0; break;
     case ScalarType::Int64:
       if (!from_float) return;  // an int64 Scalar always fits
       lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
@@ -42,7 +50,7 @@ double item_double(const Tensor& t) {
   AG_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
   Tensor c = t.device().is_cpu() ? t : to_device(t, Device());
   double v = 0;
-  AG_DISPATCH_ALL(c.dtype(), "item", [&] { v = static_cast<double>(static_cast<acc_t<scalar_t>>(*c.data<scalar_t>())); });
+  AG_DISPATCH_ALL_U(c.dtype(), "item", [&] { v = static_cast<double>(static_cast<acc_t<scalar_t>>(*c.data<scalar_t>())); });
   return v;
 }
 

@@ -221,6 +221,14 @@ Tensor& normal_(Tensor& t, double mean, double std) {
 
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, ScalarType dtype, Device device) {
   AG_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
+  if (is_integral(dtype, true) && dtype != ScalarType::Int64 && dtype != ScalarType::UInt64) {  // torch's check_from_to
+    const int64_t bits = itemsize(dtype) * 8;
+    const bool sign = is_signed(dtype);
+    const int64_t lo = sign ? -(int64_t(1) << (bits - 1)) : 0;
+    const int64_t hi = dtype == ScalarType::Bool ? 1 : sign ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+    AG_CHECK(low >= lo && low <= hi, "from is out of bounds for ", cpp_type_name(dtype));
+    AG_CHECK(high - 1 >= lo && high - 1 <= hi, "to - 1 is out of bounds for ", cpp_type_name(dtype));
+  }
   Tensor t = empty(sizes, dtype, device);
   kernel<RandomKernel>(Op::randint, t.device())(t, pack_i64(low), pack_i64(high));  // Note [Integer bounds of randint]
   return t;

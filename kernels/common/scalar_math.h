@@ -82,6 +82,7 @@ template <typename T> AG_HOST_DEVICE T round_decimals(T x, double dec) {
 template <typename T, bool = std::is_integral_v<T> && std::is_signed_v<T> && (sizeof(T) >= sizeof(int))>
 struct wrap_type { using type = T; };
 template <typename T> struct wrap_type<T, true> { using type = std::make_unsigned_t<T>; };
+template <> struct wrap_type<uint16_t, false> { using type = uint32_t; };  // uint16 * uint16 would overflow int
 template <typename T> using wrap_t = typename wrap_type<T>::type;
 template <typename T> AG_HOST_DEVICE T wrap_add(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b)); }
 template <typename T> AG_HOST_DEVICE T wrap_sub(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b)); }

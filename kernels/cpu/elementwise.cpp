@@ -184,7 +184,7 @@ template <typename F> bool try_vec_binary(TensorIter& it, const F& f) {
 
 #define AG_PRED_K(OP, FN)                                                                     \
   static void k_##OP(TensorIter& it, const double*) {                                        \
-    AG_DISPATCH_ALL(it.dtype(1), #OP, [&] { cpu_kernel<bool, scalar_t>(it, math::FN{}); });   \
+    AG_DISPATCH_ALL_U(it.dtype(1), #OP, [&] { cpu_kernel<bool, scalar_t>(it, math::FN{}); }); \
   }                                                                                           \
   AG_REGISTER_KERNEL(OP, CPU, k_##OP);
 
@@ -206,9 +206,9 @@ template <size_t Size> void fill_bits(char* dst, const char* src, int64_t n) {
 }
 
 static void k_copy(TensorIter& it, const double*) {
-  AG_DISPATCH_ALL(it.dtype(0), "copy_", [&] {
+  AG_DISPATCH_ALL_U(it.dtype(0), "copy_", [&] {
     using O = scalar_t;
-    AG_DISPATCH_ALL(it.dtype(1), "copy_", [&] {
+    AG_DISPATCH_ALL_U(it.dtype(1), "copy_", [&] {
       if constexpr (std::is_same_v<O, scalar_t>) {
         for_each(it, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == sizeof(O) && s[1] == sizeof(O)) std::memcpy(p[0], p[1], n * sizeof(O));
@@ -216,7 +216,10 @@ static void k_copy(TensorIter& it, const double*) {
           else for (int64_t i = 0; i < n; ++i) *reinterpret_cast<O*>(p[0] + i * s[0]) = *reinterpret_cast<const O*>(p[1] + i * s[1]);
         });
       } else {
-        cpu_kernel<O, scalar_t>(it, [](acc_t<scalar_t> x) { return static_cast<acc_t<O>>(x); });
+        cpu_kernel<O, scalar_t>(it, [](acc_t<scalar_t> x) {
+          if constexpr (is_barebones_unsigned_v<O> && !std::is_integral_v<acc_t<scalar_t>>) return float_to_unsigned<O>(static_cast<double>(x));
+          else return static_cast<acc_t<O>>(x);
+        });
       }
     });
   });
@@ -224,8 +227,10 @@ static void k_copy(TensorIter& it, const double*) {
 AG_REGISTER_KERNEL(copy, CPU, k_copy);
 
 static void k_fill(TensorIter& it, const double* s) {
-  AG_DISPATCH_ALL(it.dtype(0), "fill_", [&] {
-    scalar_t v = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(s[0]));
+  AG_DISPATCH_ALL_U(it.dtype(0), "fill_", [&] {
+    scalar_t v;
+    if constexpr (is_barebones_unsigned_v<scalar_t>) v = float_to_unsigned<scalar_t>(s[0]);
+    else v = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(s[0]));
     for_each(it, [&](char** p, const int64_t* st, int64_t n) {
       for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(p[0] + i * st[0]) = v;
     });
@@ -280,7 +285,7 @@ template <int Kind>
 static void k_bitwise(TensorIter& it, const double* s) {
   static const char* names[] = {"bitwise_and_cpu", "bitwise_or_cpu", "bitwise_xor_cpu"};
   AG_CHECK_NOT_IMPL(!is_floating(it.dtype(1)), "\"", names[Kind], "\" not implemented for '", scalar_type_name(it.dtype(1)), "'");
-  AG_DISPATCH_ALL(it.dtype(1), names[Kind], [&] { binary_loop<scalar_t, scalar_t>(it, s, math::Bitwise<Kind>{}); });
+  AG_DISPATCH_ALL_U(it.dtype(1), names[Kind], [&] { binary_loop<scalar_t, scalar_t>(it, s, math::Bitwise<Kind>{}); });
 }
 AG_REGISTER_KERNEL(bitwise_and, CPU, k_bitwise<0>);
 AG_REGISTER_KERNEL(bitwise_or, CPU, k_bitwise<1>);
@@ -288,7 +293,7 @@ AG_REGISTER_KERNEL(bitwise_xor, CPU, k_bitwise<2>);
 
 // ---- ternary
 static void k_where(TensorIter& it, const double*) {
-  AG_DISPATCH_ALL(it.dtype(0), "where", [&] {
+  AG_DISPATCH_ALL_U(it.dtype(0), "where", [&] {
     for_each(it, [&](char** p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])

@@ -22,7 +22,9 @@ void k_index_put(Tensor& dst, const Tensor& off, const Tensor& roff, const Tenso
   const int64_t n = off.numel(), nr = roff.numel();
   const int64_t* o = off.data<int64_t>();
   const int64_t* ro = roff.data<int64_t>();
-  AG_DISPATCH_ALL(dst.dtype(), "index_put", [&] {
+  AG_CHECK_NOT_IMPL(!(accumulate && is_barebones_unsigned(dst.dtype())), "\"index_put\" not implemented for '",
+                    scalar_type_name(dst.dtype()), "'");
+  AG_DISPATCH_ALL_U(dst.dtype(), "index_put", [&] {  // uint16/32/64: the writes of diag and setitem
     scalar_t* d = dst.data<scalar_t>();
     const scalar_t* v = vals.data<scalar_t>();
     // Serial: duplicate indices must accumulate (or overwrite) deterministically, in order.

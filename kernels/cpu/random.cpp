@@ -231,10 +231,10 @@ void k_randint(Tensor& t, double a, double b) {
   std::lock_guard<std::mutex> lock(g.mu);
   const int64_t low = unpack_i64(a);
   const uint64_t range = static_cast<uint64_t>(unpack_i64(b)) - static_cast<uint64_t>(low);
-  AG_DISPATCH_ALL(t.dtype(), "random_from_to", [&] {
-    const bool wide = range >= (uint64_t(1) << 32) &&
-                      (std::is_same_v<scalar_t, int64_t> || std::is_same_v<scalar_t, double> || std::is_same_v<scalar_t, float> ||
-                       std::is_same_v<scalar_t, BFloat16>);
+  AG_DISPATCH_ALL_U(t.dtype(), "random_from_to", [&] {
+    // torch's public wheels draw 64 bits from a range of 2**28 on, whatever the dtype (DistributionsHelper.h's
+    // non-FBCODE branch: "allow approx 5% skew"); the 2**32 threshold with a dtype list is its FBCODE branch.
+    const bool wide = range >= (uint64_t(1) << 28);
     for_elements<scalar_t>(t, [&](scalar_t& x) {
       uint64_t v = wide ? g.random64() : g.random();
       x = static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(static_cast<int64_t>(v % range + static_cast<uint64_t>(low))));

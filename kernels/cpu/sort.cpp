@@ -86,7 +86,11 @@ void sort_slices(const Tensor& in, Tensor& values, Tensor& indices, const SortAr
 
 void k_sort(const Tensor& in, Tensor& values, Tensor& indices, const SortArgs& a) {
   if (a.A * a.B == 0 || a.R == 0) return;
-  AG_DISPATCH_ALL(in.dtype(), "sort", [&] { sort_slices<scalar_t>(in, values, indices, a); });
+  static const char* names[] = {"sort", "topk_cpu", "kthvalue_cpu", "median_out", "median_out"};
+  // torch sorts the barebones unsigned dtypes (sort, argsort, msort, unique) but has no topk/kthvalue/median for them
+  if (is_barebones_unsigned(in.dtype()) && a.mode != SortArgs::kSort)
+    AG_THROW(NotImplementedError, "\"", names[a.mode], "\" not implemented for '", scalar_type_name(in.dtype()), "'");
+  AG_DISPATCH_ALL_U(in.dtype(), "sort", [&] { sort_slices<scalar_t>(in, values, indices, a); });
 }
 AG_REGISTER_KERNEL(sort, CPU, k_sort);
 }  // namespace

@@ -12,9 +12,9 @@ struct Identity {
 };
 
 void k_copy(TensorIter& it, const double*) {
-  AG_DISPATCH_ALL(it.dtype(0), "copy_", [&] {
+  AG_DISPATCH_ALL_U(it.dtype(0), "copy_", [&] {
     using O = dev_t<scalar_t>;
-    AG_DISPATCH_ALL(it.dtype(1), "copy_", [&] {
+    AG_DISPATCH_ALL_U(it.dtype(1), "copy_", [&] {
       using I = dev_t<scalar_t>;
       if constexpr (std::is_same_v<O, I>) {
         if (it.numel > 0 && it.contiguous(0) && it.contiguous(1)) {  // same dtype, dense: a plain memcpy
@@ -36,11 +36,12 @@ struct Constant {
   __device__ T operator()() const { return v; }
 };
 void k_fill(TensorIter& it, const double* s) {
-  AG_DISPATCH_ALL(it.dtype(0), "fill_", [&] {
+  AG_DISPATCH_ALL_U(it.dtype(0), "fill_", [&] {
     using D = dev_t<scalar_t>;
     using A = dacc_t<D>;
     // Round through the storage type on the host, as the CPU kernel does (static_cast<scalar_t>(acc)).
-    launch<D>(it, Constant<A>{static_cast<A>(static_cast<acc_t<scalar_t>>(static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(s[0]))))});
+    if constexpr (is_barebones_unsigned_v<scalar_t>) launch<D>(it, Constant<A>{float_to_unsigned<scalar_t>(s[0])});
+    else launch<D>(it, Constant<A>{static_cast<A>(static_cast<acc_t<scalar_t>>(static_cast<scalar_t>(static_cast<acc_t<scalar_t>>(s[0]))))});
   });
 }
 AG_REGISTER_KERNEL(fill, CUDA, k_fill);
@@ -87,7 +88,7 @@ struct WhereF {
   template <typename T> __device__ T operator()(bool c, T a, T b) const { return c ? a : b; }
 };
 void k_where(TensorIter& it, const double*) {
-  AG_DISPATCH_ALL(it.dtype(0), "where_cuda", [&] { using D = dev_t<scalar_t>; launch<D, bool, D, D>(it, WhereF{}); });
+  AG_DISPATCH_ALL_U(it.dtype(0), "where_cuda", [&] { using D = dev_t<scalar_t>; launch<D, bool, D, D>(it, WhereF{}); });
 }
 AG_REGISTER_KERNEL(where, CUDA, k_where);
 

@@ -9,7 +9,7 @@ import enum
 import numpy
 import typing
 from . import _nn
-__all__: list[str] = ['Node', 'OutOfMemoryError', 'Tensor', 'abs', 'absolute', 'acos', 'acosh', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'arccos', 'arcsin', 'arctan', 'arctan2', 'as_strided', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'autocast_decrement_nesting', 'autocast_increment_nesting', 'baddbmm', 'bfloat16', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'bool', 'broadcast_shapes_', 'can_cast', 'cat', 'ceil', 'channel_shuffle', 'chunk', 'clamp', 'clear_autocast_cache', 'clip', 'concat', 'concatenate', 'copysign', 'cos', 'cosh', 'deg2rad', 'device', 'diagonal', 'digamma', 'div', 'divide', 'dot', 'dtype', 'eq', 'erf', 'erfc', 'erfinv', 'exp', 'exp2', 'expm1', 'fix', 'flatten', 'flip', 'float16', 'float32', 'float64', 'floor', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frac', 'from_numpy', 'gather', 'gcd', 'ge', 'ger', 'get_autocast_dtype', 'get_default_dtype', 'get_num_threads', 'greater', 'greater_equal', 'gt', 'heaviside', 'hypot', 'i0', 'igamma', 'igammac', 'index_add', 'index_copy', 'index_select', 'initial_seed', 'inner', 'int16', 'int32', 'int64', 'int8', 'is_anomaly_check_nan_enabled', 'is_anomaly_enabled', 'is_autocast_cache_enabled', 'is_autocast_enabled', 'is_grad_enabled', 'is_inference_mode_enabled', 'isfinite', 'isinf', 'isnan', 'lcm', 'le', 'lerp', 'less', 'less_equal', 'lgamma', 'log', 'log10', 'log1p', 'log2', 'logaddexp', 'logaddexp2', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'lt', 'manual_seed_cpu', 'masked_fill', 'masked_select', 'matmul', 'maximum', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'mvlgamma', 'nan_to_num', 'narrow', 'ne', 'neg', 'negative', 'nextafter', 'not_equal', 'outer', 'permute', 'pixel_shuffle', 'pixel_unshuffle', 'polygamma', 'pow', 'promote_types', 'rad2deg', 'reciprocal', 'relu', 'remainder', 'reshape', 'roll', 'round', 'rsqrt', 'rsub', 'scatter', 'scatter_add', 'select', 'set_autocast_cache_enabled', 'set_default_dtype', 'set_num_threads', 'sgn', 'sigmoid', 'sign', 'signbit', 'silu', 'sin', 'sinc', 'sinh', 'split', 'sqrt', 'squeeze', 'stack', 'sub', 'subtract', 'swapaxes', 'swapdims', 't', 'tan', 'tanh', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'uint8', 'unbind', 'unflatten', 'unsqueeze', 'where', 'xlogy']
+__all__: list[str] = ['Node', 'OutOfMemoryError', 'Tensor', 'abs', 'absolute', 'acos', 'acosh', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'arccos', 'arcsin', 'arctan', 'arctan2', 'as_strided', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'autocast_decrement_nesting', 'autocast_increment_nesting', 'baddbmm', 'bfloat16', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'bool', 'broadcast_shapes_', 'can_cast', 'cat', 'ceil', 'channel_shuffle', 'chunk', 'clamp', 'clear_autocast_cache', 'clip', 'concat', 'concatenate', 'copysign', 'cos', 'cosh', 'deg2rad', 'device', 'diagonal', 'digamma', 'div', 'divide', 'dot', 'dtype', 'eq', 'erf', 'erfc', 'erfinv', 'exp', 'exp2', 'expm1', 'fix', 'flatten', 'flip', 'float16', 'float32', 'float64', 'floor', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frac', 'from_numpy', 'gather', 'gcd', 'ge', 'ger', 'get_autocast_dtype', 'get_default_dtype', 'get_num_threads', 'greater', 'greater_equal', 'gt', 'heaviside', 'hypot', 'i0', 'igamma', 'igammac', 'index_add', 'index_copy', 'index_select', 'initial_seed', 'inner', 'int16', 'int32', 'int64', 'int8', 'is_anomaly_check_nan_enabled', 'is_anomaly_enabled', 'is_autocast_cache_enabled', 'is_autocast_enabled', 'is_grad_enabled', 'is_inference_mode_enabled', 'isfinite', 'isinf', 'isnan', 'lcm', 'le', 'lerp', 'less', 'less_equal', 'lgamma', 'log', 'log10', 'log1p', 'log2', 'logaddexp', 'logaddexp2', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'lt', 'manual_seed_cpu', 'masked_fill', 'masked_select', 'matmul', 'maximum', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'mvlgamma', 'nan_to_num', 'narrow', 'ne', 'neg', 'negative', 'nextafter', 'not_equal', 'outer', 'permute', 'pixel_shuffle', 'pixel_unshuffle', 'polygamma', 'pow', 'promote_types', 'rad2deg', 'reciprocal', 'relu', 'remainder', 'reshape', 'roll', 'round', 'rsqrt', 'rsub', 'scatter', 'scatter_add', 'select', 'set_autocast_cache_enabled', 'set_default_dtype', 'set_num_threads', 'sgn', 'sigmoid', 'sign', 'signbit', 'silu', 'sin', 'sinc', 'sinh', 'split', 'sqrt', 'squeeze', 'stack', 'sub', 'subtract', 'swapaxes', 'swapdims', 't', 'tan', 'tanh', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'uint16', 'uint32', 'uint64', 'uint8', 'unbind', 'unflatten', 'unsqueeze', 'where', 'xlogy']
 class _ValueError(ValueError):
     pass
 class dtype:
@@ -98,6 +98,11 @@ class Tensor:
     def abs(*args, **kwargs):
         ...
     @staticmethod
+    def absolute(*args, **kwargs):
+        """
+        abs(input: Tensor) -> Tensor
+        """
+    @staticmethod
     def absolute_(*args, **kwargs):
         """
         abs_(self: object) -> object
@@ -107,6 +112,18 @@ class Tensor:
         ...
     @staticmethod
     def acosh(*args, **kwargs):
+        ...
+    @staticmethod
+    def addbmm_(*args, **kwargs):
+        ...
+    @staticmethod
+    def addmm_(*args, **kwargs):
+        ...
+    @staticmethod
+    def addmv_(*args, **kwargs):
+        ...
+    @staticmethod
+    def addr_(*args, **kwargs):
         ...
     @staticmethod
     def all(*args, **kwargs):
@@ -127,6 +144,11 @@ class Tensor:
     def any(*args, **kwargs):
         ...
     @staticmethod
+    def arccos(*args, **kwargs):
+        """
+        acos(input: Tensor) -> Tensor
+        """
+    @staticmethod
     def arccos_(*args, **kwargs):
         """
         acos_(self: object) -> object
@@ -137,6 +159,11 @@ class Tensor:
         acosh_(self: object) -> object
         """
     @staticmethod
+    def arcsin(*args, **kwargs):
+        """
+        asin(input: Tensor) -> Tensor
+        """
+    @staticmethod
     def arcsin_(*args, **kwargs):
         """
         asin_(self: object) -> object
@@ -145,6 +172,11 @@ class Tensor:
     def arcsinh_(*args, **kwargs):
         """
         asinh_(self: object) -> object
+        """
+    @staticmethod
+    def arctan(*args, **kwargs):
+        """
+        atan(input: Tensor) -> Tensor
         """
     @staticmethod
     def arctan2(*args, **kwargs):
@@ -196,10 +228,19 @@ class Tensor:
     def atanh(*args, **kwargs):
         ...
     @staticmethod
+    def baddbmm_(*args, **kwargs):
+        ...
+    @staticmethod
+    def bernoulli(*args, **kwargs):
+        ...
+    @staticmethod
     def bernoulli_(*args, **kwargs):
         ...
     @staticmethod
     def bincount(*args, **kwargs):
+        ...
+    @staticmethod
+    def broadcast_to(*args, **kwargs):
         ...
     @staticmethod
     def ceil(*args, **kwargs):
@@ -237,6 +278,9 @@ class Tensor:
     def conj_physical(*args, **kwargs):
         ...
     @staticmethod
+    def conj_physical_(*args, **kwargs):
+        ...
+    @staticmethod
     def corrcoef(*args, **kwargs):
         ...
     @staticmethod
@@ -270,7 +314,13 @@ class Tensor:
     def cumprod(*args, **kwargs):
         ...
     @staticmethod
+    def cumprod_(*args, **kwargs):
+        ...
+    @staticmethod
     def cumsum(*args, **kwargs):
+        ...
+    @staticmethod
+    def cumsum_(*args, **kwargs):
         ...
     @staticmethod
     def deg2rad(*args, **kwargs):
@@ -288,6 +338,9 @@ class Tensor:
         """
     @staticmethod
     def diagflat(*args, **kwargs):
+        ...
+    @staticmethod
+    def diagonal_scatter(*args, **kwargs):
         ...
     @staticmethod
     def diff(*args, **kwargs):
@@ -330,6 +383,18 @@ class Tensor:
     def expm1(*args, **kwargs):
         ...
     @staticmethod
+    def fill_diagonal_(*args, **kwargs):
+        """
+        torch's fill_diagonal_: the main diagonal of a 2-D tensor (restarting every ncols + 1 rows of a tall one
+            when wrap), or of an N-D tensor whose dims are all equal, written through diagonal views (so an expanded
+            self is written through, as torch's as_strided fill).
+        """
+    @staticmethod
+    def fix(*args, **kwargs):
+        """
+        trunc(input: Tensor) -> Tensor
+        """
+    @staticmethod
     def fix_(*args, **kwargs):
         """
         trunc_(self: object) -> object
@@ -350,6 +415,9 @@ class Tensor:
     def floor(*args, **kwargs):
         ...
     @staticmethod
+    def floor_divide_(*args, **kwargs):
+        ...
+    @staticmethod
     def frac(*args, **kwargs):
         ...
     @staticmethod
@@ -361,9 +429,19 @@ class Tensor:
         outer(self: Tensor, vec2: Tensor) -> Tensor
         """
     @staticmethod
+    def greater(*args, **kwargs):
+        """
+        gt(input: object, other: object) -> Tensor
+        """
+    @staticmethod
     def greater_(*args, **kwargs):
         """
         gt_(self: object, other: object, *, alpha: object = None) -> object
+        """
+    @staticmethod
+    def greater_equal(*args, **kwargs):
+        """
+        ge(input: object, other: object) -> Tensor
         """
     @staticmethod
     def greater_equal_(*args, **kwargs):
@@ -391,6 +469,9 @@ class Tensor:
         Fills the slices of input at `index` along dim (an index_copy of the value broadcast to them).
         """
     @staticmethod
+    def index_fill_(*args, **kwargs):
+        ...
+    @staticmethod
     def index_put(*args, **kwargs):
         ...
     @staticmethod
@@ -405,6 +486,14 @@ class Tensor:
     @staticmethod
     def inverse(*args, **kwargs):
         ...
+    @staticmethod
+    def is_nonzero(*args, **kwargs):
+        ...
+    @staticmethod
+    def is_signed(*args, **kwargs):
+        """
+        Whether the tensor's dtype is signed (torch.Tensor.is_signed): False for bool, uint8 and uint16/32/64.
+        """
     @staticmethod
     def isclose(*args, **kwargs):
         """
@@ -433,9 +522,19 @@ class Tensor:
     def ldexp_(*args, **kwargs):
         ...
     @staticmethod
+    def less(*args, **kwargs):
+        """
+        lt(input: object, other: object) -> Tensor
+        """
+    @staticmethod
     def less_(*args, **kwargs):
         """
         lt_(self: object, other: object, *, alpha: object = None) -> object
+        """
+    @staticmethod
+    def less_equal(*args, **kwargs):
+        """
+        le(input: object, other: object) -> Tensor
         """
     @staticmethod
     def less_equal_(*args, **kwargs):
@@ -478,6 +577,9 @@ class Tensor:
         """
     @staticmethod
     def masked_scatter(*args, **kwargs):
+        ...
+    @staticmethod
+    def masked_scatter_(*args, **kwargs):
         ...
     @staticmethod
     def matrix_exp(*args, **kwargs):
@@ -548,6 +650,9 @@ class Tensor:
     def nansum(*args, **kwargs):
         ...
     @staticmethod
+    def narrow_copy(*args, **kwargs):
+        ...
+    @staticmethod
     def neg(*args, **kwargs):
         ...
     @staticmethod
@@ -584,6 +689,11 @@ class Tensor:
         nonzero(input) cut or padded with fill_value to `size` rows.
         """
     @staticmethod
+    def not_equal(*args, **kwargs):
+        """
+        ne(input: object, other: object) -> Tensor
+        """
+    @staticmethod
     def not_equal_(*args, **kwargs):
         """
         ne_(self: object, other: object, *, alpha: object = None) -> object
@@ -595,10 +705,16 @@ class Tensor:
     def positive(*args, **kwargs):
         ...
     @staticmethod
+    def prelu(*args, **kwargs):
+        ...
+    @staticmethod
     def prod(*args, **kwargs):
         ...
     @staticmethod
     def put(*args, **kwargs):
+        ...
+    @staticmethod
+    def put_(*args, **kwargs):
         ...
     @staticmethod
     def qr(*args, **kwargs):
@@ -626,6 +742,9 @@ class Tensor:
         ...
     @staticmethod
     def renorm(*args, **kwargs):
+        ...
+    @staticmethod
+    def renorm_(*args, **kwargs):
         ...
     @staticmethod
     def repeat_interleave(*args, **kwargs):
@@ -658,6 +777,9 @@ class Tensor:
     def scatter_reduce_(*args, **kwargs):
         ...
     @staticmethod
+    def select_scatter(*args, **kwargs):
+        ...
+    @staticmethod
     def sigmoid(*args, **kwargs):
         ...
     @staticmethod
@@ -674,6 +796,9 @@ class Tensor:
         ...
     @staticmethod
     def sinh(*args, **kwargs):
+        ...
+    @staticmethod
+    def slice_scatter(*args, **kwargs):
         ...
     @staticmethod
     def slogdet(*args, **kwargs):
@@ -761,6 +886,9 @@ class Tensor:
     def topk(*args, **kwargs):
         ...
     @staticmethod
+    def trace(*args, **kwargs):
+        ...
+    @staticmethod
     def triangular_solve(*args, **kwargs):
         ...
     @staticmethod
@@ -796,6 +924,11 @@ class Tensor:
     @staticmethod
     def var(*args, **kwargs):
         ...
+    @staticmethod
+    def vdot(*args, **kwargs):
+        """
+        torch.vdot for real tensors: the dot product of two 1-D tensors (conjugation is a no-op).
+        """
     @staticmethod
     def vsplit(*args, **kwargs):
         ...
@@ -962,8 +1095,6 @@ class Tensor:
         ...
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
         ...
-    def addbmm_(self, *args, **kwargs):
-        ...
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: typing.Any = 1) -> Tensor:
         ...
     def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: typing.Any = 1) -> typing.Any:
@@ -974,15 +1105,9 @@ class Tensor:
         ...
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
         ...
-    def addmm_(self, *args, **kwargs):
-        ...
     def addmv(self, mat: Tensor, vec: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
         ...
-    def addmv_(self, *args, **kwargs):
-        ...
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
-        ...
-    def addr_(self, *args, **kwargs):
         ...
     def apply_(self, callable):
         """
@@ -1005,8 +1130,6 @@ class Tensor:
     def backward(self, gradient = None, retain_graph = None, create_graph = False, inputs = None):
         ...
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: typing.Any = 1, alpha: typing.Any = 1) -> Tensor:
-        ...
-    def baddbmm_(self, *args, **kwargs):
         ...
     def bfloat16(self, *args, memory_format = None, _dt = ..., _name = 'bfloat16'):
         ...
@@ -1056,8 +1179,6 @@ class Tensor:
         ...
     def clone(self, memory_format: typing.Any = None) -> Tensor:
         ...
-    def conj_physical_(self, *args, **kwargs):
-        ...
     def contiguous(self, memory_format: typing.Any = None) -> Tensor:
         ...
     def copy_(self, other: Tensor, non_blocking: bool = False) -> typing.Any:
@@ -1069,10 +1190,6 @@ class Tensor:
     def cos_(self) -> typing.Any:
         ...
     def cosh_(self) -> typing.Any:
-        ...
-    def cumprod_(self, *args, **kwargs):
-        ...
-    def cumsum_(self, *args, **kwargs):
         ...
     def data_ptr(self) -> int:
         ...
@@ -1124,11 +1241,6 @@ class Tensor:
         ...
     def fill_(self, value: typing.Any) -> typing.Any:
         ...
-    def fill_diagonal_(self, fill_value, wrap = False):
-        """
-        torch's fill_diagonal_: the main diagonal of a 2-D tensor (wrapping every ncols + 1 rows of a tall one
-            when wrap), or of an N-D tensor whose dims are all equal.
-        """
     def flatten(self, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
         ...
     def flip(self, *args, **kwargs) -> Tensor:
@@ -1138,8 +1250,6 @@ class Tensor:
     def floor_(self) -> typing.Any:
         ...
     def floor_divide(self, other: typing.Any) -> Tensor:
-        ...
-    def floor_divide_(self, *args, **kwargs):
         ...
     def fmax(self, other: typing.Any) -> Tensor:
         ...
@@ -1200,8 +1310,6 @@ class Tensor:
     def index_copy(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, source: Tensor) -> Tensor:
         ...
     def index_copy_(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, source: Tensor) -> typing.Any:
-        ...
-    def index_fill_(self, *args, **kwargs):
         ...
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         ...
@@ -1297,8 +1405,6 @@ class Tensor:
         ...
     def masked_fill_(self, mask: Tensor, value: typing.Any) -> typing.Any:
         ...
-    def masked_scatter_(self, *args, **kwargs):
-        ...
     def masked_select(self, mask: Tensor) -> Tensor:
         ...
     def matmul(self, other: Tensor) -> Tensor:
@@ -1361,8 +1467,6 @@ class Tensor:
         ...
     def pow_(self, exponent: typing.Any) -> typing.Any:
         ...
-    def put_(self, *args, **kwargs):
-        ...
     def rad2deg_(self) -> typing.Any:
         ...
     def reciprocal_(self) -> typing.Any:
@@ -1376,8 +1480,6 @@ class Tensor:
     def remainder(self, other: typing.Any) -> Tensor:
         ...
     def remainder_(self, other: typing.Any, *, alpha: typing.Any = None) -> typing.Any:
-        ...
-    def renorm_(self, *args, **kwargs):
         ...
     def repeat(self, *args, **kwargs) -> Tensor:
         ...
@@ -1772,6 +1874,8 @@ def _col2im(arg0: Tensor, arg1: collections.abc.Sequence[typing.SupportsInt | ty
 def _convolution(arg0: Tensor, arg1: Tensor, arg2: Tensor | None, arg3: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg4: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg5: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg6: bool, arg7: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg8: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     ...
 def _convolution_backward(arg0: Tensor, arg1: Tensor, arg2: Tensor, arg3: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg4: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg5: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg6: bool, arg7: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg8: typing.SupportsInt | typing.SupportsIndex, arg9: typing.Annotated[collections.abc.Sequence[bool], "FixedSize(3)"]) -> tuple[typing.Any, typing.Any, typing.Any]:
+    ...
+def _cpp_type_name(arg0: _DType) -> str:
     ...
 def _cpu_capability() -> str:
     ...
@@ -3061,6 +3165,9 @@ int16: dtype
 int32: dtype
 int64: dtype
 int8: dtype
+uint16: dtype
+uint32: dtype
+uint64: dtype
 uint8: dtype
 negative = neg
 arcsin = asin

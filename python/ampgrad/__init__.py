@@ -99,6 +99,9 @@ float16 = _C.float16
 bfloat16 = _C.bfloat16
 float32 = _C.float32
 float64 = _C.float64
+uint16 = _C.uint16
+uint32 = _C.uint32
+uint64 = _C.uint64
 half = float16
 float = float32
 double = float64
@@ -149,7 +152,7 @@ from . import sparse  # noqa: E402  (COO tensors, Note [Sparse COO]; before the 
 from .sparse import sparse_coo_tensor, layout, strided, sparse_coo  # noqa: E402
 
 from . import _inplace_methods  # noqa: E402  (addmm_, cumsum_, fill_diagonal_, apply_, aliases: after every method)
-_inplace_methods.install()
+_inplace_methods.install(globals())
 
 # torch's TypeError for wrong-typed arguments of the ops composed in Python (issue 10; _argparse.py): last, so
 # that every public function, Tensor method and nn.functional function defined above is covered

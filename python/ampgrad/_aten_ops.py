@@ -16,7 +16,7 @@ from ._C import Tensor
 from . import _C
 from . import return_types as _return_types
 from ._creation import empty as _empty, zeros as _zeros, full as _full, ones as _ones, linspace as _linspace
-from ._creation import _META_NAMES as _META
+from ._creation import _cpp_type_name, _dtype_name
 from ._scan_index import searchsorted as _searchsorted
 from .autograd import Function as _Function
 from .nn import functional as _F
@@ -214,13 +214,6 @@ def nonzero_static(input, *, size, fill_value=-1):
     return _C.cat([nz, pad], 0)
 
 
-_SHORT = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
-
-
-def _dn(t):
-    return str(t.dtype).split(".")[-1]
-
-
 def _g(v):
     return format(v, "g")  # C++ stream formatting of a double, as torch's messages print it
 
@@ -234,7 +227,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             raise RuntimeError(f"{pre}: bins tensor should have one dimension, but got {bins.dim()} dimensions in the bins tensor for dimension 0")
         if bins.dtype != input.dtype:
             raise RuntimeError(f"{pre}: input tensor and bins tensors should have the same dtype, but got input with dtype "
-                               f"{_META.get(_dn(input))} and bins for dimension 0 with dtype {_META.get(_dn(bins))}")
+                               f"{_cpp_type_name(input.dtype)} and bins for dimension 0 with dtype {_cpp_type_name(bins.dtype)}")
         if bins.numel() < 2:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins.numel() - 1} for dimension 0")
     elif bins <= 0:
@@ -245,7 +238,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
                                f"innermost dimension, but got input with shape {list(input.shape) + [1]} and weight with shape {list(weight.shape)}")
         if weight.dtype != input.dtype:
             raise RuntimeError(f"{pre}: if weight tensor is provided, input tensor and weight tensor should have the same dtype, "
-                               f"but got input({_META.get(_dn(input))}), and weight({_META.get(_dn(weight))})")
+                               f"but got input({_cpp_type_name(input.dtype)}), and weight({_cpp_type_name(weight.dtype)})")
     if not isinstance(bins, Tensor):
         if range is not None:
             lo, hi = float(range[0]), float(range[1])
@@ -259,7 +252,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             raise RuntimeError(f"{pre}: min should not exceed max, but got min {_g(lo)} max {_g(hi)} for dimension 0")
     if not input.is_floating_point():
         kernel = "histogram_cpu" if isinstance(bins, Tensor) else "histogramdd"  # torch's two kernels' names
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SHORT.get(_dn(input), _dn(input))}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(input.dtype)}'")
     if isinstance(bins, Tensor):
         edges = bins
     else:

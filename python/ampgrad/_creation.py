@@ -22,7 +22,8 @@ Tensor = _C.Tensor
 
 _NP_TO_DT = {np.dtype(np.bool_): _C.bool, np.dtype(np.uint8): _C.uint8, np.dtype(np.int8): _C.int8,
              np.dtype(np.int16): _C.int16, np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64,
-             np.dtype(np.float16): _C.float16, np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64}
+             np.dtype(np.float16): _C.float16, np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64,
+             np.dtype(np.uint16): _C.uint16, np.dtype(np.uint32): _C.uint32, np.dtype(np.uint64): _C.uint64}
 
 
 def _contig(a):
@@ -72,18 +73,14 @@ def _finish(t, requires_grad):
 # Note [out= of factories]: torch.zeros(..., out=t) and friends write into `out` (its dtype and device
 # when none is given; a given dtype must equal out's), resizing it when the shape differs (with torch's
 # warning for a non-empty out), and return it. out= with a tensor that requires grad is refused.
-_DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def _dtype_name(dt):
-    return _DTYPE_NAMES.get(str(dt).split(".")[-1], str(dt))
+    """c10's name of a dtype ("Float", "Long"), as torch's messages print it."""
+    return _C._scalar_type_name(dt) if isinstance(dt, _C.dtype) else str(dt)
 
 
-# the C++ type names of torch's caffe2::TypeMeta, as its messages print a dtype ("got input1: c10::BFloat16")
-_META_NAMES = {"float32": "float", "float64": "double", "bfloat16": "c10::BFloat16", "float16": "c10::Half",
-               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-               "uint8": "unsigned char", "bool": "bool"}
+def _cpp_type_name(dt):
+    """The C++ type name torch's caffe2::TypeMeta prints for a dtype ("got input1: c10::BFloat16")."""
+    return _C._cpp_type_name(dt) if isinstance(dt, _C.dtype) else str(dt)
 
 
 def _outable(fn):
@@ -216,6 +213,58 @@ def _check_ragged(data, dim=0):
             raise ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {got})")
     for x in data:
         _check_ragged(x, dim + 1)
+# Note [Checked stores]: tensor(data, dtype=<an integer dtype>) stores each number as torch's
+# checked_convert does: a float must lie in [lowest, max], an int too, except that an int may wrap into an
+# unsigned dtype down to -max (two's complement); int64 takes any int64, uint64 takes ints in [0, 2**64) only
+# (OverflowError) and no floats (TypeError).
+_INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767), "int32": (-2 ** 31, 2 ** 31 - 1),
+               "uint16": (0, 65535), "uint32": (0, 2 ** 32 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+
+
+def _leaves(data):
+    if _is_sequence(data):
+        for x in data:
+            yield from _leaves(x)
+    else:
+        yield data
+
+
+def _check_int_store(nested, arr, dtype):
+    name = str(dtype).split(".")[-1]
+    if name == "uint64":
+        for x in _leaves(nested):
+            if isinstance(x, (builtins.float, np.floating)):
+                raise TypeError("an integer is required")
+            if isinstance(x, (builtins.int, np.integer)) and not isinstance(x, builtins.bool):
+                if x < 0:
+                    raise OverflowError("can't convert negative int to unsigned")
+                if x >= 2 ** 64:
+                    raise OverflowError("int too big to convert")
+        return np.array(nested, dtype=np.uint64)
+    lo, hi = _INT_RANGES.get(name, (None, None))
+    if lo is None or arr.size == 0 or arr.dtype.kind not in "iuf":
+        return arr
+    if arr.dtype.kind == "f":  # all floats, or ints and floats mixed: each leaf by its own type
+        ok = (arr >= lo) & (arr <= hi)
+        if ok.all():
+            return arr
+        leaves = _leaves(nested)
+    else:
+        if name == "int64" or ((arr >= (-hi if lo == 0 else lo)) & (arr <= hi)).all():
+            return arr
+        leaves = _leaves(nested)
+    for x in leaves:
+        if isinstance(x, (builtins.float, np.floating)):
+            bad = not lo <= x <= hi
+        elif isinstance(x, (builtins.int, np.integer)):
+            bad = not (-hi if lo == 0 else lo) <= x <= hi
+        else:
+            bad = False
+        if bad:
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return arr
+
+
 def _has_big_int(data):
     """Whether nested sequences hold a Python int outside int64."""
     if _is_sequence(data):
@@ -238,7 +287,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if arr.dtype not in _NP_TO_DT:
             if arr.dtype.kind not in "biuf":
                 raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype}. The only supported types are: "
-                                "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+                                "float64, float32, float16, int64, int32, int16, int8, uint64, "
+                                "uint32, uint16, uint8, and bool.")
             arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
         t = _C.from_numpy(_contiguous(arr))
     else:
@@ -251,17 +301,23 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         except ValueError:
             _check_ragged(nested)
             raise
-        if (arr.dtype == object or arr.dtype == np.uint64) and _has_big_int(nested):
+        if dtype == _C.uint64:  # Note [Checked stores]: its own unpacking (OverflowError, TypeError)
+            arr = _check_int_store(nested, arr, dtype)
+        elif (arr.dtype == object or arr.dtype == np.uint64) and _has_big_int(nested):
             # a Python int beyond int64: NumPy made uint64 (which would wrap) or objects
             if not (dtype if dtype is not None else inferred).is_floating_point:
                 raise ValueError("Overflow when unpacking long long")
             arr = np.array(nested, dtype=np.float64)
+        if dtype is not None and not dtype.is_floating_point and dtype not in (_C.bool, _C.uint64) and \
+                arr.dtype != object:
+            arr = _check_int_store(nested, arr, dtype)
         if arr.dtype == object:
             _check_ragged(nested)
             raise ValueError("expected sequence of equal-length sequences (ragged nested sequence)")
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-        arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
+        if arr.dtype != np.uint64:
+            arr = arr.astype(np.float64 if arr.dtype.kind == "f" else np.int64 if arr.dtype.kind in "iu" else np.bool_)
         # straight to the requested dtype: going through the inferred one first would round
         # tensor(0.3, dtype=float64) to float32
         t = _C.from_numpy(_contiguous(arr)).to(dtype if dtype is not None else inferred)

@@ -47,7 +47,7 @@ class iinfo:
             self.bits, self.min, self.max = i.bits, int(i.min), int(i.max)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"
 
 
 class layout:

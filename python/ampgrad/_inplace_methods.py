@@ -7,7 +7,7 @@ import builtins
 
 from . import _C
 from ._C import Tensor
-from ._creation import tensor
+from ._creation import _cpp_type_name, tensor
 
 # name -> the out-of-place method (looked up when called: some are installed by later modules)
 _COMPOSED = {
@@ -37,15 +37,6 @@ def _composed(name, op):
     return method
 
 
-# c10's C++ type names, which torch's "Bad in-place call" message prints
-_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-              "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-              "float64": "double"}
-
-
-def _cpp_name(dt):
-    short = str(dt).split(".")[-1]
-    return _CPP_NAMES.get(short, short)
 
 
 def _check_cum(self, name, args, kwargs):
@@ -61,8 +52,8 @@ def _check_cum(self, name, args, kwargs):
     if dt is not None and not isinstance(dt, _C.dtype):
         raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {type(dt).__name__}")
     if dt is not None and dt != self.dtype:
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp_name(self.dtype)} and output tensor dtype "
-                           f"{_cpp_name(dt)} should match")
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp_type_name(self.dtype)} and output tensor dtype "
+                           f"{_cpp_type_name(dt)} should match")
     if self.dtype == _C.bool and self.numel() > 0:   # an empty one never reaches the kernel
         raise NotImplementedError(f"\"{name[:-1]}_out_cpu\" not implemented for 'Bool'")
 
@@ -121,13 +112,38 @@ def map2_(self, x, y, callable):
     return _python_map(self, "map2_", (x, y), callable)
 
 
-def install():
+# torch's Tensor methods that are the function of the same name with self first
+_FUNCTION_METHODS = ["absolute", "arccos", "arcsin", "arctan", "bernoulli", "broadcast_to", "diagonal_scatter", "fix",
+                     "greater", "greater_equal", "is_nonzero", "less", "less_equal", "narrow_copy", "not_equal",
+                     "prelu", "select_scatter", "slice_scatter", "trace", "vdot"]
+
+
+def _function_method(name, fn):
+    def method(self, *args, **kwargs):
+        if name == "broadcast_to" and builtins.len(args) > 1:  # torch's parser takes an int[] as varargs too
+            args = (args,)
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def is_signed(self):
+    """Whether the tensor's dtype is signed (torch.Tensor.is_signed): False for bool, uint8 and uint16/32/64."""
+    return self.dtype.is_signed
+
+
+def install(namespace):
+    """The in-place methods above, and the methods that forward to a function of `namespace` (ampgrad's)."""
+    for name in _FUNCTION_METHODS:
+        if not hasattr(Tensor, name) and name in namespace:
+            setattr(Tensor, name, _function_method(name, namespace[name]))
     for name, op in _COMPOSED.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _composed(name, op))
     for name, base in _ALIASES.items():
         if not hasattr(Tensor, name) and hasattr(Tensor, base):
             setattr(Tensor, name, getattr(Tensor, base))
-    for f in (fill_diagonal_, apply_, map_, map2_):
+    for f in (fill_diagonal_, apply_, map_, map2_, is_signed):
         if not hasattr(Tensor, f.__name__):
             setattr(Tensor, f.__name__, f)

@@ -1446,6 +1446,9 @@ SIGS = {
         'abs_': (
             '',
         ),
+        'absolute': (
+            '',
+        ),
         'absolute_': (
             '',
         ),
@@ -1529,16 +1532,25 @@ SIGS = {
             'int dim, bool keepdim=',
             'int[]? dim=, bool keepdim=',
         ),
+        'arccos': (
+            '',
+        ),
         'arccos_': (
             '',
         ),
         'arccosh_': (
             '',
         ),
+        'arcsin': (
+            '',
+        ),
         'arcsin_': (
             '',
         ),
         'arcsinh_': (
+            '',
+        ),
+        'arctan': (
             '',
         ),
         'arctan2': (
@@ -1609,6 +1621,11 @@ SIGS = {
         'baddbmm_': (
             'Tensor batch1, Tensor batch2, *, Scalar beta=, Scalar alpha=',
         ),
+        'bernoulli': (
+            '*, Any generator=',
+            'float p, *, Any generator=',
+            'Tensor p, *, Any generator=',
+        ),
         'bernoulli_': (
             'Tensor p, *, Any generator=',
             'float p=, *, Any generator=',
@@ -1665,6 +1682,9 @@ SIGS = {
         'bmm': (
             'Tensor mat2',
             'Tensor mat2, ScalarType out_dtype',
+        ),
+        'broadcast_to': (
+            'int[] size',
         ),
         'cauchy_': (
             'float median=, float sigma=, *, Any generator=',
@@ -1826,6 +1846,9 @@ SIGS = {
         'diagonal': (
             'int offset=, int dim1=, int dim2=',
         ),
+        'diagonal_scatter': (
+            'Tensor src, int offset=, int dim1=, int dim2=',
+        ),
         'diff': (
             'int n=, int dim=, Tensor? prepend=, Tensor? append=',
         ),
@@ -1940,6 +1963,9 @@ SIGS = {
         'fill_diagonal_': (
             'Scalar fill_value, bool wrap=',
         ),
+        'fix': (
+            '',
+        ),
         'fix_': (
             '',
         ),
@@ -2024,9 +2050,17 @@ SIGS = {
         'ger': (
             'Tensor vec2',
         ),
+        'greater': (
+            'Tensor other',
+            'Scalar other',
+        ),
         'greater_': (
             'Scalar other',
             'Tensor other',
+        ),
+        'greater_equal': (
+            'Tensor other',
+            'Scalar other',
         ),
         'greater_equal_': (
             'Scalar other',
@@ -2142,6 +2176,12 @@ SIGS = {
         'is_inference': (
             '',
         ),
+        'is_nonzero': (
+            '',
+        ),
+        'is_signed': (
+            '',
+        ),
         'isclose': (
             'Tensor other, float rtol=, float atol=, bool equal_nan=',
         ),
@@ -2201,9 +2241,17 @@ SIGS = {
             'Tensor end, Scalar weight',
             'Tensor end, Tensor weight',
         ),
+        'less': (
+            'Tensor other',
+            'Scalar other',
+        ),
         'less_': (
             'Scalar other',
             'Tensor other',
+        ),
+        'less_equal': (
+            'Tensor other',
+            'Scalar other',
         ),
         'less_equal_': (
             'Scalar other',
@@ -2426,6 +2474,9 @@ SIGS = {
             'int dim, int start, int length',
             'int dim, Tensor start, int length',
         ),
+        'narrow_copy': (
+            'int dim, int start, int length',
+        ),
         'ne': (
             'Tensor other',
             'Scalar other',
@@ -2476,6 +2527,10 @@ SIGS = {
         'normal_': (
             'float mean=, float std=, *, Any generator=',
         ),
+        'not_equal': (
+            'Tensor other',
+            'Scalar other',
+        ),
         'not_equal_': (
             'Scalar other',
             'Tensor other',
@@ -2505,6 +2560,9 @@ SIGS = {
         'pow_': (
             'Scalar exponent',
             'Tensor exponent',
+        ),
+        'prelu': (
+            'Tensor weight',
         ),
         'prod': (
             '*, ScalarType? dtype=',
@@ -2642,6 +2700,9 @@ SIGS = {
         'select': (
             'int dim, int index',
         ),
+        'select_scatter': (
+            'Tensor src, int dim, int index',
+        ),
         'sgn': (
             '',
         ),
@@ -2684,6 +2745,9 @@ SIGS = {
         'size': (
             'int dim',
             '',
+        ),
+        'slice_scatter': (
+            'Tensor src, int dim=, int? start=, int? end=, int step=',
         ),
         'slogdet': (
             '',
@@ -2813,6 +2877,9 @@ SIGS = {
             'int k, int dim=, bool largest=, bool sorted=',
             'int k, int dim=, bool largest=, bool sorted=, *, Tensor values, Tensor indices',
         ),
+        'trace': (
+            '',
+        ),
         'transpose': (
             'int dim0, int dim1',
         ),
@@ -2871,6 +2938,9 @@ SIGS = {
             'bool unbiased=',
             'int[1]? dim, bool unbiased=, bool keepdim=',
             'int[1]? dim=, *, Scalar? correction=, bool keepdim=',
+        ),
+        'vdot': (
+            'Tensor other',
         ),
         'view': (
             'int[] size',

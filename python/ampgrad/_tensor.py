@@ -606,7 +606,8 @@ def type(self, dtype=None, *args, **kwargs):
         raise TypeError(f"type(): argument 'non_blocking'{where} must be bool, not {builtins.type(non_blocking).__name__}")
     names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
              "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-             "uint8": "ByteTensor", "bool": "BoolTensor"}
+             "uint8": "ByteTensor", "bool": "BoolTensor", "uint16": "UInt16Tensor", "uint32": "UInt32Tensor",
+             "uint64": "UInt64Tensor"}
     if dtype is None:
         prefix = "torch.cuda." if self.is_cuda else "torch."
         return prefix + names[repr(self.dtype).split(".")[-1]]
@@ -836,11 +837,15 @@ def random_(self, *args, generator=None, **kwargs):
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dt = str(self.dtype).split(".")[-1]
     if to is None:  # [from, the dtype's top]
+        if dt not in _RANDOM_FULL:
+            raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_C._scalar_type_name(self.dtype)}'")
         low, high = int(from_), _RANDOM_FULL[dt]
     else:
         low, high = int(from_), int(to)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if to is not None and not self.dtype.is_floating_point and dt not in ("int64", "uint64"):
+        _C._randint(low, high, (0,), self.dtype, self.device)  # torch's bounds check for the dtype
     shape = tuple(self.shape)
     if high > 2 ** 63 - 1 and low == 0:  # a 64-bit draw v, kept as v mod 2**63
         vals = _creation.randint(-2 ** 62, 2 ** 62, shape, dtype=_C.int64, device=self.device, generator=generator)

@@ -28,7 +28,10 @@ _STORAGE_OF = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16":
                "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage"}
 _DTYPE_OF = {v: k for k, v in _STORAGE_OF.items()}
 _NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": np.int16,
-       "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+       "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
+       "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64}
+# dtypes with no typed storage class (torch writes them as bytes: UntypedStorage and _rebuild_tensor_v3)
+_UNTYPED = {"uint16": 2, "uint32": 4, "uint64": 8}
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -48,6 +51,7 @@ class _Global:
 
 
 _REBUILD = _Global("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
 _REBUILD_PARAM = _Global("torch._utils", "_rebuild_parameter")
 _ORDERED_DICT = _Global("collections", "OrderedDict")
 
@@ -67,6 +71,9 @@ class _Writer(pickle._Pickler):
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
+            if obj.dtype in _UNTYPED:  # bytes: numel is their count
+                return ("storage", _Global("torch.storage", "UntypedStorage"), obj.key, "cpu",
+                        obj.numel * _UNTYPED[obj.dtype])
             return ("storage", _Global("torch", _STORAGE_OF[obj.dtype]), obj.key, "cpu", obj.numel)
         return None
 
@@ -126,6 +133,8 @@ class _Writer(pickle._Pickler):
         param = _is_parameter(t)
         args = (ref, offset, tuple(t.shape), stride, bool(t.requires_grad) and not param, (_ORDERED_DICT, ()))
         data = (_REBUILD, args)
+        if ref.dtype in _UNTYPED:
+            data = (_REBUILD_V3, args + (t.dtype,))
         if param:
             return (_REBUILD_PARAM, (_Reduced(data), bool(t.requires_grad), (_ORDERED_DICT, ())))
         return data
@@ -223,6 +232,13 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     return t
 
 
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """A tensor over an untyped (byte) storage, viewed as `dtype`."""
+    if storage.dtype != dtype:
+        storage = storage.view(dtype)
+    return _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks=None):
     return Parameter(data, requires_grad)
 
@@ -261,7 +277,8 @@ _WEIGHTS_ONLY_GLOBALS = {
     "collections.OrderedDict", "collections.Counter", "torch.nn.parameter.Parameter",
     "torch.serialization._get_layout", "torch.Size", "torch.Tensor", "torch.device", "_codecs.encode",
     "builtins.bytearray", "builtins.set", "builtins.complex", "torch._utils._rebuild_tensor_v2",
-    "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+    "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state", "torch._utils._rebuild_tensor_v3",
+    "torch.storage.UntypedStorage",
     "torch._tensor._rebuild_from_type_v2",
 } | {f"torch.{n}" for n in _DTYPE_OF} | {f"torch.{d}" for d in (
     "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
@@ -347,6 +364,8 @@ class _Reader(pickle.Unpickler):
         if module == "torch._utils":
             if name == "_rebuild_tensor_v2":
                 return _rebuild_tensor_v2
+            if name == "_rebuild_tensor_v3":
+                return _rebuild_tensor_v3
             if name == "_rebuild_parameter":
                 return _rebuild_parameter
             if name == "_rebuild_parameter_with_state":
@@ -357,6 +376,8 @@ class _Reader(pickle.Unpickler):
             return _get_layout
         if full == "torch.Tensor":
             return _C.Tensor
+        if full == "torch.storage.UntypedStorage":
+            return _Storage("uint8")
         if full == "torch.nn.parameter.Parameter":
             return Parameter
         if module == "torch":

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _C, _argparse
 from .._signatures import SIGS as _SIGS
 # Private aliases: importing the plain names would add public names (rand, arange, ...) to nn.functional.
-from .._creation import arange as _arange, rand as _rand, _META_NAMES, _dtype_name
+from .._creation import arange as _arange, rand as _rand, _cpp_type_name, _dtype_name
 from .._dtype_info import finfo as _finfo
 from .._op_gate import engine_op
 from .._functions import broadcast_tensors as _broadcast_tensors
@@ -1558,7 +1558,7 @@ def bilinear(input1, input2, weight, bias=None):
     # weight / bias with size(d) (a weight of fewer than 3 dims: size()'s IndexError)
     tensors = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
     if len({t.dtype for _, t in tensors}) > 1:
-        got = ", ".join(f"{n}: {_META_NAMES.get(str(t.dtype).split('.')[-1], t.dtype)}" for n, t in tensors)
+        got = ", ".join(f"{n}: {_cpp_type_name(t.dtype)}" for n, t in tensors)
         raise RuntimeError(f"All tensors must have the same dtype, got {got}")
     if input1.dim() != input2.dim():
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
