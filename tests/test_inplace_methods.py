@@ -130,8 +130,67 @@ def test_inplace_method_gradients_match_torch(name):
 
 def test_every_inplace_method_torch_has():
     have = {n for n in dir(ampgrad.Tensor)}
-    # metadata-changing in-place views (squeeze_, t_, transpose_, as_strided_, set_, ...) and sparse resizing
-    # are not implemented
+    # set_ (rebinding a tensor to another storage) and sparse resizing are not implemented
     missing = sorted(n for n in dir(torch.Tensor) if n.endswith("_") and not n.startswith("_") and n not in have)
-    assert missing == ["as_strided_", "resize_as_sparse_", "set_", "sparse_resize_", "sparse_resize_and_clear_",
-                       "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unsqueeze_"]
+    assert missing == ["resize_as_sparse_", "set_", "sparse_resize_", "sparse_resize_and_clear_"]
+
+
+# ---- Note [In-place view ops]: the geometry of self changes in place; node names, strides, version,
+# view-ness and gradients as torch's
+VIEW_OPS = ["t_()", "transpose_(0,1)", "swapaxes_(0,1)", "swapdims_(1,0)", "unsqueeze_(0)", "unsqueeze_(-1)",
+            "squeeze_()", "squeeze_(0)", "squeeze_((0,1))", "as_strided_((2,2),(1,1))", "as_strided_((2,),(2,),1)",
+            "t_().unsqueeze_(1).squeeze_(1)"]
+MAKERS = {"plain": lambda t: t.reshape(2, 3), "view": lambda t: t.view(2, 3)[:, 1:], "row": lambda t: t.view(1, 6)}
+
+
+def _inplace_view(lib, op, make):
+    x = lib.arange(6., requires_grad=True)
+    y = make(x * 1)
+    v0 = y._version
+    r = eval("y." + op)
+    w = lib.arange(float(r.numel())).reshape(r.shape)
+    (r * w).sum().backward()
+    return (r is y, tuple(r.shape), tuple(r.stride()), r.storage_offset(), type(r.grad_fn).__name__,
+            r._version - v0, r._base is not None, x.grad.tolist())
+
+
+@pytest.mark.parametrize("make", list(MAKERS))
+@pytest.mark.parametrize("op", VIEW_OPS)
+def test_inplace_view_ops_match_torch(op, make):
+    assert _inplace_view(ampgrad, op, MAKERS[make]) == _inplace_view(torch, op, MAKERS[make])
+
+
+@pytest.mark.parametrize("call", ["t_()", "unsqueeze_(0)", "squeeze_()", "transpose_(0, 1)", "squeeze_(5)",
+                                  "unsqueeze_(4)", "transpose_(0, 3)", "as_strided_((9,), (1,))",
+                                  "as_strided_((2,), (-1,))"])
+@pytest.mark.parametrize("who", ["leaf", "leaf_view", "no_grad_leaf", "plain3d", "int"])
+def test_inplace_view_ops_errors_and_unchanged_on_failure(call, who):
+    def run(lib):
+        base = lib.ones(2, 3, requires_grad=True)
+        t = {"leaf": lambda: base, "leaf_view": lambda: base[0:1], "no_grad_leaf": lambda: lib.ones(2, 3),
+             "plain3d": lambda: lib.ones(2, 1, 3) * 1, "int": lambda: lib.ones(2, 3, dtype=lib.int64)}[who]()
+        before = (tuple(t.shape), tuple(t.stride()), t.storage_offset(), t._version)
+        try:
+            r = eval("t." + call)
+        except Exception as e:  # noqa: BLE001
+            assert (tuple(t.shape), tuple(t.stride()), t.storage_offset(), t._version) == before
+            return type(e).__name__
+        return (r is t, tuple(t.shape), tuple(t.stride()), t._version - before[3])
+    assert run(ampgrad) == run(torch)
+
+
+def test_inplace_view_ops_tangent_and_saved_tensor_check():
+    import ampgrad.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        p = fwAD.make_dual(ampgrad.ones(2, 3), ampgrad.arange(6.).reshape(2, 3))
+        q = p * 1
+        q.t_()
+        assert fwAD.unpack_dual(q).tangent.tolist() == [[0., 3.], [1., 4.], [2., 5.]]
+    # the version bump: a tensor saved before the geometry change refuses to unpack, as in torch
+    for lib in (ampgrad, torch):
+        x = lib.ones(2, 3, requires_grad=True)
+        y = x * 1
+        z = y.sin()
+        y.t_()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()

@@ -1,6 +1,7 @@
 // Module functions (ampgrad.exp, ...) and the Tensor methods of the same name. Argument handling
 // that torch does with overloads (dim as int or tuple, Tensor-or-number operands) is done here
 // once; richer Python-side parsing lives in python/ampgrad/.
+#include "ops/inplace_view.h"
 #include "core/overlap.h"
 #include "autograd/grad_mode.h"
 #include "bindings/convert.h"
@@ -407,6 +408,19 @@ void init_ops(py::module_& m) {
   }
   def_both(m, cls, "squeeze", [](const Tensor& a, py::handle dim) { return squeeze(a, dims_from_handle(dim)); }, py::arg("dim") = py::none());
   def_both(m, cls, "unsqueeze", [](const Tensor& a, int64_t d) { return unsqueeze(a, d); }, py::arg("dim"));
+  // In-place view ops (Note [In-place view ops])
+  cls.def("t_", [](Tensor& a) { return t_(a); });
+  cls.def("transpose_", [](Tensor& a, int64_t d0, int64_t d1) { return transpose_(a, d0, d1); }, py::arg("dim0"), py::arg("dim1"));
+  cls.def("swapdims_", [](Tensor& a, int64_t d0, int64_t d1) { return transpose_(a, d0, d1); }, py::arg("dim0"), py::arg("dim1"));
+  cls.def("swapaxes_", [](Tensor& a, int64_t d0, int64_t d1) { return transpose_(a, d0, d1); }, py::arg("axis0"), py::arg("axis1"));
+  cls.def("squeeze_", [](Tensor& a, py::handle dim) {
+    return squeeze_(a, dims_from_handle(dim), !dim.is_none() && !py::isinstance<py::int_>(dim) && !is_tensor(dim));
+  }, py::arg("dim") = py::none());
+  cls.def("unsqueeze_", [](Tensor& a, int64_t d) { return unsqueeze_(a, d); }, py::arg("dim"));
+  cls.def("as_strided_", [](Tensor& a, py::handle size, py::handle stride, std::optional<int64_t> off) {
+    return as_strided_(a, int_tuple(size, "as_strided_(): argument 'size' (position 1)"),
+                       int_tuple(stride, "as_strided_(): argument 'stride' (position 2)"), off);
+  }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
   def_both(m, cls, "flatten", [](const Tensor& a, int64_t s, int64_t e) { return flatten(a, s, e); }, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
   m.def("unflatten", [](const Tensor& a, int64_t d, py::handle s) { return unflatten(a, d, int_tuple(s, "unflatten(): argument 'sizes' (position 3)")); },
         py::arg("input"), py::arg("dim"), py::arg("sizes"));

@@ -2,6 +2,7 @@
 // transform applied twice: to the input's real strides (the forward view) and to contiguous
 // strides (where the view sits inside a dense gradient, for the backward).
 #include <numeric>
+#include "ops/inplace_view.h"
 #include "ops/internal.h"
 
 namespace ampgrad {
@@ -255,6 +256,51 @@ Tensor matrix_t(const Tensor& a) {
   AG_CHECK(a.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", a.dim(), "D");
   if (a.dim() < 2) return reshape_view(a, a.sizes(), a.strides(), "TBackward0");
   return transpose_impl(a, 0, 1, "TBackward0");
+}
+
+// Note [In-place view ops]: t_, transpose_ (swapaxes_, swapdims_), squeeze_, unsqueeze_ and as_strided_
+// change self's geometry, not its data. The view op runs out of place (its checks, its backward node and
+// its tangent); self then takes the result's sizes, strides and offset and, when it requires grad, the
+// result's node, renamed as torch's in-place one (TBackward1, ...). self stays a view of what it was a
+// view of (or no view), and its version bumps, as torch's. A leaf that requires grad, or a view of one,
+// is refused before anything changes.
+Tensor& inplace_view(Tensor& self, const std::function<Tensor(const Tensor&)>& view, const char* node_name) {
+  const bool record = autograd::GradMode::is_enabled() && self.requires_grad();
+  if (record) check_inplace(self, node_name);
+  Tensor v = view(self);
+  Tensor tangent = autograd::fw::tangent(v);
+  std::shared_ptr<autograd::Node> node = record ? v.grad_fn() : nullptr;  // before the bump: v's node is current
+  TensorImpl* si = self.impl();
+  si->sizes = v.sizes(); si->strides = v.strides(); si->offset = v.storage_offset();
+  si->refresh();
+  self.bump_version();
+  if (node) {
+    if (auto* f = dynamic_cast<autograd::FunctionNode*>(node.get())) f->name_ = node_name;
+    AutogradMeta& m = self.ensure_autograd_meta();
+    m.grad_fn = std::move(node);
+    m.output_nr = 0;
+  }
+  if (AutogradMeta* m = self.autograd_meta(); m && m->is_view) m->attr_version = self.version();  // its node is current
+  if (tangent.defined()) autograd::fw::set_tangent(self, tangent);
+  return self;
+}
+
+Tensor& t_(Tensor& self) {
+  AG_CHECK(self.dim() <= 2, "t_() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return inplace_view(self, [](const Tensor& a) { return matrix_t(a); }, "TBackward1");
+}
+Tensor& transpose_(Tensor& self, int64_t d0, int64_t d1) {
+  return inplace_view(self, [=](const Tensor& a) { return transpose(a, d0, d1); }, "TransposeBackward1");
+}
+Tensor& squeeze_(Tensor& self, OptDims dims, bool dims_is_list) {
+  return inplace_view(self, [&](const Tensor& a) { return squeeze(a, dims); },
+                      !dims ? "SqueezeBackward3" : dims_is_list ? "SqueezeBackward5" : "SqueezeBackward4");
+}
+Tensor& unsqueeze_(Tensor& self, int64_t dim) {
+  return inplace_view(self, [=](const Tensor& a) { return unsqueeze(a, dim); }, "UnsqueezeBackward1");
+}
+Tensor& as_strided_(Tensor& self, IntList sizes, IntList strides, std::optional<int64_t> offset) {
+  return inplace_view(self, [&](const Tensor& a) { return as_strided(a, sizes, strides, offset); }, "AsStridedBackward1");
 }
 
 Tensor permute(const Tensor& a, IntList dims) {

@@ -1581,6 +1581,9 @@ SIGS = {
         'as_strided': (
             'int[] size, int[] stride, int? storage_offset=',
         ),
+        'as_strided_': (
+            'int[] size, int[] stride, int? storage_offset=',
+        ),
         'as_strided_scatter': (
             'Tensor src, int[] size, int[] stride, int? storage_offset=',
         ),
@@ -2783,6 +2786,11 @@ SIGS = {
             'int dim',
             'int[] dim',
         ),
+        'squeeze_': (
+            '',
+            'int dim',
+            'int[] dim',
+        ),
         'std': (
             'bool unbiased=',
             'int[1]? dim, bool unbiased=, bool keepdim=',
@@ -2825,10 +2833,19 @@ SIGS = {
         'swapaxes': (
             'int axis0, int axis1',
         ),
+        'swapaxes_': (
+            'int axis0, int axis1',
+        ),
         'swapdims': (
             'int dim0, int dim1',
         ),
+        'swapdims_': (
+            'int dim0, int dim1',
+        ),
         't': (
+            '',
+        ),
+        't_': (
             '',
         ),
         'take': (
@@ -2883,6 +2900,9 @@ SIGS = {
         'transpose': (
             'int dim0, int dim1',
         ),
+        'transpose_': (
+            'int dim0, int dim1',
+        ),
         'triangular_solve': (
             'Tensor A, bool upper=, bool transpose=, bool unitriangular=',
             'Tensor A, bool upper=, bool transpose=, bool unitriangular=, *, Tensor X, Tensor M',
@@ -2932,6 +2952,9 @@ SIGS = {
             'int split_size, int dim=',
         ),
         'unsqueeze': (
+            'int dim',
+        ),
+        'unsqueeze_': (
             'int dim',
         ),
         'var': (
