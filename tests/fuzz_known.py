@@ -424,6 +424,7 @@ exc_type RuntimeError -> NotImplementedError: F.linear_cross_entropy  # F.cross_
 rejected value -> RuntimeError: Tensor.as_strided_scatter torch.as_strided_scatter  # a strided view as input: torch's as_strided reaches storage beyond the input's elements (unspecified values); ampgrad scatters into a dense copy and bounds-checks
 accepted RuntimeError -> value: torch.resize_as_ Tensor.resize_ Tensor.resize_as_  # the fuzz builds torch's inputs with from_numpy, whose storage cannot grow ("Trying to resize storage that is not resizable"); torch's own tensors grow like ampgrad's
 exc_type TypeError -> RuntimeError: F.linear_cross_entropy  # F.cross_entropy checks label_smoothing before torch's parser rejects a wrong-typed weight
+rejected value -> RuntimeError: Tensor.as_strided_  # torch's as_strided_ skips the storage-size checks of as_strided (a stride of 2**63 - 1 gives a tensor that reads outside its storage); ampgrad runs them, torch's as_strided errors
 """
 
 

@@ -199,16 +199,23 @@ Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional
   int64_t off = offset.value_or(a.storage_offset());
   AG_CHECK(off >= 0, "Tensor: invalid storage offset ", off);  // a negative offset would read before the storage
   int64_t base_off = a.storage_offset();
-  int64_t hi = off;
-  for (size_t i = 0; i < sizes.size(); ++i) {
+  for (size_t i = 0; i < sizes.size(); ++i)
     AG_CHECK(sizes[i] >= 0 && strides[i] >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(strides));
-    if (sizes[i] > 0) hi += (sizes[i] - 1) * strides[i];
-  }
-  int64_t storage_elems = static_cast<int64_t>(a.storage()->nbytes / itemsize(a.dtype()));
-  AG_CHECK(shape_numel(sizes) == 0 || hi < storage_elems, "setStorage: sizes ", shape_str(sizes), ", strides ", shape_str(strides),
+  // The span of the elements, overflow-checked (Note [Checked sizes]; a stride of 2**63 - 1 wrapped around and
+  // passed the bounds check below: as_strided_ then read far outside the storage).
+  const Shape ssz(sizes.begin(), sizes.end()), sst(strides.begin(), strides.end());
+  const int64_t isz = itemsize(a.dtype());
+  const int64_t extent = static_cast<int64_t>(storage_nbytes(ssz, sst, isz, /*report_strides=*/true)) / isz;  // last index + 1, or 0
+  int64_t hi = 0, end_bytes = 0;  // torch's computeStorageNbytes counts the offset in its overflow check
+  AG_CHECK(extent == 0 || (!__builtin_add_overflow(off, extent - 1, &hi) && !__builtin_mul_overflow(hi, isz, &end_bytes) &&
+                             !__builtin_add_overflow(end_bytes, isz, &end_bytes)),
+           "Storage size calculation overflowed with sizes=", shape_str(sizes), " and strides=", shape_str(strides));
+  int64_t storage_elems = static_cast<int64_t>(a.storage()->nbytes / isz);
+  AG_CHECK(extent == 0 || hi < storage_elems, "setStorage: sizes ", shape_str(sizes), ", strides ", shape_str(strides),
            ", storage offset ", off, ", and itemsize ", itemsize(a.dtype()), " requiring a storage size of ",
-           (hi + 1) * itemsize(a.dtype()), " are out of bounds for storage of size ", a.storage()->nbytes);
-  Tensor out = make_view(a, Shape(sizes.begin(), sizes.end()), Shape(strides.begin(), strides.end()), off);
+           end_bytes, " are out of bounds for storage of size ", a.storage()->nbytes);
+  if (extent == 0) hi = off;
+  Tensor out = make_view(a, ssz, sst, off);
   mark_view(out, a);
   fw_rule(out, {&a}, [&](const variable_list& t) {
     Tensor ta = autograd::fw::with_layout(t[0], a);

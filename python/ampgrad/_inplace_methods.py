@@ -120,8 +120,8 @@ _FUNCTION_METHODS = ["absolute", "arccos", "arcsin", "arctan", "bernoulli", "bro
 
 def _function_method(name, fn):
     def method(self, *args, **kwargs):
-        if name == "broadcast_to" and builtins.len(args) > 1:  # torch's parser takes an int[] as varargs too
-            args = (args,)
+        if name == "broadcast_to" and (builtins.len(args) > 1 or args and isinstance(args[0], builtins.int)):
+            args = (args,)  # torch's parser takes an int[] as varargs too, and one int as a 1-element list
         return fn(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = fn.__doc__
