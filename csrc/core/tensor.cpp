@@ -59,7 +59,7 @@ int64_t shape_numel(const Shape& sizes) {
   return n;
 }
 
-size_t storage_nbytes(const Shape& sizes, const Shape& strides, size_t itemsize, bool report_strides) {
+size_t storage_nbytes(const Shape& sizes, const Shape& strides, size_t itemsize) {
   // Bytes spanned by the elements: (1 + sum (size_d - 1) * stride_d) * itemsize, or 0 when empty.
   for (auto s : sizes) if (s == 0) return 0;
   uint64_t last = 0;
@@ -74,8 +74,7 @@ size_t storage_nbytes(const Shape& sizes, const Shape& strides, size_t itemsize,
   overflow |= __builtin_mul_overflow(last, static_cast<uint64_t>(itemsize), &bytes);
   // Allocations are limited to what an int64 byte count can address (torch's limit too).
   if (overflow || bytes > static_cast<uint64_t>(INT64_MAX))
-    AG_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(sizes),
-             report_strides ? " and strides=" + shape_str(strides) : std::string());
+    AG_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(sizes));
   return static_cast<size_t>(bytes);
 }
 

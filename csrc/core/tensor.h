@@ -112,8 +112,7 @@ inline bool Tensor::is_inference() const { return impl_->inference; }
 // Construction
 Shape contiguous_strides(const Shape& sizes);
 int64_t shape_numel(const Shape& sizes);  // RuntimeError on overflow (Note [Checked sizes])
-// likewise; report_strides: the message names the strides too (torch's computeStorageNbytes)
-size_t storage_nbytes(const Shape& sizes, const Shape& strides, size_t itemsize, bool report_strides = false);
+size_t storage_nbytes(const Shape& sizes, const Shape& strides, size_t itemsize);  // likewise
 Tensor empty(Shape sizes, ScalarType dtype, Device device = Device());
 Tensor empty_like(const Tensor& t);  // contiguous, same dtype/device
 // `strides` must be a permutation of a dense layout of `sizes` (the storage holds numel elements).

@@ -205,7 +205,12 @@ Tensor as_strided(const Tensor& a, IntList sizes, IntList strides, std::optional
   // passed the bounds check below: as_strided_ then read far outside the storage).
   const Shape ssz(sizes.begin(), sizes.end()), sst(strides.begin(), strides.end());
   const int64_t isz = itemsize(a.dtype());
-  const int64_t extent = static_cast<int64_t>(storage_nbytes(ssz, sst, isz, /*report_strides=*/true)) / isz;  // last index + 1, or 0
+  int64_t extent = 0;  // last index + 1, or 0
+  try {
+    extent = static_cast<int64_t>(storage_nbytes(ssz, sst, isz)) / isz;
+  } catch (const RuntimeError&) {  // torch's computeStorageNbytes names the strides too
+    AG_THROW(RuntimeError, "Storage size calculation overflowed with sizes=", shape_str(sizes), " and strides=", shape_str(strides));
+  }
   int64_t hi = 0, end_bytes = 0;  // torch's computeStorageNbytes counts the offset in its overflow check
   AG_CHECK(extent == 0 || (!__builtin_add_overflow(off, extent - 1, &hi) && !__builtin_mul_overflow(hi, isz, &end_bytes) &&
                              !__builtin_add_overflow(end_bytes, isz, &end_bytes)),
