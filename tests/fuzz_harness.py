@@ -393,6 +393,11 @@ class Runner:
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                    PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         mem = self.mem_gb * 2**30
+        # Under ASan (tools/sanitize.sh preloads it) an address-space limit stops the worker before it starts:
+        # ASan reserves terabytes of shadow memory. Its allocator caps each allocation instead.
+        asan = "libasan" in os.environ.get("LD_PRELOAD", "")
+        if asan and self.mem_gb:
+            env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + f":max_allocation_size_mb={self.mem_gb * 1024}"
 
         def limit():
             import resource
@@ -402,7 +407,7 @@ class Runner:
                 f"import fuzz_harness; fuzz_harness.worker_main({c_in}, {c_out})")
         self.proc = subprocess.Popen([sys.executable, "-c", boot],
                                      pass_fds=(c_in, c_out), stdout=subprocess.DEVNULL, stderr=self.err, env=env,
-                                     preexec_fn=limit if self.mem_gb else None)
+                                     preexec_fn=limit if self.mem_gb and not asan else None)
         os.close(c_in)
         os.close(c_out)
         self.rd, self.wr = os.fdopen(p_in, "rb", buffering=0), os.fdopen(p_out, "wb")

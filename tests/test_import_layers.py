@@ -50,7 +50,8 @@ def _package_dir():
 def _modules(root):
     """{module name: (path or None for an extension module, is_package)}."""
     mods = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    # followlinks: the sanitizer build's tree (tools/sanitize.sh) links the subpackages into place
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         dirnames[:] = [d for d in dirnames if not d.startswith((".", "__pycache__"))]
         rel = os.path.relpath(dirpath, root)
         prefix = _PKG if rel == "." else _PKG + "." + rel.replace(os.sep, ".")

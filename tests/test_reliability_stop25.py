@@ -77,3 +77,11 @@ def test_random_bounds_per_dtype():
             L.zeros(2, dtype=L.uint8).random_(0, 300)
         with pytest.raises(RuntimeError, match="from is out of bounds for signed char"):
             L.zeros(2, dtype=L.int8).random_(-200, 0)
+
+
+def test_numpy_of_a_huge_stride_that_is_never_stepped():
+    """UBSan: Tensor.numpy() multiplied a stride of 2**62 by the itemsize (signed overflow) for a size-1 dim."""
+    for L in (ampgrad, torch):
+        a = L.ones(3).as_strided([1], [2 ** 62], 1)
+        assert a.numpy().tolist() == [1.0] and a.tolist() == [1.0]
+        assert L.ones(3).as_strided([0, 2], [2 ** 62, 1], 5).numpy().shape == (0, 2)

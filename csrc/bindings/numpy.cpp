@@ -86,7 +86,12 @@ void init_numpy(py::module_& m) {
     auto holder = new std::shared_ptr<Storage>(t.storage());
     py::capsule base(holder, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
     std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end()), strides;
-    for (auto s : t.strides()) strides.push_back(s * itemsize(t.dtype()));
+    // In bytes. A stride of a size-0/1 dim (or of an empty tensor) is never stepped over and may be huge
+    // (as_strided([1], [2**62])): its byte count would overflow, so it becomes 0 (UBSan found the overflow).
+    for (auto s : t.strides()) {
+      py::ssize_t b;
+      strides.push_back(__builtin_mul_overflow(s, itemsize(t.dtype()), &b) ? 0 : b);
+    }
     return py::array(to_np(t.dtype()), shape, strides, t.data_ptr(), base);
   });
 }

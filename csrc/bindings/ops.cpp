@@ -605,8 +605,10 @@ void init_ops(py::module_& m) {
     auto storage = storage_from_shm_fd(fd, nbytes);  // owns fd from here, also when a check below fails
     AG_CHECK(sizes.size() == strides.size() && offset >= 0, "_new_shared_fd_cpu: bad geometry");
     for (size_t i = 0; i < sizes.size(); ++i) AG_CHECK(sizes[i] >= 0 && strides[i] >= 0, "_new_shared_fd_cpu: bad geometry");
-    const size_t need = shape_numel(sizes) == 0 ? 0 : storage_nbytes(sizes, strides, itemsize(dt)) + size_t(offset) * itemsize(dt);
-    AG_CHECK(need <= nbytes, "_new_shared_fd_cpu: the view needs ", need, " bytes of a ", nbytes, "-byte storage");
+    size_t need = 0, off_bytes = 0;
+    const bool wrap = shape_numel(sizes) != 0 && (__builtin_mul_overflow(size_t(offset), size_t(itemsize(dt)), &off_bytes) ||
+                                                  __builtin_add_overflow(storage_nbytes(sizes, strides, itemsize(dt)), off_bytes, &need));
+    AG_CHECK(!wrap && need <= nbytes, "_new_shared_fd_cpu: the view needs ", need, " bytes of a ", nbytes, "-byte storage");
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = std::move(storage);
     impl->sizes = std::move(sizes); impl->strides = std::move(strides); impl->offset = offset; impl->dtype = dt;
