@@ -177,9 +177,9 @@ KNOWN = [
     K("Tensor.renorm torch.renorm", "mismatch", when=huge_p,
       reason="a p so large that |x|**p overflows float64: the norm should be max|x|; torch's is 1.0 (1/p rounds to 0 "
              "in float32), ampgrad's inf (renorm then scales to 0); both wrong, left to fix"),
-    K("Tensor.histogram torch.histogram F.batch_norm", "mismatch", when=operand_or_self_requires_grad,
-      reason="requires_grad of a result: torch records a NotImplemented node on histogram's outputs, and an "
-             "AddBackward0 on batch_norm's empty output; ampgrad records none (left to fix)"),
+    K("Tensor.histogram torch.histogram", "mismatch", when=operand_or_self_requires_grad,
+      reason="requires_grad of a result: torch records a NotImplemented node on histogram's outputs (its backward "
+             "raises); ampgrad records none, so backward through them raises earlier, as 'does not require grad'"),
 ] + [
     K("torch.cov", cat,
       reason="torch's bug: cov with one observation and one kind of weights zeroes the caller's input in place "

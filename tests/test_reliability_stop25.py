@@ -85,3 +85,23 @@ def test_numpy_of_a_huge_stride_that_is_never_stepped():
         a = L.ones(3).as_strided([1], [2 ** 62], 1)
         assert a.numpy().tolist() == [1.0] and a.tolist() == [1.0]
         assert L.ones(3).as_strided([0, 2], [2 ** 62, 1], 5).numpy().shape == (0, 2)
+
+
+@pytest.mark.parametrize("case", ["train", "eval_weight", "eval_weight_bias", "empty_weight"])
+def test_batch_norm_of_an_empty_batch_keeps_the_affine_graph(case):
+    """torch's empty-input batch_norm: a clone, times weight[0], plus bias[0] (MulBackward0 / AddBackward0)."""
+    def run(L):
+        F = L.nn.functional
+        w, b = L.ones(2, requires_grad=True), L.ones(2, requires_grad=True)
+        try:
+            r = {"train": lambda: F.batch_norm(L.zeros((2, 0, 3), requires_grad=True), None, None, training=True),
+                 "eval_weight": lambda: F.batch_norm(L.zeros((0, 2, 3)), L.zeros(2), L.ones(2), weight=w),
+                 "eval_weight_bias": lambda: F.batch_norm(L.zeros((0, 2, 3)), L.zeros(2), L.ones(2), weight=w, bias=b),
+                 "empty_weight": lambda: F.batch_norm(L.zeros((2, 0, 3)), None, None,
+                                                      weight=L.ones(0, requires_grad=True), training=True)}[case]()
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__
+        r.sum().backward()
+        return (r.requires_grad, type(r.grad_fn).__name__, tuple(r.shape),
+                None if w.grad is None else w.grad.tolist(), None if b.grad is None else b.grad.tolist())
+    assert run(ampgrad) == run(torch)

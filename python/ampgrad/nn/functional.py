@@ -936,7 +936,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _batch_norm_aten(input, running_mean, running_var, weight, bias, training, momentum, eps):
     """aten's batch_norm (torch.batch_norm): no batch-size or eps checks, those are F.batch_norm's Python body's."""
     if isinstance(input, _C.Tensor) and input.numel() == 0:
-        return input.clone()  # torch: an empty input is cloned (CloneBackward0), the statistics untouched
+        # torch: an empty input is cloned (CloneBackward0), the statistics untouched, and the affine
+        # parameters' first elements applied, so that the output's graph reaches them
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return _C._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
