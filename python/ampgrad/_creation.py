@@ -217,8 +217,7 @@ def _check_ragged(data, dim=0):
 # checked_convert does: a float must lie in [lowest, max], an int too, except that an int may wrap into an
 # unsigned dtype down to -max (two's complement); int64 takes any int64, uint64 takes ints in [0, 2**64) only
 # (OverflowError) and no floats (TypeError).
-_INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767), "int32": (-2 ** 31, 2 ** 31 - 1),
-               "uint16": (0, 65535), "uint32": (0, 2 ** 32 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+_CHECKED_INTS = ("uint8", "int8", "int16", "int32", "int64", "uint16", "uint32")
 
 
 def _leaves(data):
@@ -241,25 +240,21 @@ def _check_int_store(nested, arr, dtype):
                 if x >= 2 ** 64:
                     raise OverflowError("int too big to convert")
         return np.array(nested, dtype=np.uint64)
-    lo, hi = _INT_RANGES.get(name, (None, None))
-    if lo is None or arr.size == 0 or arr.dtype.kind not in "iuf":
+    if name not in _CHECKED_INTS or arr.size == 0 or arr.dtype.kind not in "iuf":
         return arr
-    if arr.dtype.kind == "f":  # all floats, or ints and floats mixed: each leaf by its own type
-        ok = (arr >= lo) & (arr <= hi)
-        if ok.all():
+    info = np.iinfo(name)
+    lo, hi = int(info.min), int(info.max)
+    int_lo = -hi if lo == 0 else lo  # an int wraps into an unsigned dtype down to -max
+    if arr.dtype.kind == "f":
+        if ((arr >= lo) & (arr <= hi)).all():
             return arr
-        leaves = _leaves(nested)
-    else:
-        if name == "int64" or ((arr >= (-hi if lo == 0 else lo)) & (arr <= hi)).all():
-            return arr
-        leaves = _leaves(nested)
-    for x in leaves:
+    elif name == "int64" or ((arr >= int_lo) & (arr <= hi)).all():
+        return arr
+    for x in _leaves(nested):  # a float array may mix ints and floats: each leaf by its own type
         if isinstance(x, (builtins.float, np.floating)):
             bad = not lo <= x <= hi
-        elif isinstance(x, (builtins.int, np.integer)):
-            bad = not (-hi if lo == 0 else lo) <= x <= hi
         else:
-            bad = False
+            bad = isinstance(x, (builtins.int, np.integer)) and not int_lo <= x <= hi
         if bad:
             raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     return arr
