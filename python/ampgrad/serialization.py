@@ -31,7 +31,7 @@ _NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfl
        "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
        "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64}
 # dtypes with no typed storage class (torch writes them as bytes: UntypedStorage and _rebuild_tensor_v3)
-_UNTYPED = {"uint16": 2, "uint32": 4, "uint64": 8}
+_UNTYPED = ("uint16", "uint32", "uint64")
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -73,7 +73,7 @@ class _Writer(pickle._Pickler):
         if isinstance(obj, _StorageRef):
             if obj.dtype in _UNTYPED:  # bytes: numel is their count
                 return ("storage", _Global("torch.storage", "UntypedStorage"), obj.key, "cpu",
-                        obj.numel * _UNTYPED[obj.dtype])
+                        obj.numel * getattr(_C, obj.dtype).itemsize)
             return ("storage", _Global("torch", _STORAGE_OF[obj.dtype]), obj.key, "cpu", obj.numel)
         return None
 
