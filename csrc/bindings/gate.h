@@ -12,24 +12,38 @@ namespace ampgrad::bind {
 struct PyGateArgs : amp::GateArgs {
   using amp::GateArgs::add;
   std::deque<Tensor> from_handles;  // stable addresses
+  // The Python slots of the tensors: a borrowed py::handle is rebound to the cast tensor (which `keep`
+  // holds for the call); an owning py::object is assigned it (its old reference released, the new one
+  // taken). A raw handle assignment into a py::object slot leaked the original tensor and left the cast
+  // one a reference short: freed while still in use (the @engine_op gate under autocast).
   std::vector<std::pair<py::handle*, Tensor*>> handles;
+  std::vector<std::pair<py::object*, Tensor*>> objects;
   std::vector<py::object> keep;     // the cast tensors the handles now point at
-  void add(py::handle& h) {
-    if (!is_tensor(h)) return;
+  Tensor* take(py::handle h) {
     from_handles.push_back(h.cast<Tensor>());
     ts.push_back(&from_handles.back());
-    handles.push_back({&h, &from_handles.back()});
+    return &from_handles.back();
   }
-  void add(py::object& h) { add(static_cast<py::handle&>(h)); }
+  void add(py::handle& h) {
+    if (is_tensor(h)) handles.push_back({&h, take(h)});
+  }
+  void add(py::object& h) {
+    if (is_tensor(h)) objects.push_back({&h, take(h)});
+  }
   void cast(Op op) {
-    std::vector<TensorImpl*> before;
-    for (auto& [h, t] : handles) before.push_back(t->impl());
+    std::vector<TensorImpl*> before_h, before_o;
+    for (auto& [h, t] : handles) before_h.push_back(t->impl());
+    for (auto& [o, t] : objects) before_o.push_back(t->impl());
     amp::GateArgs::cast(op);
     for (size_t i = 0; i < handles.size(); ++i) {
       auto [h, t] = handles[i];
-      if (t->impl() == before[i]) continue;
+      if (t->impl() == before_h[i]) continue;
       keep.push_back(py::cast(*t));
       *h = keep.back();
+    }
+    for (size_t i = 0; i < objects.size(); ++i) {
+      auto [o, t] = objects[i];
+      if (t->impl() != before_o[i]) *o = py::cast(*t);
     }
   }
 };
