@@ -1078,3 +1078,39 @@ def test_model_gradients_unchanged_by_hooks_and_anomaly_mode():
         for a, b in zip(plain, grads(ctx)):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
     assert len(packed) > 5
+
+
+def test_limited_pass_skips_unwanted_input_gradients(torch):
+    """torch's task_should_compute_output: autograd.grad(y, a) / backward(inputs=[a]) runs a node's
+    backward only for the edges that lead to what was asked for (MmBackward0 computes one product, not
+    two; ConvolutionBackward0 one of its input and weight gradients), and the gradients it does compute
+    are torch's."""
+    rng = np.random.default_rng(3)
+    an, bn = rng.standard_normal((4, 5)).astype(np.float32), rng.standard_normal((5, 3)).astype(np.float32)
+    xn, wn = rng.standard_normal((2, 3, 8, 8)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+
+    def count(fn, name):
+        with ag.autograd.profiler.profile() as p:
+            out = fn()
+        return out, sum(e.count for e in p.key_averages() if e.key == name)
+
+    a, b = ag.tensor(an, requires_grad=True), ag.tensor(bn, requires_grad=True)
+    ta, tb = torch.tensor(an, requires_grad=True), torch.tensor(bn, requires_grad=True)
+    for want, twant in (([a], [ta]), ([b], [tb]), ([a, b], [ta, tb])):
+        gs, n = count(lambda: ag.autograd.grad((a @ b).sin().sum(), want), "aten::mm")
+        assert n == 1 + len(want)  # the forward, then one product per wanted gradient
+        tgs = torch.autograd.grad((ta @ tb).sin().sum(), twant)
+        for g, tg in zip(gs, tgs):
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-5, atol=1e-6)
+    # backward(inputs=...) limits the pass the same way; the other leaf's .grad stays None
+    _, n = count(lambda: (a @ b).sum().backward(inputs=[b]), "aten::mm")
+    assert n == 2 and a.grad is None and b.grad is not None
+    x, w = ag.tensor(xn, requires_grad=True), ag.tensor(wn, requires_grad=True)
+    tx, tw = torch.tensor(xn, requires_grad=True), torch.tensor(wn, requires_grad=True)
+    for want, twant in (([x], [tx]), ([w], [tw]), ([x, w], [tx, tw])):
+        gs, n = count(lambda: ag.autograd.grad(ag.nn.functional.conv2d(x, w, padding=1).square().sum(), want),
+                      "aten::convolution")
+        assert n == 1 + len(want)  # the forward, then one kernel per wanted gradient
+        tgs = torch.autograd.grad(torch.nn.functional.conv2d(tx, tw, padding=1).square().sum(), twant)
+        for g, tg in zip(gs, tgs):
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-4, atol=1e-4)

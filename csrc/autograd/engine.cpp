@@ -154,6 +154,13 @@ variable_list call_function(const std::shared_ptr<Node>& node, variable_list gra
 
 int64_t current_graph_task_id() { return t_task ? t_task->id : -1; }
 
+bool Node::needs_input_grad(size_t i) const {
+  if (i >= next_edges.size() || !next_edges[i].valid()) return false;
+  if (!t_task || !t_task->capture_mode) return true;
+  Node* n = next_edges[i].fn.get();
+  return t_task->needed.count(n) > 0 || t_task->captures.count(n) > 0;
+}
+
 bool will_engine_execute_node(const Node* node) {
   AG_CHECK(t_task, "_get_should_execute_nodes should only be called during the backward pass");
   Node* n = const_cast<Node*>(node);

@@ -56,7 +56,10 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual void steal_children(std::vector<std::shared_ptr<Node>>& out);
   size_t num_outputs() const { return input_meta.size(); }
   size_t num_inputs() const { return next_edges.size(); }
-  bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
+  // Whether the running backward wants the gradient of input i (torch's task_should_compute_output): the
+  // edge exists and, when autograd.grad / backward(inputs=...) limits the pass, leads to what it asked
+  // for (a convolution's weight gradient is not computed for autograd.grad(y, x)).
+  bool needs_input_grad(size_t i) const;
 };
 
 // Pack/unpack hooks of one saved tensor (autograd.graph.saved_tensors_hooks); the Python side
