@@ -94,3 +94,36 @@ def test_fp32_conv_implicit_gemm_against_float64(dims, groups, dil, pad, k, widt
         outs = [getattr(L.nn.functional, f"conv_transpose{dims}d")(L.tensor(x.astype(dt)), L.tensor(wt.astype(dt)), None, **kw)
                 .double().numpy() for L, dt in ((ampgrad, np.float32), (torch, np.float64))]
         np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=2e-5 * np.abs(outs[1]).max())
+
+
+# Note [Implicit GEMM weight gradient]: the fp32 weight gradient reads the padded input in place (tiles of
+# gw^T split between threads, images in ~4 MB chunks accumulated in turn). Against float64 torch: strided
+# transposed convolutions (their weight gradient is a stride-2 product in conv space), stride (2, 1),
+# groups with more than 32 output channels per group (a ragged second panel), Kdim not a multiple of the
+# 12-row tile, and images large enough that every chunk holds one image (the accumulate path).
+WGRAD = [("conv_transpose2d", (4, 16, 12, 10), (16, 12, 4, 4), dict(stride=2, padding=1)),
+         ("conv_transpose2d", (2, 8, 9, 11), (8, 40, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+         ("conv_transpose1d", (3, 6, 20), (6, 5, 5), dict(stride=2, padding=2)),
+         ("conv2d", (2, 10, 17, 19), (70, 5, 3, 3), dict(stride=(2, 1), padding=1, groups=2)),
+         ("conv2d", (3, 5, 9, 33), (7, 5, 2, 5), dict(stride=2, dilation=(2, 1), padding=(1, 2))),
+         ("conv3d", (2, 3, 5, 6, 18), (4, 3, 3, 3, 3), dict(stride=(1, 2, 2), padding=1)),
+         ("conv2d", (3, 8, 190, 200), (4, 8, 3, 3), dict(padding=1))]
+
+
+@pytest.mark.parametrize("fn,xs,ws,kw", WGRAD, ids=[f"{c[0]}-{i}" for i, c in enumerate(WGRAD)])
+def test_fp32_conv_weight_gradient_against_float64(fn, xs, ws, kw):
+    rng = np.random.default_rng(len(xs) * 7 + ws[0])
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+
+    def run(L, dt):
+        X = L.tensor(x.astype(dt), requires_grad=True)
+        W = L.tensor(w.astype(dt), requires_grad=True)
+        y = getattr(L.nn.functional, fn)(X, W, **kw)
+        gy = np.sin(np.arange(int(np.prod(tuple(y.shape))))).reshape(tuple(y.shape)).astype(dt)
+        y.backward(L.tensor(gy))
+        return [t.detach().double().numpy() for t in (W.grad, X.grad)]
+
+    got, ref = run(ampgrad, np.float32), run(torch, np.float64)
+    for g_, r_, what in zip(got, ref, ("grad w", "grad x")):
+        assert g_.shape == r_.shape
+        np.testing.assert_allclose(g_, r_, rtol=1e-5, atol=3e-5 * np.abs(r_).max(), err_msg=what)

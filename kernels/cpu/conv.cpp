@@ -79,6 +79,50 @@ void conv_forward(const ConvArgs& g, const T* x, const T* w, const T* bias, T* y
   });
 }
 
+// The input zero-padded by the convolution's padding, images [n0, n1): [n1 - n0, C, D + 2p0, H + 2p1, W + 2p2]
+// plus `slack` floats for the micro-kernels' over-read (Note [Implicit GEMM convolution]).
+struct Padded {
+  const ConvArgs& g;
+  int64_t Dp, Hp, Wp, plane;
+  static constexpr int64_t slack = 128;
+  explicit Padded(const ConvArgs& a) : g(a) {
+    Dp = a.in[0] + 2 * a.pad[0]; Hp = a.in[1] + 2 * a.pad[1]; Wp = a.in[2] + 2 * a.pad[2];
+    plane = Dp * Hp * Wp;
+  }
+  std::vector<float> pad(const float* x, int64_t n0, int64_t n1) const {
+    const int64_t Lin = g.in[0] * g.in[1] * g.in[2];
+    std::vector<float> xp(static_cast<size_t>((n1 - n0) * g.C * plane + slack), 0.f);
+    parallel_for((n1 - n0) * g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane, 1)), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        float* dst = xp.data() + p * plane;
+        const float* src = x + (n0 * g.C + p) * Lin;
+        for (int64_t i0 = 0; i0 < g.in[0]; ++i0)
+          for (int64_t i1 = 0; i1 < g.in[1]; ++i1)
+            std::memcpy(dst + ((i0 + g.pad[0]) * Hp + i1 + g.pad[1]) * Wp + g.pad[2], src + (i0 * g.in[1] + i1) * g.in[2],
+                        sizeof(float) * g.in[2]);
+      }
+    });
+    return xp;
+  }
+  // koff[k] for k = (c, t0, t1, t2) of one group: where tap k of an output position reads, from the position's corner.
+  std::vector<int64_t> koff(int64_t Cg, size_t size) const {
+    std::vector<int64_t> k_(size);
+    size_t k = 0;
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
+        for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
+          for (int64_t t2 = 0; t2 < g.k[2]; ++t2, ++k)
+            k_[k] = c * plane + (t0 * g.dil[0] * Hp + t1 * g.dil[1]) * Wp + t2 * g.dil[2];
+    for (size_t j = k; j < size; ++j) k_[j] = k ? k_[k - 1] : 0;  // padding rows read a valid tap
+    return k_;
+  }
+  // Where output row q = (o0, o1) starts in a padded image.
+  int64_t row_off(int64_t q) const {
+    const int64_t o0 = q / g.out[1], o1 = q % g.out[1];
+    return (o0 * g.stride[0] * Hp + o1 * g.stride[1]) * Wp;
+  }
+};
+
 // Note [Implicit GEMM convolution] (fp32 forward, AVX-512, stride 1 or 2 along the last dim): the input
 // is zero-padded once into xp [N, C, D + 2p0, H + 2p1, W + 2p2] (plus slack for the micro-kernel's
 // over-read) and every output row (n, g, o0, o1) is one product W_g [Og, Kdim] . B [Kdim, out2] whose
@@ -89,25 +133,10 @@ void conv_forward(const ConvArgs& g, const T* x, const T* w, const T* bias, T* y
 bool conv_forward_implicit(const ConvArgs& g, const float* x, const float* w, const float* bias, float* y) {
   const Geo G(g);
   if (!has_avx512_f32() || g.stride[2] > 2 || G.pointwise() || g.out[2] < 8) return false;
-  const int64_t Dp = g.in[0] + 2 * g.pad[0], Hp = g.in[1] + 2 * g.pad[1], Wp = g.in[2] + 2 * g.pad[2];
-  const int64_t plane = Dp * Hp * Wp, slack = 128;
-  std::vector<float> xp(static_cast<size_t>(g.N * g.C * plane + slack), 0.f);
-  parallel_for(g.N * g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane, 1)), [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      float* dst = xp.data() + p * plane;
-      const float* src = x + p * G.Lin;
-      for (int64_t i0 = 0; i0 < g.in[0]; ++i0)
-        for (int64_t i1 = 0; i1 < g.in[1]; ++i1)
-          std::memcpy(dst + ((i0 + g.pad[0]) * Hp + i1 + g.pad[1]) * Wp + g.pad[2], src + (i0 * g.in[1] + i1) * g.in[2],
-                      sizeof(float) * g.in[2]);
-    }
-  });
-  std::vector<int64_t> koff(static_cast<size_t>(G.Kdim));
-  for (int64_t c = 0, k = 0; c < G.Cg; ++c)
-    for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
-      for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
-        for (int64_t t2 = 0; t2 < g.k[2]; ++t2, ++k)
-          koff[k] = c * plane + (t0 * g.dil[0] * Hp + t1 * g.dil[1]) * Wp + t2 * g.dil[2];
+  const Padded P(g);
+  const int64_t plane = P.plane;
+  const std::vector<float> xp = P.pad(x, 0, g.N);
+  const std::vector<int64_t> koff = P.koff(G.Cg, static_cast<size_t>(G.Kdim));
   const int64_t apg = f32_packed_a_size(G.Og, G.Kdim);
   std::vector<float> pa(static_cast<size_t>(apg * g.G));
   for (int64_t gi = 0; gi < g.G; ++gi) f32_pack_a(w + gi * G.Og * G.Kdim, G.Kdim, 1, G.Og, G.Kdim, pa.data() + gi * apg);
@@ -115,14 +144,13 @@ bool conv_forward_implicit(const ConvArgs& g, const float* x, const float* w, co
   parallel_for(g.N * g.G * rows, 4, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t q = r % rows, ng = r / rows, n = ng / g.G, gi = ng % g.G;
-      const int64_t o0 = q / g.out[1], o1 = q % g.out[1];
       float* yr = y + (n * g.O + gi * G.Og) * G.L + q * g.out[2];
       float beta = 0.f;
       if (bias) {
         for (int64_t o = 0; o < G.Og; ++o) std::fill(yr + o * G.L, yr + o * G.L + g.out[2], bias[gi * G.Og + o]);
         beta = 1.f;
       }
-      const float* base = xp.data() + (n * g.C + gi * G.Cg) * plane + (o0 * g.stride[0] * Hp + o1 * g.stride[1]) * Wp;
+      const float* base = xp.data() + (n * g.C + gi * G.Cg) * plane + P.row_off(q);
       gemm_f32_koff(pa.data() + gi * apg, G.Og, G.Kdim, base, koff.data(), g.stride[2], yr, G.L, g.out[2], beta);
     }
   });
@@ -308,6 +336,53 @@ void conv_backward_data(const ConvArgs& g, const T* gy, const T* w, const T* bia
   });
 }
 
+// Note [Implicit GEMM weight gradient] (kernels/cpu/gemm_avx512.cpp): fp32 on AVX-512, the last dim at stride 1
+// or 2, rows of at least 8 outputs. Images go in chunks (padded input and packed gy^T, ~4 MB); the tiles of gw^T
+// are split between threads (disjoint: no reduction, the same sums for any thread count), each thread taking
+// one image at a time over its tiles.
+template <typename T>
+bool conv_backward_weight_implicit(const ConvArgs&, const T*, const T*, T*) { return false; }
+bool conv_backward_weight_implicit(const ConvArgs& g, const float* x, const float* gy, float* gw) {
+  const Geo G(g);
+  if (!has_avx512_f32() || g.stride[2] > 2 || G.pointwise() || g.out[2] < 8) return false;
+  const Padded P(g);
+  const int64_t rows = g.out[0] * g.out[1], pbs = f32_packed_b_size(G.L, G.Og);
+  const std::vector<int64_t> koff = P.koff(G.Cg, static_cast<size_t>(conv_wgrad_koff_size(G.Kdim)));
+  std::vector<int64_t> row_off(static_cast<size_t>(rows));
+  for (int64_t q = 0; q < rows; ++q) row_off[q] = P.row_off(q);
+  const int64_t per_image = (pbs + g.C * P.plane) * int64_t(sizeof(float));
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(g.N, (int64_t{4} << 20) / std::max<int64_t>(per_image, 1)));
+  const int64_t tiles = conv_wgrad_tiles(G.Kdim, G.Og);
+  std::vector<float> ct(static_cast<size_t>(g.G * G.Kdim * G.Og));  // per group [Kdim, Og]
+  std::vector<float> pb;
+  std::vector<int64_t> img_off(static_cast<size_t>(chunk));
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t n1 = std::min(g.N, n0 + chunk), nb = n1 - n0;
+    const std::vector<float> xp = P.pad(x, n0, n1);
+    pb.resize(static_cast<size_t>(nb * g.G * pbs));
+    parallel_for(nb * g.G, 1, [&](int64_t p0, int64_t p1) {  // gy^T of each (image, group), images inner
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t gi = p / nb, n = p % nb;
+        f32_pack_b(gy + ((n0 + n) * g.O + gi * G.Og) * G.L, 1, G.L, G.L, G.Og, pb.data() + p * pbs);
+      }
+    });
+    for (int64_t gi = 0; gi < g.G; ++gi) {
+      for (int64_t n = 0; n < nb; ++n) img_off[n] = (n * g.C + gi * G.Cg) * P.plane;
+      // images outer: one image's padded input and gy^T stay in L2 while this thread's tiles pass over them
+      parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t n = 0; n < nb; ++n)
+          for (int64_t t = t0; t < t1; ++t)
+            conv_wgrad_f32(xp.data(), img_off.data() + n, 1, row_off.data(), rows, g.out[2], g.stride[2], koff.data(), G.Kdim,
+                           pb.data() + (gi * nb + n) * pbs, G.Og, ct.data() + gi * G.Kdim * G.Og, t, n0 + n > 0);
+      });
+    }
+  }
+  for (int64_t gi = 0; gi < g.G; ++gi)
+    for (int64_t o = 0; o < G.Og; ++o)
+      for (int64_t k = 0; k < G.Kdim; ++k) gw[(gi * G.Og + o) * G.Kdim + k] = ct[(gi * G.Kdim + k) * G.Og + o];
+  return true;
+}
+
 // gw [O, Kdim] = sum over the batch of gy_g [Og, L] @ cols^T [L, Kdim]; each batch chunk sums into its
 // own buffer, added up under a lock at the end.
 template <typename T>
@@ -440,7 +515,10 @@ void k_conv(ConvMode mode, const Tensor& a, const Tensor& b, const Tensor* bias,
             !conv_backward_data_subpixel(g, a.data<T>(), b.data<T>(), pb, out.data<T>()))
           conv_backward_data<T>(g, a.data<T>(), b.data<T>(), pb, out.data<T>());
         break;
-      case ConvMode::kBackwardWeight: conv_backward_weight<T>(g, a.data<T>(), b.data<T>(), out.data<T>()); break;
+      case ConvMode::kBackwardWeight:
+        if (!conv_backward_weight_implicit(g, a.data<T>(), b.data<T>(), out.data<T>()))
+          conv_backward_weight<T>(g, a.data<T>(), b.data<T>(), out.data<T>());
+        break;
     }
   });
 }

@@ -548,6 +548,51 @@ AG_TARGET void gemm_f32_koff_serial(const float* pa, int64_t M, int64_t K, const
   }
 }
 
+// Note [Implicit GEMM weight gradient]: a convolution's weight gradient gw[o, k] = sum over images n and
+// output positions l of gy[n, o, l] . x[n, k-th tap at l]. As the product C^T [Kdim x Og] = X [Kdim x L] .
+// gy^T [L x Og] the big operand X is the im2col matrix; here it is read in place from the zero-padded
+// input: row k of X at output row q starts at xp + img + row_off[q] + koff[k], step S. gy^T is packed
+// once per image into 32-column panels ([L][32], pack_f32's B layout). A 12 x 32 tile of C^T stays in
+// registers across every image and position of a chunk, each step an FMA of 12 broadcast taps by two
+// loaded halves of a gy^T row, as the GEMM's micro-kernel. im2col's matrix (written, then packed:
+// each element used by only Og = 32 products) cost 2-3x the products themselves.
+template <int H, int S>
+AG_TARGET void wgrad_tile(const float* xp, const int64_t* img_off, int64_t nimg, const int64_t* row_off, int64_t rows,
+                          int64_t out2, const int64_t* koff, const float* pb, int64_t pb_img, float* c, int64_t ldc,
+                          int64_t nrows, int64_t ncols, bool accumulate) {
+  __m512 acc[MR][H];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r)
+    for (int h = 0; h < H; ++h) acc[r][h] = _mm512_setzero_ps();
+  for (int64_t n = 0; n < nimg; ++n) {
+    const float* bimg = pb + n * pb_img;
+    for (int64_t q = 0; q < rows; ++q) {
+      const float* base = xp + img_off[n] + row_off[q];
+      const float* ap[MR];
+      for (int r = 0; r < MR; ++r) ap[r] = base + koff[r];
+      const float* b = bimg + q * out2 * NR;
+      for (int64_t j = 0; j < out2; ++j, b += NR) {
+        __m512 bv[H];
+        for (int h = 0; h < H; ++h) bv[h] = _mm512_loadu_ps(b + 16 * h);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; ++r) {
+          const __m512 av = _mm512_set1_ps(ap[r][j * S]);
+          for (int h = 0; h < H; ++h) acc[r][h] = _mm512_fmadd_ps(av, bv[h], acc[r][h]);
+        }
+      }
+    }
+  }
+  const __mmask16 m0 = lanes(ncols, 0), m1 = lanes(ncols, 16);
+  for (int r = 0; r < nrows; ++r)
+    for (int h = 0; h < H; ++h) {
+      const __mmask16 m = h ? m1 : m0;
+      float* dst = c + r * ldc + 16 * h;
+      __m512 v = acc[r][h];
+      if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, dst));
+      _mm512_mask_storeu_ps(dst, m, v);
+    }
+}
+
 }  // namespace
 
 int64_t f32_packed_a_size(int64_t M, int64_t K) { return (M + MR - 1) / MR * MR * K; }
@@ -561,6 +606,33 @@ void gemm_f32_koff(const float* pa, int64_t M, int64_t K, const float* b, const 
   if (bstride == 2) gemm_f32_koff_serial<2>(pa, M, K, b, koff, c, ldc, N, beta);
   else gemm_f32_koff_serial<1>(pa, M, K, b, koff, c, ldc, N, beta);
 }
+
+int64_t f32_packed_b_size(int64_t K, int64_t N) { return (N + NR - 1) / NR * NR * K; }
+
+void f32_pack_b(const float* b, int64_t brs, int64_t bcs, int64_t K, int64_t N, float* out) {
+  for (int64_t j = 0; j * NR < N; ++j) pack_f32<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, out + j * K * NR);
+}
+
+void conv_wgrad_f32(const float* xp, const int64_t* img_off, int64_t nimg, const int64_t* row_off, int64_t rows,
+                    int64_t out2, int64_t stride2, const int64_t* koff, int64_t Kdim, const float* pb, int64_t Og, float* ct,
+                    int64_t tile, bool accumulate) {
+  const int64_t kt = (Kdim + MR - 1) / MR, L = rows * out2, np = (Og + NR - 1) / NR;
+  const int64_t i = tile % kt, j = tile / kt;
+  const int64_t nrows = std::min<int64_t>(MR, Kdim - i * MR), ncols = std::min<int64_t>(NR, Og - j * NR);
+  const float* panel = pb + j * L * NR;
+  float* c = ct + i * MR * Og + j * NR;
+  const int64_t pb_img = np * L * NR;
+  if (ncols > 16) {
+    if (stride2 == 2) wgrad_tile<2, 2>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
+    else wgrad_tile<2, 1>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
+  } else {
+    if (stride2 == 2) wgrad_tile<1, 2>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
+    else wgrad_tile<1, 1>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
+  }
+}
+
+int64_t conv_wgrad_tiles(int64_t Kdim, int64_t Og) { return (Kdim + MR - 1) / MR * ((Og + NR - 1) / NR); }
+int64_t conv_wgrad_koff_size(int64_t Kdim) { return (Kdim + MR - 1) / MR * MR; }
 
 bool has_avx512_bf16() {
   static const bool ok = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
@@ -611,6 +683,12 @@ void gemm_f32_avx512(const float* a, int64_t ars, int64_t acs, const float* b, i
 }
 
 #else
+int64_t f32_packed_b_size(int64_t, int64_t) { return 0; }
+void f32_pack_b(const float*, int64_t, int64_t, int64_t, int64_t, float*) {}
+void conv_wgrad_f32(const float*, const int64_t*, int64_t, const int64_t*, int64_t, int64_t, int64_t, const int64_t*, int64_t,
+                    const float*, int64_t, float*, int64_t, bool) {}
+int64_t conv_wgrad_tiles(int64_t, int64_t) { return 0; }
+int64_t conv_wgrad_koff_size(int64_t) { return 0; }
 int64_t f32_packed_a_size(int64_t, int64_t) { return 0; }
 void f32_pack_a(const float*, int64_t, int64_t, int64_t, int64_t, float*) {}
 void gemm_f32_koff(const float*, int64_t, int64_t, const float*, const int64_t*, int64_t, float*, int64_t, int64_t, float) {}
