@@ -156,7 +156,9 @@ int64_t current_graph_task_id() { return t_task ? t_task->id : -1; }
 
 bool Node::needs_input_grad(size_t i) const {
   if (i >= next_edges.size() || !next_edges[i].valid()) return false;
-  if (!t_task || !t_task->capture_mode) return true;
+  // A node outside the running pass (one made and run while it runs: forward AD's tangent of a gradient,
+  // a nested backward) computes all it can.
+  if (!t_task || !t_task->capture_mode || !t_task->in_graph.count(const_cast<Node*>(this))) return true;
   Node* n = next_edges[i].fn.get();
   return t_task->needed.count(n) > 0 || t_task->captures.count(n) > 0;
 }
