@@ -299,9 +299,10 @@ bool has_kernel(Op op, DeviceType dev);  // for optional fast paths (kernel<F>()
 // Input shapes for the profiler: const tensors are inputs, mutable ones outputs (skipped).
 namespace profiled {
 using profiler_hooks::Shapes;
-inline void note(Shapes& s, const Tensor& t) { s.push_back(t.sizes()); }
+// An absent operand (sdpa without a mask, nll_loss without weights) is [], as torch records a None.
+inline void note(Shapes& s, const Tensor& t) { s.push_back(t.defined() ? t.sizes() : Shape{}); }
 inline void note(Shapes&, Tensor&) {}
-inline void note(Shapes& s, const std::vector<Tensor>& v) { for (auto& t : v) s.push_back(t.sizes()); }
+inline void note(Shapes& s, const std::vector<Tensor>& v) { for (auto& t : v) note(s, t); }
 inline void note(Shapes& s, const TensorIter& it) {
   if (it.operands) for (int i = 1; i < it.nops; ++i) s.push_back(it.operands[i]->sizes());
 }

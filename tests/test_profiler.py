@@ -211,6 +211,25 @@ def test_record_shapes_groups_by_input_shape():
     assert find(prof, "aten::add")[0].input_shapes == []  # not recorded unless asked
 
 
+def test_record_shapes_with_absent_operands():
+    """An op called without an optional tensor (sdpa without a mask, nll_loss without weights, conv
+    without a bias) records [] for it, as torch records a None; reading the absent operand's sizes
+    crashed the process (a null tensor dereferenced)."""
+    q = ampgrad.randn(2, 4, 8, 16)
+    logp = ampgrad.randn(5, 3).log_softmax(1)
+    t = ampgrad.tensor([0, 2, 1, 1, 0])
+    with profiler.profile(record_shapes=True, with_flops=True) as prof:
+        y = ampgrad.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        ampgrad.nn.functional.nll_loss(logp, t)
+        ampgrad.nn.functional.conv2d(ampgrad.randn(1, 2, 5, 5), ampgrad.randn(3, 2, 3, 3))
+    ref = torch.nn.functional.scaled_dot_product_attention(*(torch.from_numpy(q.numpy()),) * 3, is_causal=True)
+    assert torch.allclose(torch.from_numpy(y.numpy()), ref, atol=1e-5)
+    (sdpa,) = find(prof, "aten::scaled_dot_product_attention")
+    assert sdpa.input_shapes[:3] == [[2, 4, 8, 16]] * 3 and [] in sdpa.input_shapes
+    (nll,) = find(prof, "aten::nll_loss")
+    assert nll.input_shapes[:2] == [[5, 3], [5]] and [] in nll.input_shapes
+
+
 def test_profile_memory_counts_fresh_outputs():
     a = ampgrad.ones(1000)
     with profiler.profile(profile_memory=True) as prof:
