@@ -349,3 +349,20 @@ def test_gate_keeps_python_references_exact():
         del logits
         gc.collect()
         assert ref() is None
+
+
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ, reason="sanitizer builds allocate every block exactly (no cache)")
+def test_large_cpu_blocks_are_reused():
+    """Note [Large CPU blocks]: a freed block above 1 MiB goes back to ampgrad's cache, and the next tensor
+    of its size class takes it (returning it to glibc cost every step page faults on fresh pages). A
+    reused block holds stale bytes: an op's output must still be exactly its values."""
+    for n in (1 << 20, 3 << 19, 1_000_003):  # 4 MiB, 6 MiB, an odd size
+        a = ag.full((n,), 7.0)
+        p = a.data_ptr()
+        del a
+        b = ag.arange(n, dtype=ag.float32)
+        assert b.data_ptr() == p
+        np.testing.assert_array_equal(b.numpy(), np.arange(n, dtype=np.float32))
+        c = ag.zeros(n)
+        del b
+        assert float(c.abs().max()) == 0.0
