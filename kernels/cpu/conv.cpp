@@ -355,7 +355,6 @@ bool conv_backward_weight_implicit(const ConvArgs& g, const float* x, const floa
   const int64_t tiles = conv_wgrad_tiles(G.Kdim, G.Og);
   std::vector<float> ct(static_cast<size_t>(g.G * G.Kdim * G.Og));  // per group [Kdim, Og]
   std::vector<float> pb;
-  std::vector<int64_t> img_off(static_cast<size_t>(chunk));
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
     const int64_t n1 = std::min(g.N, n0 + chunk), nb = n1 - n0;
     const std::vector<float> xp = P.pad(x, n0, n1);
@@ -366,16 +365,14 @@ bool conv_backward_weight_implicit(const ConvArgs& g, const float* x, const floa
         f32_pack_b(gy + ((n0 + n) * g.O + gi * G.Og) * G.L, 1, G.L, G.L, G.Og, pb.data() + p * pbs);
       }
     });
-    for (int64_t gi = 0; gi < g.G; ++gi) {
-      for (int64_t n = 0; n < nb; ++n) img_off[n] = (n * g.C + gi * G.Cg) * P.plane;
+    for (int64_t gi = 0; gi < g.G; ++gi)
       // images outer: one image's padded input and gy^T stay in L2 while this thread's tiles pass over them
       parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
         for (int64_t n = 0; n < nb; ++n)
           for (int64_t t = t0; t < t1; ++t)
-            conv_wgrad_f32(xp.data(), img_off.data() + n, 1, row_off.data(), rows, g.out[2], g.stride[2], koff.data(), G.Kdim,
-                           pb.data() + (gi * nb + n) * pbs, G.Og, ct.data() + gi * G.Kdim * G.Og, t, n0 + n > 0);
+            conv_wgrad_f32(xp.data() + (n * g.C + gi * G.Cg) * P.plane, row_off.data(), rows, g.out[2], g.stride[2], koff.data(),
+                           G.Kdim, pb.data() + (gi * nb + n) * pbs, G.Og, ct.data() + gi * G.Kdim * G.Og, t, n0 + n > 0);
       });
-    }
   }
   for (int64_t gi = 0; gi < g.G; ++gi)
     for (int64_t o = 0; o < G.Og; ++o)

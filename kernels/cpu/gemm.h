@@ -22,16 +22,15 @@ void gemm_f32_koff(const float* pa, int64_t M, int64_t K, const float* b, const 
                    int64_t ldc, int64_t N, float beta);
 
 // Convolution's weight gradient on the same micro-kernel (Note [Implicit GEMM weight gradient]), only where
-// has_avx512_f32(): ct [Kdim x Og] (row stride Og) = (accumulate ? ct : 0) + sum over images n < nimg, output
-// rows q < rows and positions j < out2 of xp[img_off[n] + row_off[q] + koff[k] + j * stride2] * B_n(q * out2 + j, o),
-// B_n the image's gy^T [L x Og] packed by f32_pack_b (f32_packed_b_size(L, Og) floats per image, images
-// consecutive). `koff` holds conv_wgrad_koff_size(Kdim) entries (the padding repeats a valid offset); stride2 is
-// 1 or 2. One call computes tile `tile` of conv_wgrad_tiles(Kdim, Og), serially: the tiles are disjoint.
+// has_avx512_f32(), for one image: ct [Kdim x Og] (row stride Og) = (accumulate ? ct : 0) + sum over output rows
+// q < rows and positions j < out2 of xp[row_off[q] + koff[k] + j * stride2] * B(q * out2 + j, o), xp the image's
+// padded input planes and B its gy^T [L x Og] packed by f32_pack_b (f32_packed_b_size(L, Og) floats). `koff` holds
+// conv_wgrad_koff_size(Kdim) entries (the padding repeats a valid offset); stride2 is 1 or 2. One call computes
+// tile `tile` of conv_wgrad_tiles(Kdim, Og), serially: the tiles are disjoint.
 int64_t f32_packed_b_size(int64_t K, int64_t N);
 void f32_pack_b(const float* b, int64_t brs, int64_t bcs, int64_t K, int64_t N, float* out);
 int64_t conv_wgrad_tiles(int64_t Kdim, int64_t Og);
 int64_t conv_wgrad_koff_size(int64_t Kdim);
-void conv_wgrad_f32(const float* xp, const int64_t* img_off, int64_t nimg, const int64_t* row_off, int64_t rows,
-                    int64_t out2, int64_t stride2, const int64_t* koff, int64_t Kdim, const float* pb, int64_t Og, float* ct,
-                    int64_t tile, bool accumulate);
+void conv_wgrad_f32(const float* xp, const int64_t* row_off, int64_t rows, int64_t out2, int64_t stride2, const int64_t* koff,
+                    int64_t Kdim, const float* pb, int64_t Og, float* ct, int64_t tile, bool accumulate);
 }  // namespace ampgrad::cpu

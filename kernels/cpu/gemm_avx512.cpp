@@ -553,32 +553,28 @@ AG_TARGET void gemm_f32_koff_serial(const float* pa, int64_t M, int64_t K, const
 // gy^T [L x Og] the big operand X is the im2col matrix; here it is read in place from the zero-padded
 // input: row k of X at output row q starts at xp + img + row_off[q] + koff[k], step S. gy^T is packed
 // once per image into 32-column panels ([L][32], pack_f32's B layout). A 12 x 32 tile of C^T stays in
-// registers across every image and position of a chunk, each step an FMA of 12 broadcast taps by two
+// registers across every position of an image, each step an FMA of 12 broadcast taps by two
 // loaded halves of a gy^T row, as the GEMM's micro-kernel. im2col's matrix (written, then packed:
 // each element used by only Og = 32 products) cost 2-3x the products themselves.
 template <int H, int S>
-AG_TARGET void wgrad_tile(const float* xp, const int64_t* img_off, int64_t nimg, const int64_t* row_off, int64_t rows,
-                          int64_t out2, const int64_t* koff, const float* pb, int64_t pb_img, float* c, int64_t ldc,
-                          int64_t nrows, int64_t ncols, bool accumulate) {
+AG_TARGET void wgrad_tile(const float* xp, const int64_t* row_off, int64_t rows, int64_t out2, const int64_t* koff,
+                          const float* panel, float* c, int64_t ldc, int64_t nrows, int64_t ncols, bool accumulate) {
   __m512 acc[MR][H];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r)
     for (int h = 0; h < H; ++h) acc[r][h] = _mm512_setzero_ps();
-  for (int64_t n = 0; n < nimg; ++n) {
-    const float* bimg = pb + n * pb_img;
-    for (int64_t q = 0; q < rows; ++q) {
-      const float* base = xp + img_off[n] + row_off[q];
-      const float* ap[MR];
-      for (int r = 0; r < MR; ++r) ap[r] = base + koff[r];
-      const float* b = bimg + q * out2 * NR;
-      for (int64_t j = 0; j < out2; ++j, b += NR) {
-        __m512 bv[H];
-        for (int h = 0; h < H; ++h) bv[h] = _mm512_loadu_ps(b + 16 * h);
+  for (int64_t q = 0; q < rows; ++q) {
+    const float* base = xp + row_off[q];
+    const float* ap[MR];
+    for (int r = 0; r < MR; ++r) ap[r] = base + koff[r];
+    const float* b = panel + q * out2 * NR;
+    for (int64_t j = 0; j < out2; ++j, b += NR) {
+      __m512 bv[H];
+      for (int h = 0; h < H; ++h) bv[h] = _mm512_loadu_ps(b + 16 * h);
 #pragma GCC unroll 12
-        for (int r = 0; r < MR; ++r) {
-          const __m512 av = _mm512_set1_ps(ap[r][j * S]);
-          for (int h = 0; h < H; ++h) acc[r][h] = _mm512_fmadd_ps(av, bv[h], acc[r][h]);
-        }
+      for (int r = 0; r < MR; ++r) {
+        const __m512 av = _mm512_set1_ps(ap[r][j * S]);
+        for (int h = 0; h < H; ++h) acc[r][h] = _mm512_fmadd_ps(av, bv[h], acc[r][h]);
       }
     }
   }
@@ -613,21 +609,20 @@ void f32_pack_b(const float* b, int64_t brs, int64_t bcs, int64_t K, int64_t N, 
   for (int64_t j = 0; j * NR < N; ++j) pack_f32<NR>(b + j * NR * bcs, bcs, brs, std::min<int64_t>(NR, N - j * NR), K, out + j * K * NR);
 }
 
-void conv_wgrad_f32(const float* xp, const int64_t* img_off, int64_t nimg, const int64_t* row_off, int64_t rows,
-                    int64_t out2, int64_t stride2, const int64_t* koff, int64_t Kdim, const float* pb, int64_t Og, float* ct,
-                    int64_t tile, bool accumulate) {
-  const int64_t kt = (Kdim + MR - 1) / MR, L = rows * out2, np = (Og + NR - 1) / NR;
+void conv_wgrad_f32(const float* xp, const int64_t* row_off, int64_t rows, int64_t out2, int64_t stride2, const int64_t* koff,
+                    int64_t Kdim, const float* pb, int64_t Og, float* ct, int64_t tile, bool accumulate) {
+  const int64_t kt = (Kdim + MR - 1) / MR, L = rows * out2;
   const int64_t i = tile % kt, j = tile / kt;
   const int64_t nrows = std::min<int64_t>(MR, Kdim - i * MR), ncols = std::min<int64_t>(NR, Og - j * NR);
   const float* panel = pb + j * L * NR;
   float* c = ct + i * MR * Og + j * NR;
-  const int64_t pb_img = np * L * NR;
+  koff += i * MR;
   if (ncols > 16) {
-    if (stride2 == 2) wgrad_tile<2, 2>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
-    else wgrad_tile<2, 1>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
+    if (stride2 == 2) wgrad_tile<2, 2>(xp, row_off, rows, out2, koff, panel, c, Og, nrows, ncols, accumulate);
+    else wgrad_tile<2, 1>(xp, row_off, rows, out2, koff, panel, c, Og, nrows, ncols, accumulate);
   } else {
-    if (stride2 == 2) wgrad_tile<1, 2>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
-    else wgrad_tile<1, 1>(xp, img_off, nimg, row_off, rows, out2, koff + i * MR, panel, pb_img, c, Og, nrows, ncols, accumulate);
+    if (stride2 == 2) wgrad_tile<1, 2>(xp, row_off, rows, out2, koff, panel, c, Og, nrows, ncols, accumulate);
+    else wgrad_tile<1, 1>(xp, row_off, rows, out2, koff, panel, c, Og, nrows, ncols, accumulate);
   }
 }
 
@@ -685,8 +680,8 @@ void gemm_f32_avx512(const float* a, int64_t ars, int64_t acs, const float* b, i
 #else
 int64_t f32_packed_b_size(int64_t, int64_t) { return 0; }
 void f32_pack_b(const float*, int64_t, int64_t, int64_t, int64_t, float*) {}
-void conv_wgrad_f32(const float*, const int64_t*, int64_t, const int64_t*, int64_t, int64_t, int64_t, const int64_t*, int64_t,
-                    const float*, int64_t, float*, int64_t, bool) {}
+void conv_wgrad_f32(const float*, const int64_t*, int64_t, int64_t, int64_t, const int64_t*, int64_t, const float*, int64_t,
+                    float*, int64_t, bool) {}
 int64_t conv_wgrad_tiles(int64_t, int64_t) { return 0; }
 int64_t conv_wgrad_koff_size(int64_t) { return 0; }
 int64_t f32_packed_a_size(int64_t, int64_t) { return 0; }
